@@ -1,0 +1,351 @@
+// Package config owns every tunable of the pipeline: connection addresses,
+// queue-name prefix, every duration (relay interval, lease, batch size,
+// confirm timeout, backoff steps, retry TTL, SENDING timeout, cleanup
+// interval) and every time-of-day rule. Defaults are the production numbers
+// of SPEC §3–§5; scenarios compress them through the same fields.
+//
+// Values come from Default, then OUTBOXCHAOS_* environment variables
+// (FromEnv), then command-line flags (Bind). Validate reports the first bad
+// value with its name.
+package config
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/outboxchaos/outboxchaos/system/clock"
+)
+
+// TimeOfDay is an hh:mm wall-clock time in Asia/Seoul.
+type TimeOfDay struct{ H, M int }
+
+// String formats t as hh:mm.
+func (t TimeOfDay) String() string { return fmt.Sprintf("%02d:%02d", t.H, t.M) }
+
+// Set parses hh:mm (flag.Value).
+func (t *TimeOfDay) Set(s string) error {
+	var h, m int
+	if _, err := fmt.Sscanf(s, "%d:%d", &h, &m); err != nil || h < 0 || h > 23 || m < 0 || m > 59 {
+		return fmt.Errorf("time of day %q: want hh:mm", s)
+	}
+	t.H, t.M = h, m
+	return nil
+}
+
+// On returns the instant of t on the Seoul calendar day of day.
+func (t TimeOfDay) On(day time.Time) time.Time { return clock.At(day, t.H, t.M) }
+
+// Minutes returns minutes since midnight.
+func (t TimeOfDay) Minutes() int { return t.H*60 + t.M }
+
+// Durations is a comma-separated list of durations (flag.Value).
+type Durations []time.Duration
+
+// String formats the list.
+func (d Durations) String() string {
+	s := make([]string, len(d))
+	for i, v := range d {
+		s[i] = v.String()
+	}
+	return strings.Join(s, ",")
+}
+
+// Set parses "1m,2m,4m".
+func (d *Durations) Set(s string) error {
+	var out Durations
+	for _, part := range strings.Split(s, ",") {
+		v, err := time.ParseDuration(strings.TrimSpace(part))
+		if err != nil {
+			return fmt.Errorf("duration list %q: %w", s, err)
+		}
+		out = append(out, v)
+	}
+	*d = out
+	return nil
+}
+
+// Config is the whole configuration of one pipeline process.
+type Config struct {
+	PGURL     string // Postgres connection URL (may carry search_path)
+	AMQPURL   string // RabbitMQ URL
+	VendorURL string // SMS vendor base URL
+	AlertURL  string // Slack-compatible incoming webhook; empty: log only
+	Prefix    string // prefix of every exchange and queue name
+	Instance  string // name of this process in claims and logs
+	Clock     string // shared clock setting (see clock.Parse)
+
+	Production bool // false: only registered numbers may receive messages
+
+	// Relay (SPEC §3, §4).
+	RelayInterval   time.Duration
+	RelayFrom       TimeOfDay // relay runs between RelayFrom and RelayUntil
+	RelayUntil      TimeOfDay
+	BatchSize       int
+	Lease           time.Duration
+	ConfirmTimeout  time.Duration
+	Backoff         Durations // nth failure waits Backoff[n-1]; the last step repeats
+	AlertAttempt    int       // the attempt that raises an alert
+	AdPublishCutoff TimeOfDay // ads are not published at or after this
+	AdResumeAt      TimeOfDay // ... and are postponed to this time next day
+
+	// Worker and inbox (SPEC §5).
+	AdSendFrom        TimeOfDay // advertising hours at the worker
+	AdSendUntil       TimeOfDay
+	DeliveryLimit     int
+	InListenerRetries int
+	InListenerDelay   time.Duration
+	RetryTTL          time.Duration
+	RetryMax          int
+	VendorTimeout     time.Duration
+	VendorAccount     string
+	VendorPassword    string
+	SenderNumber      string
+
+	// Cleanup.
+	SendingTimeout  time.Duration
+	CleanupInterval time.Duration
+	CleanupLockTTL  time.Duration
+
+	AlertTimeout time.Duration
+}
+
+// Default returns the production configuration of SPEC §3–§5, pointed at the
+// local services.
+func Default() Config {
+	host, _ := os.Hostname()
+	return Config{
+		PGURL:             "postgres://postgres@127.0.0.1:5432/test?sslmode=disable",
+		AMQPURL:           "amqp://guest:guest@127.0.0.1:5672/",
+		VendorURL:         "http://127.0.0.1:8089",
+		Prefix:            "outboxchaos",
+		Instance:          fmt.Sprintf("%s-%d", host, os.Getpid()),
+		RelayInterval:     5 * time.Minute,
+		RelayFrom:         TimeOfDay{8, 0},
+		RelayUntil:        TimeOfDay{20, 55},
+		BatchSize:         50,
+		Lease:             15 * time.Minute,
+		ConfirmTimeout:    5 * time.Second,
+		Backoff:           Durations{time.Minute, 2 * time.Minute, 4 * time.Minute, 8 * time.Minute, 16 * time.Minute, 30 * time.Minute},
+		AlertAttempt:      5,
+		AdPublishCutoff:   TimeOfDay{20, 40},
+		AdResumeAt:        TimeOfDay{8, 0},
+		AdSendFrom:        TimeOfDay{8, 0},
+		AdSendUntil:       TimeOfDay{20, 50},
+		DeliveryLimit:     20,
+		InListenerRetries: 2,
+		InListenerDelay:   time.Second,
+		RetryTTL:          10 * time.Minute,
+		RetryMax:          3,
+		VendorTimeout:     10 * time.Second,
+		VendorAccount:     "outboxchaos",
+		VendorPassword:    "secret",
+		SenderNumber:      "0212345678",
+		SendingTimeout:    10 * time.Minute,
+		CleanupInterval:   5 * time.Minute,
+		CleanupLockTTL:    4 * time.Minute,
+		AlertTimeout:      2 * time.Second,
+	}
+}
+
+// field describes one setting for both the environment and flags.
+type field struct {
+	name, usage string
+	val         flag.Value
+}
+
+func (c *Config) fields() []field {
+	return []field{
+		{"pg-url", "Postgres URL", (*strVal)(&c.PGURL)},
+		{"amqp-url", "RabbitMQ URL", (*strVal)(&c.AMQPURL)},
+		{"vendor-url", "SMS vendor base URL", (*strVal)(&c.VendorURL)},
+		{"alert-url", "Slack-compatible alert webhook URL (empty: log only)", (*strVal)(&c.AlertURL)},
+		{"prefix", "prefix of every exchange and queue name", (*strVal)(&c.Prefix)},
+		{"instance", "instance name used in claims and logs", (*strVal)(&c.Instance)},
+		{"clock", "shared clock setting START[@ANCHOR_NANOS][*RATE] or 'real'", (*strVal)(&c.Clock)},
+		{"production", "production mode (false: only registered numbers)", (*boolVal)(&c.Production)},
+		{"relay-interval", "relay run interval", (*durVal)(&c.RelayInterval)},
+		{"relay-from", "relay window start hh:mm", &c.RelayFrom},
+		{"relay-until", "relay window end hh:mm", &c.RelayUntil},
+		{"batch-size", "rows claimed per relay run", (*intVal)(&c.BatchSize)},
+		{"lease", "relay claim lease", (*durVal)(&c.Lease)},
+		{"confirm-timeout", "publisher confirm timeout", (*durVal)(&c.ConfirmTimeout)},
+		{"backoff", "relay retry backoff steps", &c.Backoff},
+		{"alert-attempt", "relay attempt that raises an alert", (*intVal)(&c.AlertAttempt)},
+		{"ad-publish-cutoff", "ads are not published at or after hh:mm", &c.AdPublishCutoff},
+		{"ad-resume-at", "deferred ads resume next day at hh:mm", &c.AdResumeAt},
+		{"ad-send-from", "worker advertising hours start hh:mm", &c.AdSendFrom},
+		{"ad-send-until", "worker advertising hours end hh:mm", &c.AdSendUntil},
+		{"delivery-limit", "main queue x-delivery-limit", (*intVal)(&c.DeliveryLimit)},
+		{"in-listener-retries", "in-listener retries of a definitely-not-sent failure", (*intVal)(&c.InListenerRetries)},
+		{"in-listener-delay", "delay between in-listener retries", (*durVal)(&c.InListenerDelay)},
+		{"retry-ttl", "retry queue TTL", (*durVal)(&c.RetryTTL)},
+		{"retry-max", "retry queue round trips before parking", (*intVal)(&c.RetryMax)},
+		{"vendor-timeout", "vendor HTTP timeout", (*durVal)(&c.VendorTimeout)},
+		{"vendor-account", "vendor account", (*strVal)(&c.VendorAccount)},
+		{"vendor-password", "vendor password", (*strVal)(&c.VendorPassword)},
+		{"sender-number", "sender phone number", (*strVal)(&c.SenderNumber)},
+		{"sending-timeout", "SENDING age that cleanup turns into ERROR", (*durVal)(&c.SendingTimeout)},
+		{"cleanup-interval", "cleanup run interval", (*durVal)(&c.CleanupInterval)},
+		{"cleanup-lock-ttl", "cleanup lock expiry", (*durVal)(&c.CleanupLockTTL)},
+		{"alert-timeout", "alert webhook timeout", (*durVal)(&c.AlertTimeout)},
+	}
+}
+
+// EnvName returns the environment variable for a flag name: pg-url →
+// OUTBOXCHAOS_PG_URL.
+func EnvName(flagName string) string {
+	return "OUTBOXCHAOS_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+// FromEnv overrides c with every OUTBOXCHAOS_* variable that is set.
+func (c *Config) FromEnv() error {
+	return c.FromLookup(os.LookupEnv)
+}
+
+// FromLookup is FromEnv with an injectable lookup.
+func (c *Config) FromLookup(lookup func(string) (string, bool)) error {
+	for _, f := range c.fields() {
+		if v, ok := lookup(EnvName(f.name)); ok {
+			if err := f.val.Set(v); err != nil {
+				return fmt.Errorf("%s: %w", EnvName(f.name), err)
+			}
+		}
+	}
+	return nil
+}
+
+// Env returns c as OUTBOXCHAOS_*=value pairs, for a child process.
+func (c *Config) Env() []string {
+	var out []string
+	for _, f := range c.fields() {
+		out = append(out, EnvName(f.name)+"="+f.val.String())
+	}
+	return out
+}
+
+// Bind registers every setting as a flag on fs, defaulting to c's values.
+func (c *Config) Bind(fs *flag.FlagSet) {
+	for _, f := range c.fields() {
+		fs.Var(f.val, f.name, f.usage+" (env "+EnvName(f.name)+")")
+	}
+}
+
+// Load returns Default overridden by the environment, validated.
+func Load() (Config, error) {
+	c := Default()
+	if err := c.FromEnv(); err != nil {
+		return c, err
+	}
+	return c, c.Validate()
+}
+
+// NewClock returns the clock c.Clock describes.
+func (c *Config) NewClock() (clock.Clock, error) { return clock.Parse(c.Clock) }
+
+// Validate reports the first invalid value.
+func (c *Config) Validate() error {
+	var errs []error
+	pos := func(name string, d time.Duration) {
+		if d <= 0 {
+			errs = append(errs, fmt.Errorf("%s must be positive, got %s", name, d))
+		}
+	}
+	pos("relay-interval", c.RelayInterval)
+	pos("lease", c.Lease)
+	pos("confirm-timeout", c.ConfirmTimeout)
+	pos("retry-ttl", c.RetryTTL)
+	pos("vendor-timeout", c.VendorTimeout)
+	pos("sending-timeout", c.SendingTimeout)
+	pos("cleanup-interval", c.CleanupInterval)
+	pos("cleanup-lock-ttl", c.CleanupLockTTL)
+	pos("alert-timeout", c.AlertTimeout)
+	if c.InListenerDelay < 0 {
+		errs = append(errs, fmt.Errorf("in-listener-delay must not be negative"))
+	}
+	if c.BatchSize < 1 || c.BatchSize > 10000 {
+		errs = append(errs, fmt.Errorf("batch-size must be 1..10000, got %d", c.BatchSize))
+	}
+	if len(c.Backoff) == 0 {
+		errs = append(errs, errors.New("backoff needs at least one step"))
+	}
+	for _, b := range c.Backoff {
+		pos("backoff step", b)
+	}
+	if c.AlertAttempt < 1 {
+		errs = append(errs, fmt.Errorf("alert-attempt must be >= 1"))
+	}
+	if c.DeliveryLimit < 1 {
+		errs = append(errs, fmt.Errorf("delivery-limit must be >= 1"))
+	}
+	if c.InListenerRetries < 0 || c.RetryMax < 0 {
+		errs = append(errs, fmt.Errorf("in-listener-retries and retry-max must not be negative"))
+	}
+	if c.Prefix == "" || strings.ContainsAny(c.Prefix, " /") {
+		errs = append(errs, fmt.Errorf("prefix %q must be non-empty without spaces or slashes", c.Prefix))
+	}
+	if c.PGURL == "" || c.AMQPURL == "" {
+		errs = append(errs, errors.New("pg-url and amqp-url are required"))
+	}
+	if _, err := clock.Parse(c.Clock); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// BackoffFor returns the wait after the attempt-th failure (1-based).
+func (c *Config) BackoffFor(attempt int) time.Duration {
+	if attempt < 1 {
+		attempt = 1
+	}
+	if attempt > len(c.Backoff) {
+		return c.Backoff[len(c.Backoff)-1]
+	}
+	return c.Backoff[attempt-1]
+}
+
+type strVal string
+
+func (s *strVal) String() string     { return string(*s) }
+func (s *strVal) Set(v string) error { *s = strVal(v); return nil }
+
+type boolVal bool
+
+func (b *boolVal) String() string { return strconv.FormatBool(bool(*b)) }
+func (b *boolVal) Set(v string) error {
+	x, err := strconv.ParseBool(v)
+	if err != nil {
+		return fmt.Errorf("want true or false, got %q", v)
+	}
+	*b = boolVal(x)
+	return nil
+}
+func (b *boolVal) IsBoolFlag() bool { return true }
+
+type intVal int
+
+func (i *intVal) String() string { return strconv.Itoa(int(*i)) }
+func (i *intVal) Set(v string) error {
+	x, err := strconv.Atoi(v)
+	if err != nil {
+		return fmt.Errorf("want an integer, got %q", v)
+	}
+	*i = intVal(x)
+	return nil
+}
+
+type durVal time.Duration
+
+func (d *durVal) String() string { return time.Duration(*d).String() }
+func (d *durVal) Set(v string) error {
+	x, err := time.ParseDuration(v)
+	if err != nil {
+		return fmt.Errorf("want a duration like 5m or 250ms, got %q", v)
+	}
+	*d = durVal(x)
+	return nil
+}

@@ -1,0 +1,158 @@
+// Package schema owns the database layout: the outbox
+// (notification_outbox), the inbox (notification_histories, with its partial
+// UNIQUE index on message_id built CONCURRENTLY), the scheduler lock table
+// used by cleanup, and the business tables the batch jobs read.
+//
+// Migrate serialises schema creation with pg_advisory_lock, keyed by the
+// current schema: several instances starting at once against one database
+// would otherwise race in CREATE TABLE IF NOT EXISTS and fail with SQLSTATE
+// 23505 on pg_type_typname_nsp_index (SPEC §7).
+package schema
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// statements are run in order; each is idempotent. The CONCURRENTLY index
+// cannot run inside a transaction, so nothing here does.
+var statements = []string{
+	`CREATE TABLE IF NOT EXISTS members (
+		id          BIGINT PRIMARY KEY,
+		name        TEXT NOT NULL,
+		phone       TEXT NOT NULL,
+		sms_consent BOOLEAN NOT NULL DEFAULT true,
+		active      BOOLEAN NOT NULL DEFAULT true
+	)`,
+	`CREATE TABLE IF NOT EXISTS registered_numbers (
+		phone TEXT PRIMARY KEY
+	)`,
+	`CREATE TABLE IF NOT EXISTS grade_histories (
+		id        BIGINT PRIMARY KEY,
+		member_id BIGINT NOT NULL,
+		grade     TEXT NOT NULL,
+		month     TEXT NOT NULL
+	)`,
+	`CREATE TABLE IF NOT EXISTS award_winnings (
+		id        BIGINT PRIMARY KEY,
+		member_id BIGINT NOT NULL,
+		award     TEXT NOT NULL,
+		deadline  DATE NOT NULL
+	)`,
+	`CREATE TABLE IF NOT EXISTS mission_targets (
+		day       DATE NOT NULL,
+		member_id BIGINT NOT NULL,
+		PRIMARY KEY (day, member_id)
+	)`,
+	`CREATE TABLE IF NOT EXISTS lock_in_targets (
+		month     TEXT NOT NULL,
+		member_id BIGINT NOT NULL,
+		PRIMARY KEY (month, member_id)
+	)`,
+	`CREATE TABLE IF NOT EXISTS anniversary_targets (
+		member_id BIGINT NOT NULL,
+		year      INT NOT NULL,
+		PRIMARY KEY (member_id, year)
+	)`,
+	`CREATE TABLE IF NOT EXISTS coupons (
+		id        BIGSERIAL PRIMARY KEY,
+		member_id BIGINT NOT NULL,
+		year      INT NOT NULL,
+		issued_at TIMESTAMPTZ NOT NULL,
+		UNIQUE (member_id, year)
+	)`,
+	`CREATE TABLE IF NOT EXISTS notification_outbox (
+		id              BIGSERIAL PRIMARY KEY,
+		dedup_key       TEXT NOT NULL,
+		kind            TEXT NOT NULL,
+		payload         JSONB NOT NULL,
+		advertising     BOOLEAN NOT NULL DEFAULT false,
+		scheduled_date  DATE NOT NULL,
+		status          TEXT NOT NULL DEFAULT 'PENDING',
+		attempts        INT NOT NULL DEFAULT 0,
+		next_attempt_at TIMESTAMPTZ NOT NULL,
+		claimed_by      TEXT,
+		claimed_until   TIMESTAMPTZ,
+		status_reason   TEXT,
+		last_error      TEXT,
+		created_at      TIMESTAMPTZ NOT NULL,
+		updated_at      TIMESTAMPTZ NOT NULL,
+		published_at    TIMESTAMPTZ,
+		CONSTRAINT notification_outbox_dedup_key_uq UNIQUE (dedup_key),
+		CONSTRAINT notification_outbox_status_ck CHECK (status IN
+			('PENDING','PUBLISHING','PUBLISHED','SKIPPED','FAILED','EXPIRED'))
+	)`,
+	`CREATE INDEX IF NOT EXISTS notification_outbox_pending_idx
+		ON notification_outbox (next_attempt_at, id) WHERE status = 'PENDING'`,
+	`CREATE INDEX IF NOT EXISTS notification_outbox_publishing_idx
+		ON notification_outbox (claimed_until) WHERE status = 'PUBLISHING'`,
+	`CREATE TABLE IF NOT EXISTS notification_histories (
+		id          BIGSERIAL PRIMARY KEY,
+		message_id  VARCHAR(100),
+		outbox_id   BIGINT,
+		dedup_key   TEXT,
+		kind        TEXT,
+		phone       TEXT,
+		status      TEXT NOT NULL,
+		vendor_code TEXT,
+		error       TEXT,
+		created_at  TIMESTAMPTZ NOT NULL,
+		updated_at  TIMESTAMPTZ NOT NULL,
+		CONSTRAINT notification_histories_status_ck CHECK (status IN ('SENDING','SENT','FAILED','ERROR'))
+	)`,
+	`CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS notification_histories_message_id_uq
+		ON notification_histories (message_id) WHERE message_id IS NOT NULL`,
+	`CREATE INDEX IF NOT EXISTS notification_histories_sending_idx
+		ON notification_histories (created_at) WHERE status = 'SENDING'`,
+	`CREATE TABLE IF NOT EXISTS scheduler_locks (
+		name         TEXT PRIMARY KEY,
+		locked_until TIMESTAMPTZ NOT NULL,
+		locked_at    TIMESTAMPTZ NOT NULL,
+		locked_by    TEXT NOT NULL
+	)`,
+}
+
+
+// Migrate creates every table and index, holding a session advisory lock
+// keyed by the current schema for the whole run.
+func Migrate(ctx context.Context, conn *pgx.Conn) error {
+	return migrate(ctx, conn, true)
+}
+
+// MigrateUnlocked runs the same statements without the advisory lock. It
+// exists only to prove, in tests, that the lock is needed.
+func MigrateUnlocked(ctx context.Context, conn *pgx.Conn) error {
+	return migrate(ctx, conn, false)
+}
+
+const lockKey = `hashtextextended('outboxchaos.migrate:' || current_schema(), 0)`
+
+func migrate(ctx context.Context, conn *pgx.Conn, lock bool) (err error) {
+	if lock {
+		if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock(`+lockKey+`)`); err != nil {
+			return fmt.Errorf("take migration lock: %w", err)
+		}
+		defer func() {
+			// Use a fresh context: the caller's may be cancelled, and a
+			// session lock left behind would block every later migrator.
+			if _, uerr := conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(`+lockKey+`)`); uerr != nil && err == nil {
+				err = fmt.Errorf("release migration lock: %w", uerr)
+			}
+		}()
+	}
+	for i, s := range statements {
+		if _, err := conn.Exec(ctx, s); err != nil {
+			return fmt.Errorf("migration step %d: %w", i+1, err)
+		}
+	}
+	return nil
+}
+
+// Tables lists the tables Migrate creates, for cleanup and reports.
+var Tables = []string{
+	"members", "registered_numbers", "grade_histories", "award_winnings", "mission_targets",
+	"lock_in_targets", "anniversary_targets", "coupons", "notification_outbox",
+	"notification_histories", "scheduler_locks",
+}
