@@ -1,0 +1,615 @@
+package faults
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	toxiproxy "github.com/Shopify/toxiproxy/v2"
+	"github.com/Shopify/toxiproxy/v2/toxics"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+)
+
+// DebugEnvVar, when set to a non-empty value, sends Toxiproxy's own log
+// output to stderr instead of discarding it.
+const DebugEnvVar = "OUTBOXCHAOS_TOXIPROXY_DEBUG"
+
+// Direction is the stream a network fault acts on.
+type Direction string
+
+// The two streams of a proxied connection.
+const (
+	// Upstream is the data the client (a pod) sends to the server.
+	Upstream Direction = "upstream"
+	// Downstream is the data the server sends back to the client.
+	Downstream Direction = "downstream"
+)
+
+func (d Direction) validate() error {
+	if d != Upstream && d != Downstream {
+		return fmt.Errorf("direction %q: want %q or %q", string(d), Upstream, Downstream)
+	}
+	return nil
+}
+
+// Network is a Toxiproxy server embedded in the harness process. It owns the
+// proxies between the pods and the services they use, and the seeded random
+// source for fault parameters (see the package doc). It is safe for
+// concurrent use.
+type Network struct {
+	seed   int64
+	id     string
+	server *toxiproxy.ApiServer
+
+	mu      sync.Mutex
+	rng     *rand.Rand
+	proxies map[string]*Proxy
+	closed  bool
+	tl      *Timeline
+}
+
+var networkSeq atomic.Int64
+
+// NewNetwork returns an embedded Toxiproxy server with no proxies. seed fixes
+// every random fault parameter drawn by this Network.
+func NewNetwork(seed int64) *Network {
+	logger := zerolog.Nop()
+	if os.Getenv(DebugEnvVar) != "" {
+		logger = zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr}).With().Timestamp().Logger()
+	}
+	return &Network{
+		seed:    seed,
+		id:      fmt.Sprintf("net%d", networkSeq.Add(1)),
+		server:  toxiproxy.NewServer(toxiproxy.NewMetricsContainer(prometheus.NewRegistry()), logger),
+		rng:     rand.New(rand.NewSource(seed)),
+		proxies: make(map[string]*Proxy),
+	}
+}
+
+// Seed returns the seed the Network was created with.
+func (n *Network) Seed() int64 { return n.seed }
+
+// SetTimeline makes every fault injected or removed from now on appear on tl
+// (source "faults"). A nil tl stops it.
+func (n *Network) SetTimeline(tl *Timeline) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.tl = tl
+}
+
+func (n *Network) timeline() *Timeline {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.tl
+}
+
+// jitterMillis draws an offset in [-jitter, +jitter) milliseconds from the
+// seeded source.
+func (n *Network) jitterMillis(jitter int64) int64 {
+	if jitter <= 0 {
+		return 0
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.rng.Int63n(2*jitter) - jitter
+}
+
+// Proxy starts a proxy named name (unique in this Network) that listens on
+// 127.0.0.1 at a random port and relays every connection to upstream
+// ("host:port", dialled anew for each connection). It returns once the port
+// accepts connections.
+func (n *Network) Proxy(name, upstream string) (*Proxy, error) {
+	if name == "" || upstream == "" {
+		return nil, errors.New("network proxy: name and upstream are required")
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.closed {
+		return nil, fmt.Errorf("network proxy %s: network is closed", name)
+	}
+	if _, dup := n.proxies[name]; dup {
+		return nil, fmt.Errorf("network proxy %s: name already in use", name)
+	}
+	p := &Proxy{
+		net:      n,
+		name:     name,
+		upstream: upstream,
+		tp:       toxiproxy.NewProxy(n.server, name, "127.0.0.1:0", upstream),
+		counters: map[Direction]*flowCounter{Upstream: {}, Downstream: {}},
+		active:   make(map[*Fault]struct{}),
+	}
+	// The counting toxics go in before any connection exists, so they sit
+	// first in both chains and see every connection (see countToxic).
+	for _, dir := range []Direction{Upstream, Downstream} {
+		id := fmt.Sprintf("%s/%s/%s", n.id, name, dir)
+		counters.Store(id, p.counters[dir])
+		p.counterIDs = append(p.counterIDs, id)
+		if _, err := p.addToxic(countToxicType+"_"+string(dir), countToxicType, dir, countToxic{Counter: id}); err != nil {
+			p.forgetCounters()
+			return nil, fmt.Errorf("network proxy %s: add byte counter: %w", name, err)
+		}
+	}
+	if err := p.tp.Start(); err != nil {
+		p.forgetCounters()
+		return nil, fmt.Errorf("network proxy %s: listen on 127.0.0.1: %w", name, err)
+	}
+	// Start recorded the bound address; later Starts rebind the same one.
+	p.addr = p.tp.Listen
+	p.running = true
+	n.proxies[name] = p
+	slog.Debug("network proxy started", "proxy", name, "addr", p.addr, "upstream", upstream)
+	return p, nil
+}
+
+// Close stops every proxy, cutting their connections, and ends every fault
+// still active. The Network cannot be used afterwards.
+func (n *Network) Close() {
+	n.mu.Lock()
+	if n.closed {
+		n.mu.Unlock()
+		return
+	}
+	n.closed = true
+	proxies := make([]*Proxy, 0, len(n.proxies))
+	for _, p := range n.proxies {
+		proxies = append(proxies, p)
+	}
+	n.mu.Unlock()
+	for _, p := range proxies {
+		p.close()
+	}
+}
+
+// Proxy is one listening port of the Network, relaying to one upstream.
+type Proxy struct {
+	net        *Network
+	name       string
+	upstream   string
+	addr       string
+	tp         *toxiproxy.Proxy
+	counters   map[Direction]*flowCounter // read-only after creation
+	counterIDs []string
+
+	mu       sync.Mutex
+	running  bool
+	closed   bool
+	seq      int
+	downedBy *Fault
+	active   map[*Fault]struct{}
+}
+
+// Name returns the proxy's name.
+func (p *Proxy) Name() string { return p.name }
+
+// Addr returns the "127.0.0.1:PORT" clients dial. It does not change across
+// Down and Up.
+func (p *Proxy) Addr() string { return p.addr }
+
+// Upstream returns the address the proxy relays to.
+func (p *Proxy) Upstream() string { return p.upstream }
+
+// BytesThrough returns the bytes read so far from either side of every
+// connection through the proxy, counted as they arrive (before any fault
+// acts on them).
+func (p *Proxy) BytesThrough() int64 {
+	return p.counters[Upstream].bytes.Load() + p.counters[Downstream].bytes.Load()
+}
+
+// openConns returns the connections currently relayed.
+func (p *Proxy) openConns() int64 {
+	return max(p.counters[Upstream].open(), p.counters[Downstream].open())
+}
+
+// Latency delays the data of stream by latency. A non-zero jitter adds one
+// offset in [-jitter, +jitter) drawn from the Network's seeded source for
+// this fault (the effective delay is in Fault.Detail). Durations are rounded
+// down to milliseconds.
+func (p *Proxy) Latency(ctx context.Context, stream Direction, latency, jitter time.Duration) (*Fault, error) {
+	if latency < 0 || jitter < 0 {
+		return nil, fmt.Errorf("latency on %s: latency and jitter must not be negative", p.name)
+	}
+	ms := latency.Milliseconds()
+	jms := jitter.Milliseconds()
+	eff := max(ms+p.net.jitterMillis(jms), 0)
+	detail := fmt.Sprintf("stream=%s latency=%dms jitter=%dms effective=%dms", stream, ms, jms, eff)
+	return p.inject(ctx, "latency", stream, toxics.LatencyToxic{Latency: eff}, detail)
+}
+
+// Timeout stalls stream: data is dropped, nothing is delivered, and the
+// connection is closed after `after` (0: never). Removing the fault closes
+// the connections it stalled (Toxiproxy's timeout toxic does so on cleanup).
+func (p *Proxy) Timeout(ctx context.Context, stream Direction, after time.Duration) (*Fault, error) {
+	if after < 0 {
+		return nil, fmt.Errorf("timeout on %s: after must not be negative", p.name)
+	}
+	detail := fmt.Sprintf("stream=%s close_after=%s", stream, closeAfter(after))
+	return p.inject(ctx, "timeout", stream, toxics.TimeoutToxic{Timeout: after.Milliseconds()}, detail)
+}
+
+// ResetPeer closes the connection `after` the first data arrives on stream
+// (0: at once). On connections opened after the fault was injected the close
+// is a TCP reset (linger 0), so the peer reads ECONNRESET; connections that
+// were already open see an ordinary close.
+func (p *Proxy) ResetPeer(ctx context.Context, stream Direction, after time.Duration) (*Fault, error) {
+	if after < 0 {
+		return nil, fmt.Errorf("reset_peer on %s: after must not be negative", p.name)
+	}
+	detail := fmt.Sprintf("stream=%s after=%s", stream, after)
+	return p.inject(ctx, "reset_peer", stream, toxics.ResetToxic{Timeout: after.Milliseconds()}, detail)
+}
+
+// LimitData closes each connection once n bytes have passed on stream (counted
+// per connection from the moment the fault is injected).
+func (p *Proxy) LimitData(ctx context.Context, stream Direction, n int64) (*Fault, error) {
+	if n < 0 {
+		return nil, fmt.Errorf("limit_data on %s: bytes must not be negative", p.name)
+	}
+	detail := fmt.Sprintf("stream=%s bytes=%d", stream, n)
+	return p.inject(ctx, "limit_data", stream, toxics.LimitDataToxic{Bytes: n}, detail)
+}
+
+// Down stops the proxy: its port refuses connections and every open
+// connection through it is cut. The fault fired if at least one connection
+// was open (and so was cut); dials refused while down cannot be observed.
+// Bring it back with Fault.Remove, Up or Heal.
+func (p *Proxy) Down() (*Fault, error) {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil, fmt.Errorf("down %s: network is closed", p.name)
+	}
+	if !p.running {
+		p.mu.Unlock()
+		return nil, fmt.Errorf("down %s: already down", p.name)
+	}
+	open := p.openConns()
+	p.tp.Stop()
+	p.running = false
+	f := p.newFault("down", fmt.Sprintf("cut %d open connections", open))
+	f.firedNow = func() bool { return open > 0 }
+	f.remove = p.Up
+	p.downedBy = f
+	p.active[f] = struct{}{}
+	p.mu.Unlock()
+	f.announce()
+	return f, nil
+}
+
+// Up starts a stopped proxy again on the same port and ends the Down fault.
+// It is a no-op on a running proxy.
+func (p *Proxy) Up() error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return fmt.Errorf("up %s: network is closed", p.name)
+	}
+	if p.running {
+		p.mu.Unlock()
+		return nil
+	}
+	// Go listeners set SO_REUSEADDR, so connections left in TIME_WAIT do not
+	// block the port; retry briefly in case something else holds it.
+	err := WaitFor(context.Background(), 2*time.Second, "proxy "+p.name+" to listen on "+p.addr,
+		func(context.Context) (bool, error) {
+			err := p.tp.Start()
+			if errors.Is(err, toxiproxy.ErrProxyAlreadyStarted) {
+				return true, nil
+			}
+			return err == nil, err
+		})
+	if err != nil {
+		p.mu.Unlock()
+		return fmt.Errorf("up %s: %w", p.name, err)
+	}
+	p.running = true
+	f := p.downedBy
+	p.downedBy = nil
+	p.mu.Unlock()
+	if f != nil {
+		f.finish()
+	}
+	return nil
+}
+
+// Heal removes every toxic (ending its fault) and brings the proxy Up. The
+// internal byte counters stay.
+func (p *Proxy) Heal() error {
+	p.mu.Lock()
+	faults := make([]*Fault, 0, len(p.active))
+	for f := range p.active {
+		if f != p.downedBy {
+			faults = append(faults, f)
+		}
+	}
+	p.mu.Unlock()
+	var errs []error
+	for _, f := range faults {
+		if err := f.Remove(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, t := range p.tp.Toxics.GetToxicArray() {
+		if w, ok := t.(*toxics.ToxicWrapper); ok && w.Type != countToxicType {
+			if err := p.removeToxic(w.Name); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if err := p.Up(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("heal %s: %w", p.name, err)
+	}
+	return nil
+}
+
+// inject adds a fault toxic on stream and returns its Fault.
+func (p *Proxy) inject(ctx context.Context, kind string, stream Direction, attrs any, detail string) (*Fault, error) {
+	if err := stream.validate(); err != nil {
+		return nil, fmt.Errorf("%s on %s: %w", kind, p.name, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("%s on %s: %w", kind, p.name, err)
+	}
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil, fmt.Errorf("%s on %s: network is closed", kind, p.name)
+	}
+	p.seq++
+	name := fmt.Sprintf("%s_%s_%d", kind, stream, p.seq)
+	counter := p.counters[stream]
+	if _, err := p.addToxic(name, kind, stream, attrs); err != nil {
+		p.mu.Unlock()
+		return nil, fmt.Errorf("%s on %s: %w", kind, p.name, err)
+	}
+	// Baseline after the toxic is in every link: bytes counted from now on
+	// reached it.
+	base := counter.bytes.Load()
+	f := p.newFault(kind, detail)
+	f.firedNow = func() bool { return counter.bytes.Load() > base }
+	f.remove = func() error { return p.removeToxic(name) }
+	p.active[f] = struct{}{}
+	p.mu.Unlock()
+	f.announce()
+	return f, nil
+}
+
+// addToxic adds a toxic with toxicity 1.0 (it always applies; see the
+// package doc on determinism).
+func (p *Proxy) addToxic(name, typ string, stream Direction, attrs any) (*toxics.ToxicWrapper, error) {
+	body, err := json.Marshal(struct {
+		Name       string  `json:"name"`
+		Type       string  `json:"type"`
+		Stream     string  `json:"stream"`
+		Toxicity   float32 `json:"toxicity"`
+		Attributes any     `json:"attributes"`
+	}{name, typ, string(stream), 1.0, attrs})
+	if err != nil {
+		return nil, fmt.Errorf("encode toxic %s: %w", name, err)
+	}
+	w, err := p.tp.Toxics.AddToxicJson(bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("add toxic %s: %w", name, err)
+	}
+	return w, nil
+}
+
+func (p *Proxy) removeToxic(name string) error {
+	err := p.tp.Toxics.RemoveToxic(context.Background(), name)
+	if err != nil && !errors.Is(err, toxiproxy.ErrToxicNotFound) {
+		return fmt.Errorf("remove toxic %s from %s: %w", name, p.name, err)
+	}
+	return nil
+}
+
+func (p *Proxy) newFault(kind, detail string) *Fault {
+	return &Fault{Kind: kind, Target: p.name, Detail: detail, Start: time.Now(), proxy: p}
+}
+
+func (p *Proxy) forget(f *Fault) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.active, f)
+}
+
+func (p *Proxy) forgetCounters() {
+	for _, id := range p.counterIDs {
+		counters.Delete(id)
+	}
+}
+
+func (p *Proxy) close() {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return
+	}
+	p.closed = true
+	p.running = false
+	p.tp.Stop()
+	faults := make([]*Fault, 0, len(p.active))
+	for f := range p.active {
+		faults = append(faults, f)
+	}
+	p.downedBy = nil
+	p.mu.Unlock()
+	for _, f := range faults {
+		f.finish()
+	}
+	p.forgetCounters()
+}
+
+func closeAfter(d time.Duration) string {
+	if d == 0 {
+		return "never"
+	}
+	return d.String()
+}
+
+// Fault is one injected network fault. Kind is the toxic type ("latency",
+// "timeout", "reset_peer", "limit_data") or "down"; Target is the proxy name;
+// Detail holds its parameters. End is zero while the fault is active; read it
+// after Remove returns, or use Report.
+type Fault struct {
+	Kind   string
+	Target string
+	Detail string
+	Start  time.Time
+	End    time.Time
+
+	proxy    *Proxy
+	remove   func() error
+	firedNow func() bool
+
+	mu    sync.Mutex
+	ended bool
+	fired bool
+}
+
+// Remove ends the fault: it removes the toxic (or brings the proxy Up) and
+// records End and whether the fault fired. Removing twice is a no-op.
+func (f *Fault) Remove() error {
+	f.mu.Lock()
+	ended := f.ended
+	f.mu.Unlock()
+	if ended {
+		return nil
+	}
+	if err := f.remove(); err != nil {
+		return fmt.Errorf("remove %s fault on %s: %w", f.Kind, f.Target, err)
+	}
+	f.finish()
+	return nil
+}
+
+// Fired reports whether traffic reached the fault while it was active: for a
+// toxic, whether any byte arrived on its stream; for "down", whether any
+// connection was open and cut. While active it answers for the time so far.
+func (f *Fault) Fired() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.ended {
+		return f.fired
+	}
+	return f.firedNow()
+}
+
+// Active reports whether the fault has not been removed yet.
+func (f *Fault) Active() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return !f.ended
+}
+
+// Report returns what the fault did, for reports and histories.
+func (f *Fault) Report() FaultReport {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fired := f.fired
+	if !f.ended {
+		fired = f.firedNow()
+	}
+	return FaultReport{Kind: f.Kind, Target: f.Target, Detail: f.Detail, Start: f.Start, End: f.End, Fired: fired}
+}
+
+// finish records the end of the fault once.
+func (f *Fault) finish() {
+	f.mu.Lock()
+	if f.ended {
+		f.mu.Unlock()
+		return
+	}
+	f.ended = true
+	f.End = time.Now()
+	f.fired = f.firedNow()
+	fired := f.fired
+	f.mu.Unlock()
+	f.proxy.forget(f)
+	f.proxy.net.timeline().Add("faults", "%s on %s removed (fired=%t)", f.Kind, f.Target, fired)
+	slog.Debug("network fault removed", "kind", f.Kind, "target", f.Target, "fired", fired)
+}
+
+func (f *Fault) announce() {
+	f.proxy.net.timeline().Add("faults", "%s on %s injected: %s", f.Kind, f.Target, f.Detail)
+	slog.Debug("network fault injected", "kind", f.Kind, "target", f.Target, "detail", f.Detail)
+}
+
+// FaultReport is what a fault did, like an etcd robustness Failpoint report.
+// End is zero if the fault was still active when the report was taken.
+type FaultReport struct {
+	Kind   string    `json:"kind"`
+	Target string    `json:"target"`
+	Detail string    `json:"detail,omitempty"`
+	Start  time.Time `json:"start"`
+	End    time.Time `json:"end"`
+	Fired  bool      `json:"fired"`
+}
+
+// countToxicType is the registered type of the pass-through counting toxic.
+const countToxicType = "outboxchaos_count"
+
+// counters maps a countToxic's Counter id to its flowCounter. Toxiproxy builds
+// toxics from JSON, so the id is how a toxic finds its Proxy's counter.
+var counters sync.Map // string → *flowCounter
+
+// flowCounter counts one direction of a proxy: bytes read and links (one per
+// connection) opened and closed.
+type flowCounter struct {
+	bytes  atomic.Int64
+	opened atomic.Int64
+	closed atomic.Int64
+}
+
+func (c *flowCounter) open() int64 { return c.opened.Load() - c.closed.Load() }
+
+func lookupCounter(id string) *flowCounter {
+	if c, ok := counters.Load(id); ok {
+		return c.(*flowCounter)
+	}
+	return new(flowCounter) // the proxy is gone; count into the void
+}
+
+// countToxic passes data through unchanged, counting bytes and connections.
+type countToxic struct {
+	Counter string `json:"counter"`
+}
+
+// NewState is called once per connection for toxics present when it opens.
+func (t *countToxic) NewState() any {
+	lookupCounter(t.Counter).opened.Add(1)
+	return nil
+}
+
+// Pipe relays chunks like Toxiproxy's noop toxic, counting them.
+func (t *countToxic) Pipe(stub *toxics.ToxicStub) {
+	c := lookupCounter(t.Counter)
+	for {
+		select {
+		case <-stub.Interrupt:
+			return
+		case chunk := <-stub.Input:
+			if chunk == nil {
+				c.closed.Add(1)
+				stub.Close()
+				return
+			}
+			c.bytes.Add(int64(len(chunk.Data)))
+			stub.Output <- chunk
+		}
+	}
+}
+
+func init() {
+	toxics.Register(countToxicType, new(countToxic))
+}

@@ -1,0 +1,122 @@
+// Package app owns process wiring shared by every pipeline process: logging
+// (log/slog, JSON when OUTBOXCHAOS_LOG_FORMAT=json so a harness can read
+// events), the database pool with a start-up check, migrations, the clock
+// and the alert sender. It turns configuration into running parts; it holds
+// no pipeline rules of its own.
+package app
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"os"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/outboxchaos/outboxchaos/system/alert"
+	"github.com/outboxchaos/outboxchaos/system/broker"
+	"github.com/outboxchaos/outboxchaos/system/clock"
+	"github.com/outboxchaos/outboxchaos/system/config"
+	"github.com/outboxchaos/outboxchaos/system/schema"
+)
+
+// Logger returns the process logger writing to w: JSON when
+// OUTBOXCHAOS_LOG_FORMAT=json, text otherwise; debug with
+// OUTBOXCHAOS_LOG_LEVEL=debug.
+func Logger(w io.Writer, instance string) *slog.Logger {
+	lvl := slog.LevelInfo
+	if os.Getenv("OUTBOXCHAOS_LOG_LEVEL") == "debug" {
+		lvl = slog.LevelDebug
+	}
+	opts := &slog.HandlerOptions{Level: lvl}
+	var h slog.Handler
+	if os.Getenv("OUTBOXCHAOS_LOG_FORMAT") == "json" {
+		h = slog.NewJSONHandler(w, opts)
+	} else {
+		h = slog.NewTextHandler(w, opts)
+	}
+	return slog.New(h).With("instance", instance)
+}
+
+// Redact hides the password of a URL for messages.
+func Redact(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
+}
+
+// OpenPool opens a pool and checks the database answers within 5 s, with a
+// message that names the URL and the setting to change.
+func OpenPool(ctx context.Context, cfg config.Config) (*pgxpool.Pool, error) {
+	pc, err := pgxpool.ParseConfig(cfg.PGURL)
+	if err != nil {
+		return nil, fmt.Errorf("bad Postgres URL (OUTBOXCHAOS_PG_URL / --pg-url): %w", err)
+	}
+	pc.ConnConfig.ConnectTimeout = 5 * time.Second
+	pool, err := pgxpool.NewWithConfig(ctx, pc)
+	if err != nil {
+		return nil, fmt.Errorf("open Postgres pool: %w", err)
+	}
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := pool.Ping(pctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("Postgres at %s is unreachable (set OUTBOXCHAOS_PG_URL or --pg-url): %w", Redact(cfg.PGURL), err)
+	}
+	return pool, nil
+}
+
+// Migrate runs the schema migration on one dedicated connection.
+func Migrate(ctx context.Context, cfg config.Config) error {
+	cc, err := pgx.ParseConfig(cfg.PGURL)
+	if err != nil {
+		return fmt.Errorf("bad Postgres URL (OUTBOXCHAOS_PG_URL / --pg-url): %w", err)
+	}
+	cc.ConnectTimeout = 5 * time.Second
+	conn, err := pgx.ConnectConfig(ctx, cc)
+	if err != nil {
+		return fmt.Errorf("Postgres at %s is unreachable (set OUTBOXCHAOS_PG_URL or --pg-url): %w", Redact(cfg.PGURL), err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	return schema.Migrate(ctx, conn)
+}
+
+// DeclareTopology connects to RabbitMQ and declares the topology, failing
+// with a clear message when the broker is unreachable.
+func DeclareTopology(cfg config.Config) error {
+	conn, err := amqp.DialConfig(cfg.AMQPURL, amqp.Config{Dial: amqp.DefaultDial(5 * time.Second)})
+	if err != nil {
+		return fmt.Errorf("RabbitMQ at %s is unreachable (set OUTBOXCHAOS_AMQP_URL or --amqp-url): %w", Redact(cfg.AMQPURL), err)
+	}
+	defer conn.Close()
+	ch, err := conn.Channel()
+	if err != nil {
+		return fmt.Errorf("open channel: %w", err)
+	}
+	defer ch.Close()
+	return broker.Topology{Prefix: cfg.Prefix, DeliveryLimit: cfg.DeliveryLimit, RetryTTL: cfg.RetryTTL}.Declare(ch)
+}
+
+// Parts are what every process needs.
+type Parts struct {
+	Log    *slog.Logger
+	Clock  clock.Clock
+	Alerts *alert.Webhook
+}
+
+// NewParts builds the logger, clock and alert sender of cfg.
+func NewParts(cfg config.Config, logOut io.Writer) (Parts, error) {
+	log := Logger(logOut, cfg.Instance)
+	clk, err := cfg.NewClock()
+	if err != nil {
+		return Parts{}, err
+	}
+	return Parts{Log: log, Clock: clk, Alerts: alert.NewWebhook(cfg.AlertURL, cfg.AlertTimeout, log)}, nil
+}

@@ -1,0 +1,138 @@
+// Package cleanup owns the sweep of stuck inbox claims (SPEC §5): SENDING
+// rows older than the SENDING timeout become ERROR with an alert. Only one
+// instance runs at a time across processes, through a lock row with an
+// expiry in scheduler_locks (as ShedLock does), compared against the clock's
+// time, never SQL now().
+package cleanup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/outboxchaos/outboxchaos/system/alert"
+	"github.com/outboxchaos/outboxchaos/system/clock"
+	"github.com/outboxchaos/outboxchaos/system/config"
+	"github.com/outboxchaos/outboxchaos/system/inbox"
+	"github.com/outboxchaos/outboxchaos/system/killpoint"
+)
+
+// LockName is the scheduler lock row of the cleanup.
+const LockName = "notification-sending-cleanup"
+
+// Cleanup sweeps SENDING rows.
+type Cleanup struct {
+	cfg    config.Config
+	pool   *pgxpool.Pool
+	clock  clock.Clock
+	alerts alert.Sender
+	log    *slog.Logger
+
+	mu     sync.Mutex
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// New returns a cleanup scheduler.
+func New(cfg config.Config, pool *pgxpool.Pool, clk clock.Clock, alerts alert.Sender, log *slog.Logger) *Cleanup {
+	return &Cleanup{cfg: cfg, pool: pool, clock: clk, alerts: alerts, log: log.With("component", "cleanup")}
+}
+
+// TryLock takes the named lock until now+ttl for owner if it is free or
+// expired. It reports whether owner holds it.
+func TryLock(ctx context.Context, pool *pgxpool.Pool, name, owner string, now time.Time, ttl time.Duration) (bool, error) {
+	tag, err := pool.Exec(ctx, `
+		INSERT INTO scheduler_locks (name, locked_until, locked_at, locked_by) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (name) DO UPDATE SET locked_until = EXCLUDED.locked_until,
+			locked_at = EXCLUDED.locked_at, locked_by = EXCLUDED.locked_by
+		WHERE scheduler_locks.locked_until <= EXCLUDED.locked_at`,
+		name, now.Add(ttl), now, owner)
+	if err != nil {
+		return false, fmt.Errorf("take scheduler lock %s: %w", name, err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// Unlock releases the lock if owner still holds it.
+func Unlock(ctx context.Context, pool *pgxpool.Pool, name, owner string, now time.Time) error {
+	if _, err := pool.Exec(ctx, `UPDATE scheduler_locks SET locked_until = $3 WHERE name = $1 AND locked_by = $2`,
+		name, owner, now); err != nil {
+		return fmt.Errorf("release scheduler lock %s: %w", name, err)
+	}
+	return nil
+}
+
+// RunOnce sweeps once if it gets the lock; it returns the rows turned into
+// ERROR (0 without the lock).
+func (c *Cleanup) RunOnce(ctx context.Context) (int, error) {
+	now := c.clock.Now()
+	ok, err := TryLock(ctx, c.pool, LockName, c.cfg.Instance, now, c.cfg.CleanupLockTTL)
+	if err != nil {
+		return 0, err
+	}
+	if !ok {
+		c.log.Debug("cleanup lock held elsewhere", "event", "cleanup-skip")
+		return 0, nil
+	}
+	defer func() {
+		if err := Unlock(context.WithoutCancel(ctx), c.pool, LockName, c.cfg.Instance, c.clock.Now()); err != nil {
+			c.log.Error("release cleanup lock", "err", err)
+		}
+	}()
+	killpoint.Hit(killpoint.CleanupBeforeUpdate)
+	rows, err := inbox.ExpireSending(ctx, c.pool, now.Add(-c.cfg.SendingTimeout), now)
+	if err != nil {
+		return 0, err
+	}
+	for _, r := range rows {
+		c.log.Warn("SENDING timed out", "event", "sending-timeout", "message_id", r.MessageID,
+			"outbox_id", r.OutboxID, "dedup_key", r.DedupKey)
+		c.alerts.Send(ctx, alert.Alert{Kind: alert.KindSendingTimeout, OutboxID: r.OutboxID, MessageID: r.MessageID,
+			DedupKey: r.DedupKey, Reason: "SENDING_TIMEOUT", Instance: c.cfg.Instance, At: now})
+	}
+	return len(rows), nil
+}
+
+// Start runs RunOnce every CleanupInterval until Stop.
+func (c *Cleanup) Start(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done != nil {
+		return errors.New("cleanup already started")
+	}
+	ctx, c.cancel = context.WithCancel(ctx)
+	c.done = make(chan struct{})
+	go func(done chan struct{}) {
+		defer close(done)
+		t := time.NewTicker(c.cfg.CleanupInterval)
+		defer t.Stop()
+		for {
+			if _, err := c.RunOnce(ctx); err != nil && ctx.Err() == nil {
+				c.log.Error("cleanup run failed", "event", "run-failed", "err", err)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}(c.done)
+	return nil
+}
+
+// Stop ends the loop. Safe to call twice or before Start.
+func (c *Cleanup) Stop() {
+	c.mu.Lock()
+	cancel, done := c.cancel, c.done
+	c.mu.Unlock()
+	if cancel == nil {
+		return
+	}
+	cancel()
+	<-done
+}

@@ -1,0 +1,447 @@
+// Package relay owns the outbox status transitions after enqueue (SPEC §3):
+// it claims due PENDING rows with one committed SKIP LOCKED statement and a
+// lease, decides per row (expire, defer an ad, skip for consent or a
+// non-production number), publishes the batch with pipelined confirms, and
+// only then marks rows PUBLISHED.
+//
+// No row lock is held while publishing. Every write after the claim is
+// conditional on status='PUBLISHING' AND claimed_by=<this run>, so a run that
+// lost its lease writes 0 rows. At the start of each run, rows whose lease
+// passed go back to PENDING (CLAIM_EXPIRED). A confirmed row is never released
+// early: if marking fails, the lease expires and the row is republished with
+// the same message_id, which the inbox absorbs.
+package relay
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/outboxchaos/outboxchaos/system/alert"
+	"github.com/outboxchaos/outboxchaos/system/broker"
+	"github.com/outboxchaos/outboxchaos/system/clock"
+	"github.com/outboxchaos/outboxchaos/system/config"
+	"github.com/outboxchaos/outboxchaos/system/killpoint"
+	"github.com/outboxchaos/outboxchaos/system/notification"
+	"github.com/outboxchaos/outboxchaos/system/publisher"
+)
+
+// Publisher is what the relay needs from publisher.Publisher.
+type Publisher interface {
+	PublishBatch(ctx context.Context, msgs []publisher.Message) ([]publisher.Result, error)
+}
+
+// Relay moves outbox rows to the broker.
+type Relay struct {
+	cfg    config.Config
+	pool   *pgxpool.Pool
+	pub    Publisher
+	clock  clock.Clock
+	alerts alert.Sender
+	log    *slog.Logger
+
+	mu     sync.Mutex
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// New returns a relay. claimedBy is cfg.Instance.
+func New(cfg config.Config, pool *pgxpool.Pool, pub Publisher, clk clock.Clock, alerts alert.Sender, log *slog.Logger) *Relay {
+	return &Relay{cfg: cfg, pool: pool, pub: pub, clock: clk, alerts: alerts, log: log.With("component", "relay")}
+}
+
+// Stats counts what one run did.
+type Stats struct {
+	Reclaimed, Claimed, Published, Failed, Expired, Deferred, Skipped, Invalid, LostLease int
+}
+
+type claimed struct {
+	id            int64
+	dedupKey      string
+	payload       []byte
+	advertising   bool
+	scheduledDate time.Time
+	attempts      int
+}
+
+// RunOnce performs one relay run: reclaim expired leases, claim a batch,
+// decide, publish, mark.
+func (r *Relay) RunOnce(ctx context.Context) (Stats, error) {
+	var st Stats
+	now := r.clock.Now()
+	n, err := r.reclaim(ctx, now)
+	if err != nil {
+		return st, err
+	}
+	st.Reclaimed = n
+	rows, err := r.claim(ctx, now)
+	if err != nil {
+		return st, err
+	}
+	st.Claimed = len(rows)
+	if len(rows) == 0 {
+		return st, nil
+	}
+	r.log.Info("claimed rows", "event", "claim", "count", len(rows), "ids", ids(rows))
+	killpoint.Hit(killpoint.RelayAfterClaim)
+	// From here the run finishes its batch even if asked to stop: a
+	// half-done batch would only wait out its lease.
+	ctx = context.WithoutCancel(ctx)
+
+	members, registered, err := r.lookups(ctx, rows)
+	if err != nil {
+		// Nothing published yet: the lease will hand these rows back.
+		return st, err
+	}
+	var toPublish []claimed
+	var msgs []publisher.Message
+	for _, row := range rows {
+		var p notification.Payload
+		if err := json.Unmarshal(row.payload, &p); err != nil {
+			st.Invalid++
+			r.finish(ctx, row, "FAILED", "MALFORMED_PAYLOAD", alert.KindRelayFailed, now)
+			continue
+		}
+		today := clock.Date(now)
+		switch {
+		case row.scheduledDate.Before(time.Date(today.Year(), today.Month(), today.Day(), 0, 0, 0, 0, time.UTC)):
+			st.Expired++
+			r.finish(ctx, row, "EXPIRED", "SCHEDULED_DATE_PASSED", alert.KindExpired, now)
+			continue
+		case row.advertising && r.adBlocked(now):
+			st.Deferred++
+			r.defer_(ctx, row, r.adResume(now), now)
+			continue
+		}
+		if ok, known := members[p.MemberID]; !known || !ok {
+			st.Skipped++
+			reason := "NO_SMS_CONSENT"
+			if !known {
+				reason = "MEMBER_NOT_FOUND"
+			}
+			r.finish(ctx, row, "SKIPPED", reason, "", now)
+			continue
+		}
+		if !r.cfg.Production && !registered[p.Phone] {
+			st.Skipped++
+			r.finish(ctx, row, "SKIPPED", "NON_PRODUCTION_NUMBER", "", now)
+			continue
+		}
+		p.OutboxID, p.DedupKey = row.id, row.dedupKey
+		body, err := json.Marshal(p)
+		if err != nil {
+			return st, fmt.Errorf("encode message of outbox row %d: %w", row.id, err)
+		}
+		toPublish = append(toPublish, row)
+		msgs = append(msgs, publisher.Message{MessageID: notification.MessageID(row.id), RoutingKey: broker.KeySend, Body: body})
+	}
+	if len(msgs) == 0 {
+		return st, nil
+	}
+	results, err := r.pub.PublishBatch(ctx, msgs)
+	if err != nil {
+		// Nothing went out: release now with backoff.
+		for _, row := range toPublish {
+			st.Failed++
+			r.fail(ctx, row, err.Error(), now)
+		}
+		return st, fmt.Errorf("publish batch: %w", err)
+	}
+	killpoint.Hit(killpoint.RelayAfterConfirm)
+	var ok []int64
+	for i, res := range results {
+		row := toPublish[i]
+		r.log.Info("publish outcome", "event", "publish", "outbox_id", row.id, "message_id", res.MessageID,
+			"dedup_key", row.dedupKey, "outcome", res.Outcome.String(), "indefinite", res.Outcome.Indefinite())
+		if res.Outcome == publisher.Confirmed {
+			ok = append(ok, row.id)
+			continue
+		}
+		st.Failed++
+		r.fail(ctx, row, fmt.Sprintf("%s: %v", res.Outcome, res.Err), now)
+	}
+	if len(ok) > 0 {
+		n, err := r.markPublished(ctx, ok)
+		if err != nil {
+			// Confirmed rows stay PUBLISHING: the lease republishes them.
+			return st, err
+		}
+		st.Published = n
+		st.LostLease += len(ok) - n
+	}
+	return st, nil
+}
+
+func (r *Relay) adBlocked(now time.Time) bool {
+	m := now.Hour()*60 + now.Minute()
+	return m >= r.cfg.AdPublishCutoff.Minutes() || m < r.cfg.AdResumeAt.Minutes()
+}
+
+// adResume is the next AdResumeAt after now.
+func (r *Relay) adResume(now time.Time) time.Time {
+	t := r.cfg.AdResumeAt.On(now)
+	if !t.After(now) {
+		t = r.cfg.AdResumeAt.On(clock.At(now, 12, 0).Add(24 * time.Hour))
+	}
+	return t
+}
+
+func (r *Relay) reclaim(ctx context.Context, now time.Time) (int, error) {
+	tag, err := r.pool.Exec(ctx, `
+		UPDATE notification_outbox
+		   SET status = 'PENDING', claimed_by = NULL, claimed_until = NULL,
+		       status_reason = 'CLAIM_EXPIRED', updated_at = $1
+		 WHERE status = 'PUBLISHING' AND claimed_until < $1`, now)
+	if err != nil {
+		return 0, fmt.Errorf("reclaim expired leases: %w", err)
+	}
+	if n := int(tag.RowsAffected()); n > 0 {
+		r.log.Info("reclaimed expired leases", "event", "reclaim", "count", n)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+// ClaimSQL is the one-statement claim of SPEC §3 (exported for benchmarks and
+// EXPLAIN).
+const ClaimSQL = `
+	UPDATE notification_outbox
+	   SET status = 'PUBLISHING', claimed_by = $1, claimed_until = $2, updated_at = $3
+	 WHERE id IN (SELECT id FROM notification_outbox
+	               WHERE status = 'PENDING' AND next_attempt_at <= $3
+	               ORDER BY next_attempt_at, id
+	               LIMIT $4
+	               FOR UPDATE SKIP LOCKED)
+	   AND status = 'PENDING'
+	RETURNING id, dedup_key, payload, advertising, scheduled_date, attempts`
+
+func (r *Relay) claim(ctx context.Context, now time.Time) ([]claimed, error) {
+	rows, err := r.pool.Query(ctx, ClaimSQL, r.cfg.Instance, now.Add(r.cfg.Lease), now, r.cfg.BatchSize)
+	if err != nil {
+		return nil, fmt.Errorf("claim outbox rows: %w", err)
+	}
+	defer rows.Close()
+	var out []claimed
+	for rows.Next() {
+		var c claimed
+		if err := rows.Scan(&c.id, &c.dedupKey, &c.payload, &c.advertising, &c.scheduledDate, &c.attempts); err != nil {
+			return nil, fmt.Errorf("scan claimed row: %w", err)
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("claim outbox rows: %w", err)
+	}
+	return out, nil
+}
+
+// lookups re-reads consent (members) and the registered test numbers.
+func (r *Relay) lookups(ctx context.Context, rows []claimed) (map[int64]bool, map[string]bool, error) {
+	var memberIDs []int64
+	var phones []string
+	for _, row := range rows {
+		var p notification.Payload
+		if json.Unmarshal(row.payload, &p) == nil {
+			memberIDs = append(memberIDs, p.MemberID)
+			phones = append(phones, p.Phone)
+		}
+	}
+	members := map[int64]bool{}
+	q, err := r.pool.Query(ctx, `SELECT id, sms_consent AND active FROM members WHERE id = ANY($1)`, memberIDs)
+	if err != nil {
+		return nil, nil, fmt.Errorf("re-check SMS consent: %w", err)
+	}
+	for q.Next() {
+		var id int64
+		var ok bool
+		if err := q.Scan(&id, &ok); err != nil {
+			q.Close()
+			return nil, nil, fmt.Errorf("scan consent: %w", err)
+		}
+		members[id] = ok
+	}
+	q.Close()
+	if err := q.Err(); err != nil {
+		return nil, nil, fmt.Errorf("re-check SMS consent: %w", err)
+	}
+	registered := map[string]bool{}
+	if !r.cfg.Production {
+		q, err := r.pool.Query(ctx, `SELECT phone FROM registered_numbers WHERE phone = ANY($1)`, phones)
+		if err != nil {
+			return nil, nil, fmt.Errorf("check registered numbers: %w", err)
+		}
+		for q.Next() {
+			var p string
+			if err := q.Scan(&p); err != nil {
+				q.Close()
+				return nil, nil, fmt.Errorf("scan registered number: %w", err)
+			}
+			registered[p] = true
+		}
+		q.Close()
+		if err := q.Err(); err != nil {
+			return nil, nil, fmt.Errorf("check registered numbers: %w", err)
+		}
+	}
+	return members, registered, nil
+}
+
+const whereMine = ` WHERE id = $1 AND status = 'PUBLISHING' AND claimed_by = $2`
+
+// finish moves a claimed row to a final status, alerting when alertKind is
+// set.
+func (r *Relay) finish(ctx context.Context, row claimed, status, reason, alertKind string, now time.Time) {
+	tag, err := r.pool.Exec(ctx, `UPDATE notification_outbox SET status = $3, status_reason = $4, updated_at = $5`+whereMine,
+		row.id, r.cfg.Instance, status, reason, now)
+	if err != nil {
+		r.log.Error("write final status", "event", "write-failed", "outbox_id", row.id, "status", status, "err", err)
+		return
+	}
+	if tag.RowsAffected() == 0 {
+		r.log.Warn("lease lost, status not written", "event", "lost-lease", "outbox_id", row.id, "status", status)
+		return
+	}
+	r.log.Info("row finished", "event", "outbox-final", "outbox_id", row.id, "dedup_key", row.dedupKey,
+		"status", status, "reason", reason)
+	if alertKind != "" {
+		r.alerts.Send(ctx, alert.Alert{Kind: alertKind, OutboxID: row.id, MessageID: notification.MessageID(row.id),
+			DedupKey: row.dedupKey, Reason: reason, Instance: r.cfg.Instance, At: now})
+	}
+}
+
+func (r *Relay) defer_(ctx context.Context, row claimed, until, now time.Time) {
+	tag, err := r.pool.Exec(ctx, `UPDATE notification_outbox
+		SET status = 'PENDING', claimed_by = NULL, claimed_until = NULL, next_attempt_at = $3,
+		    status_reason = 'AD_CUTOFF_DEFERRED', updated_at = $4`+whereMine,
+		row.id, r.cfg.Instance, until, now)
+	if err != nil {
+		r.log.Error("defer ad", "event", "write-failed", "outbox_id", row.id, "err", err)
+		return
+	}
+	if tag.RowsAffected() == 1 {
+		r.log.Info("ad deferred past cut-off", "event", "ad-deferred", "outbox_id", row.id, "until", until.Format(time.RFC3339))
+	}
+}
+
+// fail releases a row whose publish failed, with backoff; the AlertAttempt-th
+// failure raises an alert.
+func (r *Relay) fail(ctx context.Context, row claimed, why string, now time.Time) {
+	attempt := row.attempts + 1
+	next := now.Add(r.cfg.BackoffFor(attempt))
+	tag, err := r.pool.Exec(ctx, `UPDATE notification_outbox
+		SET status = 'PENDING', attempts = $3, next_attempt_at = $4, last_error = $5,
+		    claimed_by = NULL, claimed_until = NULL, status_reason = 'PUBLISH_FAILED', updated_at = $6`+whereMine,
+		row.id, r.cfg.Instance, attempt, next, why, now)
+	if err != nil {
+		r.log.Error("release failed row", "event", "write-failed", "outbox_id", row.id, "err", err)
+		return
+	}
+	if tag.RowsAffected() == 0 {
+		r.log.Warn("lease lost, failure not written", "event", "lost-lease", "outbox_id", row.id)
+		return
+	}
+	r.log.Warn("publish failed, backing off", "event", "publish-failed", "outbox_id", row.id, "attempt", attempt,
+		"next_attempt_at", next.Format(time.RFC3339Nano), "err", why)
+	if attempt == r.cfg.AlertAttempt {
+		r.alerts.Send(ctx, alert.Alert{Kind: alert.KindRelayAttempts, OutboxID: row.id, MessageID: notification.MessageID(row.id),
+			DedupKey: row.dedupKey, Reason: fmt.Sprintf("attempt %d: %s", attempt, why), Instance: r.cfg.Instance, At: now})
+	}
+}
+
+func (r *Relay) markPublished(ctx context.Context, ids []int64) (int, error) {
+	now := r.clock.Now()
+	rows, err := r.pool.Query(ctx, `UPDATE notification_outbox
+		SET status = 'PUBLISHED', published_at = $3, status_reason = NULL, updated_at = $3
+		WHERE id = ANY($1) AND status = 'PUBLISHING' AND claimed_by = $2
+		RETURNING id`, ids, r.cfg.Instance, now)
+	if err != nil {
+		return 0, fmt.Errorf("mark rows published: %w", err)
+	}
+	defer rows.Close()
+	marked := map[int64]bool{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return 0, fmt.Errorf("scan marked row: %w", err)
+		}
+		marked[id] = true
+	}
+	if err := rows.Err(); err != nil {
+		return 0, fmt.Errorf("mark rows published: %w", err)
+	}
+	for _, id := range ids {
+		if !marked[id] {
+			r.log.Warn("lease lost before marking", "event", "lost-lease", "outbox_id", id)
+		}
+	}
+	r.log.Info("marked published", "event", "mark", "count", len(marked))
+	return len(marked), nil
+}
+
+func ids(rows []claimed) []int64 {
+	out := make([]int64, len(rows))
+	for i, r := range rows {
+		out[i] = r.id
+	}
+	return out
+}
+
+// InWindow reports whether t is inside the relay's daily window.
+func (r *Relay) InWindow(t time.Time) bool {
+	m := t.Hour()*60 + t.Minute()
+	return m >= r.cfg.RelayFrom.Minutes() && m <= r.cfg.RelayUntil.Minutes()
+}
+
+// Start runs RunOnce every RelayInterval inside the daily window until Stop.
+// It returns once the loop is running.
+func (r *Relay) Start(ctx context.Context) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.done != nil {
+		return errors.New("relay already started")
+	}
+	ctx, r.cancel = context.WithCancel(ctx)
+	r.done = make(chan struct{})
+	go r.loop(ctx, r.done)
+	return nil
+}
+
+func (r *Relay) loop(ctx context.Context, done chan struct{}) {
+	defer close(done)
+	t := time.NewTicker(r.cfg.RelayInterval)
+	defer t.Stop()
+	for {
+		if now := r.clock.Now(); r.InWindow(now) {
+			st, err := r.RunOnce(ctx)
+			if err != nil && ctx.Err() == nil {
+				r.log.Error("relay run failed", "event", "run-failed", "err", err)
+			} else if st.Claimed > 0 || st.Reclaimed > 0 {
+				r.log.Info("relay run", "event", "run", "claimed", st.Claimed, "published", st.Published,
+					"failed", st.Failed, "expired", st.Expired, "deferred", st.Deferred, "skipped", st.Skipped)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Stop ends the loop and waits for the current run. Safe to call twice or
+// before Start.
+func (r *Relay) Stop() {
+	r.mu.Lock()
+	cancel, done := r.cancel, r.done
+	r.mu.Unlock()
+	if cancel == nil {
+		return
+	}
+	cancel()
+	<-done
+}

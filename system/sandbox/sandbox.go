@@ -1,0 +1,85 @@
+// Package sandbox owns a scratch slice of the shared services for one run:
+// a fresh Postgres schema (reached through a URL whose search_path names it)
+// and a fresh RabbitMQ name prefix. Close drops both, so demo and scenario
+// runs leave the services as they found them, even after a failure.
+package sandbox
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/outboxchaos/outboxchaos/system/broker"
+)
+
+// Sandbox is one schema and one prefix.
+type Sandbox struct {
+	BaseURL string // Postgres URL without the schema
+	AMQPURL string
+	Schema  string
+	Prefix  string
+	PGURL   string // BaseURL with search_path=Schema
+	dropped bool
+}
+
+// New creates schema and prefix named label_<random>.
+func New(ctx context.Context, pgURL, amqpURL, label string) (*Sandbox, error) {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	name := fmt.Sprintf("%s_%s", label, hex.EncodeToString(b))
+	u, err := WithSearchPath(pgURL, name)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := pgx.Connect(ctx, pgURL)
+	if err != nil {
+		return nil, fmt.Errorf("connect to Postgres to create schema %s: %w", name, err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+pgx.Identifier{name}.Sanitize()); err != nil {
+		return nil, fmt.Errorf("create schema %s: %w", name, err)
+	}
+	return &Sandbox{BaseURL: pgURL, AMQPURL: amqpURL, Schema: name, Prefix: name, PGURL: u}, nil
+}
+
+// Close drops the schema and deletes the queues and exchange. Safe to call
+// twice.
+func (s *Sandbox) Close() error {
+	if s == nil || s.dropped {
+		return nil
+	}
+	s.dropped = true
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var errs []error
+	if conn, err := pgx.Connect(ctx, s.BaseURL); err != nil {
+		errs = append(errs, fmt.Errorf("connect to drop schema %s: %w", s.Schema, err))
+	} else {
+		if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{s.Schema}.Sanitize()+" CASCADE"); err != nil {
+			errs = append(errs, fmt.Errorf("drop schema %s: %w", s.Schema, err))
+		}
+		_ = conn.Close(ctx)
+	}
+	if err := broker.Delete(ctx, s.AMQPURL, s.Prefix); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// WithSearchPath returns base with search_path set to schema.
+func WithSearchPath(base, schema string) (string, error) {
+	u, err := url.Parse(base)
+	if err != nil {
+		return "", fmt.Errorf("parse Postgres URL: %w", err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String(), nil
+}

@@ -1,0 +1,462 @@
+// Package worker owns the consumer side of the main queue (SPEC §5). Per
+// message, in order:
+//
+//  1. peek: a history row exists → ack (a fast path, not a guard);
+//  2. pre-checks: payload, message_id ≤ 100 chars, template and EUC-KR
+//     fallback ≤ 2,000 bytes, advertising hours, member and consent
+//     re-lookup, non-production number; a block parks or skips without a
+//     history row;
+//  3. claim: INSERT 'SENDING' ON CONFLICT (message_id) DO NOTHING; not
+//     inserted → another copy won → ack without sending;
+//  4. send: only the claimer calls the vendor, refkey = message_id (the
+//     non-production number check runs again right before the call);
+//  5. result: UPDATE … WHERE status='SENDING', then ack.
+//
+// Steps 3–5 run to completion even when the worker is stopping (they run on
+// a context detached from cancellation); a stop before step 3 requeues.
+// Vendor outcomes: definitely not sent → delete the claim and retry
+// (in-listener, then the retry queue, then parking); unknown → ERROR + alert,
+// never retried.
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/outboxchaos/outboxchaos/system/alert"
+	"github.com/outboxchaos/outboxchaos/system/broker"
+	"github.com/outboxchaos/outboxchaos/system/clock"
+	"github.com/outboxchaos/outboxchaos/system/config"
+	"github.com/outboxchaos/outboxchaos/system/inbox"
+	"github.com/outboxchaos/outboxchaos/system/killpoint"
+	"github.com/outboxchaos/outboxchaos/system/notification"
+	"github.com/outboxchaos/outboxchaos/system/publisher"
+	"github.com/outboxchaos/outboxchaos/system/vendor"
+)
+
+// Vendor sends one message.
+type Vendor interface {
+	Send(ctx context.Context, req vendor.Request) vendor.Result
+}
+
+// Worker consumes the main queue.
+type Worker struct {
+	cfg    config.Config
+	pool   *pgxpool.Pool
+	clock  clock.Clock
+	vendor Vendor
+	alerts alert.Sender
+	log    *slog.Logger
+	pub    *publisher.Publisher // retry and parking publishes
+
+	mu     sync.Mutex
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// New returns a worker.
+func New(cfg config.Config, pool *pgxpool.Pool, clk clock.Clock, v Vendor, alerts alert.Sender, log *slog.Logger) *Worker {
+	return &Worker{
+		cfg: cfg, pool: pool, clock: clk, vendor: v, alerts: alerts,
+		log: log.With("component", "worker"),
+		pub: publisher.New(cfg.AMQPURL, broker.NamesFor(cfg.Prefix).Exchange, cfg.ConfirmTimeout),
+	}
+}
+
+// Start connects, declares the topology and begins consuming. It returns
+// once the first consumer is registered (or with the error that stopped it);
+// afterwards it reconnects by itself until Stop.
+func (w *Worker) Start(ctx context.Context) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.done != nil {
+		return errors.New("worker already started")
+	}
+	conn, deliveries, err := w.connect()
+	if err != nil {
+		return err
+	}
+	ctx, w.cancel = context.WithCancel(ctx)
+	w.done = make(chan struct{})
+	go w.run(ctx, conn, deliveries, w.done)
+	return nil
+}
+
+func (w *Worker) connect() (*amqp.Connection, <-chan amqp.Delivery, error) {
+	conn, err := amqp.DialConfig(w.cfg.AMQPURL, amqp.Config{Dial: amqp.DefaultDial(5 * time.Second), Heartbeat: 5 * time.Second})
+	if err != nil {
+		return nil, nil, fmt.Errorf("dial broker: %w", err)
+	}
+	ch, err := conn.Channel()
+	if err != nil {
+		_ = conn.Close()
+		return nil, nil, fmt.Errorf("open channel: %w", err)
+	}
+	topo := broker.Topology{Prefix: w.cfg.Prefix, DeliveryLimit: w.cfg.DeliveryLimit, RetryTTL: w.cfg.RetryTTL}
+	if err := topo.Declare(ch); err != nil {
+		_ = conn.Close()
+		return nil, nil, err
+	}
+	if err := ch.Qos(1, 0, false); err != nil {
+		_ = conn.Close()
+		return nil, nil, fmt.Errorf("set prefetch 1: %w", err)
+	}
+	d, err := ch.Consume(broker.NamesFor(w.cfg.Prefix).Main, w.cfg.Instance, false, false, false, false, nil)
+	if err != nil {
+		_ = conn.Close()
+		return nil, nil, fmt.Errorf("consume: %w", err)
+	}
+	w.log.Info("consuming", "event", "consume-start", "queue", broker.NamesFor(w.cfg.Prefix).Main)
+	return conn, d, nil
+}
+
+func (w *Worker) run(ctx context.Context, conn *amqp.Connection, deliveries <-chan amqp.Delivery, done chan struct{}) {
+	defer close(done)
+	defer func() { _ = w.pub.Close() }()
+	for {
+		w.consume(ctx, deliveries)
+		_ = conn.Close()
+		for {
+			if ctx.Err() != nil {
+				return
+			}
+			w.log.Warn("broker connection lost, reconnecting", "event", "reconnect")
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(200 * time.Millisecond):
+			}
+			var err error
+			conn, deliveries, err = w.connect()
+			if err == nil {
+				break
+			}
+			w.log.Error("reconnect failed", "err", err)
+		}
+	}
+}
+
+func (w *Worker) consume(ctx context.Context, deliveries <-chan amqp.Delivery) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case d, ok := <-deliveries:
+			if !ok {
+				return
+			}
+			w.Handle(ctx, d)
+		}
+	}
+}
+
+// Stop stops consuming and waits for the message in hand to finish. Safe to
+// call twice or before Start.
+func (w *Worker) Stop() {
+	w.mu.Lock()
+	cancel, done := w.cancel, w.done
+	w.mu.Unlock()
+	if cancel == nil {
+		return
+	}
+	cancel()
+	<-done
+}
+
+// Acker is the part of amqp.Delivery the handler settles with.
+type Acker interface {
+	Ack(multiple bool) error
+	Nack(multiple, requeue bool) error
+}
+
+func (w *Worker) ack(d amqp.Delivery, mid, why string) {
+	if err := d.Ack(false); err != nil {
+		w.log.Warn("ack failed; the copy will be redelivered", "event", "ack-failed", "message_id", mid, "err", err)
+		return
+	}
+	w.log.Info("acked", "event", "ack", "message_id", mid, "why", why)
+}
+
+func (w *Worker) requeue(d amqp.Delivery, mid, why string) {
+	if err := d.Nack(false, true); err != nil {
+		w.log.Warn("nack failed", "event", "nack-failed", "message_id", mid, "err", err)
+		return
+	}
+	w.log.Info("requeued", "event", "requeue", "message_id", mid, "why", why)
+}
+
+// Handle processes one delivery through the five steps.
+func (w *Worker) Handle(ctx context.Context, d amqp.Delivery) {
+	mid := d.MessageId
+	w.log.Info("delivered", "event", "delivery", "message_id", mid, "redelivered", d.Redelivered)
+	if ctx.Err() != nil {
+		w.requeue(d, mid, "stopping before claim")
+		return
+	}
+	// Step 1: peek.
+	exists, err := inbox.Exists(ctx, w.pool, mid)
+	if err != nil {
+		w.log.Error("peek failed", "event", "peek-failed", "message_id", mid, "err", err)
+		w.pause(ctx)
+		w.requeue(d, mid, "peek failed")
+		return
+	}
+	if exists {
+		w.ack(d, mid, "history row exists")
+		return
+	}
+	// Step 2: pre-checks.
+	p, rendered, reason, skip, err := w.precheck(ctx, mid, d.Body)
+	if err != nil {
+		w.log.Error("pre-check failed", "event", "precheck-failed", "message_id", mid, "err", err)
+		w.pause(ctx)
+		w.requeue(d, mid, "pre-check failed")
+		return
+	}
+	if reason != "" {
+		if skip {
+			w.log.Info("skipped", "event", "skip", "message_id", mid, "outbox_id", p.OutboxID, "reason", reason)
+			w.ack(d, mid, "skipped: "+reason)
+			return
+		}
+		w.park(ctx, d, p, reason)
+		return
+	}
+	if ctx.Err() != nil {
+		w.requeue(d, mid, "stopping before claim")
+		return
+	}
+	killpoint.Hit(killpoint.WorkerBeforeClaim)
+	// Steps 3–5 are not cancellable.
+	w.claimAndSend(context.WithoutCancel(ctx), d, p, rendered)
+}
+
+// pause slows a redelivery loop while the database is unreachable.
+func (w *Worker) pause(ctx context.Context) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(w.cfg.InListenerDelay):
+	}
+}
+
+// precheck returns a block reason (skip: ack without a history row; else
+// park) or an infrastructure error (requeue).
+func (w *Worker) precheck(ctx context.Context, mid string, body []byte) (p notification.Payload, r notification.Rendered, reason string, skip bool, err error) {
+	if mid == "" {
+		return p, r, "MISSING_MESSAGE_ID", false, nil
+	}
+	p, derr := notification.Decode(body)
+	if derr != nil {
+		return p, r, "MALFORMED_PAYLOAD", false, nil
+	}
+	if mid != notification.MessageID(p.OutboxID) && len([]rune(mid)) <= notification.MaxMessageIDLen {
+		return p, r, "MESSAGE_ID_MISMATCH", false, nil
+	}
+	r, rerr := notification.Render(mid, p)
+	if rerr != nil {
+		return p, r, notification.Reason(rerr), false, nil
+	}
+	if p.Advertising {
+		now := w.clock.Now()
+		m := now.Hour()*60 + now.Minute()
+		if m < w.cfg.AdSendFrom.Minutes() || m >= w.cfg.AdSendUntil.Minutes() {
+			return p, r, "OUTSIDE_AD_HOURS", false, nil
+		}
+	}
+	var consent bool
+	err = w.pool.QueryRow(ctx, `SELECT coalesce((SELECT sms_consent AND active FROM members WHERE id = $1), false)`, p.MemberID).Scan(&consent)
+	if err != nil {
+		return p, r, "", false, fmt.Errorf("re-check consent of member %d: %w", p.MemberID, err)
+	}
+	if !consent {
+		return p, r, "NO_SMS_CONSENT", true, nil
+	}
+	ok, err := w.allowedNumber(ctx, p.Phone)
+	if err != nil {
+		return p, r, "", false, err
+	}
+	if !ok {
+		return p, r, "NON_PRODUCTION_NUMBER", true, nil
+	}
+	return p, r, "", false, nil
+}
+
+func (w *Worker) allowedNumber(ctx context.Context, phone string) (bool, error) {
+	if w.cfg.Production {
+		return true, nil
+	}
+	var ok bool
+	if err := w.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM registered_numbers WHERE phone = $1)`, phone).Scan(&ok); err != nil {
+		return false, fmt.Errorf("check registered number: %w", err)
+	}
+	return ok, nil
+}
+
+func retryCount(d amqp.Delivery) int {
+	switch v := d.Headers[broker.HeaderRetryCount].(type) {
+	case int32:
+		return int(v)
+	case int64:
+		return int(v)
+	case int:
+		return v
+	}
+	return 0
+}
+
+func (w *Worker) claimAndSend(ctx context.Context, d amqp.Delivery, p notification.Payload, r notification.Rendered) {
+	mid := d.MessageId
+	c := inbox.Claim{MessageID: mid, OutboxID: p.OutboxID, DedupKey: p.DedupKey, Kind: string(p.Kind), Phone: p.Phone}
+	for attempt := 0; ; attempt++ {
+		// Step 3: claim.
+		won, err := inbox.TryClaim(ctx, w.pool, c, w.clock.Now())
+		if err == nil {
+			err = killpoint.Fail(killpoint.FailClaimResponse)
+		}
+		if err != nil {
+			// The INSERT may or may not have committed. Nothing was sent:
+			// requeue. If it did commit, the copy is blocked by its own row
+			// and cleanup turns it into ERROR + alert (a known loss window).
+			w.log.Error("claim failed", "event", "claim-failed", "message_id", mid, "err", err)
+			w.requeue(d, mid, "claim failed")
+			return
+		}
+		if !won {
+			w.log.Info("claim lost to another copy", "event", "claim-lost", "message_id", mid)
+			w.ack(d, mid, "claimed by another copy")
+			return
+		}
+		w.log.Info("claimed", "event", "claim", "message_id", mid, "outbox_id", p.OutboxID, "dedup_key", p.DedupKey)
+		killpoint.Hit(killpoint.WorkerAfterClaim)
+
+		// Third non-production layer, right before the vendor call.
+		ok, err := w.allowedNumber(ctx, p.Phone)
+		if err != nil || !ok {
+			w.release(ctx, c, p)
+			if err != nil {
+				w.requeue(d, mid, "number check failed")
+			} else {
+				w.log.Info("skipped", "event", "skip", "message_id", mid, "reason", "NON_PRODUCTION_NUMBER")
+				w.ack(d, mid, "skipped: NON_PRODUCTION_NUMBER")
+			}
+			return
+		}
+
+		// Step 4: send.
+		res := w.vendor.Send(ctx, vendor.Request{RefKey: mid, Phone: p.Phone, From: w.cfg.SenderNumber,
+			TemplateCode: r.TemplateCode, Text: r.Text, Fallback: r.Fallback})
+		w.log.Info("vendor call", "event", "vendor-call", "message_id", mid, "outcome", res.Outcome.String(),
+			"code", res.Code, "attempt", attempt+1)
+		killpoint.Hit(killpoint.WorkerAfterSend)
+
+		// Step 5: result.
+		switch res.Outcome {
+		case vendor.Sent:
+			w.result(ctx, c, inbox.StatusSent, res.Code, "")
+			killpoint.Hit(killpoint.WorkerAfterResult)
+			w.ack(d, mid, "sent")
+			return
+		case vendor.Unknown:
+			w.result(ctx, c, inbox.StatusError, res.Code, errText(res.Err))
+			w.alerts.Send(ctx, alert.Alert{Kind: alert.KindVendorUnknown, OutboxID: p.OutboxID, MessageID: mid,
+				DedupKey: p.DedupKey, Reason: res.Code, Instance: w.cfg.Instance, At: w.clock.Now()})
+			killpoint.Hit(killpoint.WorkerAfterResult)
+			w.ack(d, mid, "vendor outcome unknown: ERROR, never retried")
+			return
+		}
+		// Definitely not sent: free the claim, then retry.
+		if !w.release(ctx, c, p) {
+			w.ack(d, mid, "claim could not be released")
+			return
+		}
+		if attempt < w.cfg.InListenerRetries {
+			time.Sleep(w.cfg.InListenerDelay)
+			continue
+		}
+		n := retryCount(d)
+		if n < w.cfg.RetryMax {
+			w.republish(ctx, d, broker.KeyRetry, amqp.Table{broker.HeaderRetryCount: int32(n + 1)}, "retry")
+			return
+		}
+		w.park(ctx, d, p, "VENDOR_REJECTED:"+res.Code)
+		return
+	}
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// result writes step 5. A failure is logged and alerted; the SENDING row
+// then blocks every redelivery and cleanup turns it into ERROR.
+func (w *Worker) result(ctx context.Context, c inbox.Claim, status, code, errText string) {
+	err := killpoint.Fail(killpoint.FailResultUpdate)
+	ok := false
+	if err == nil {
+		ok, err = inbox.Finish(ctx, w.pool, c.MessageID, status, code, errText, w.clock.Now())
+	}
+	if err != nil {
+		w.log.Error("result write failed", "event", "result-failed", "message_id", c.MessageID, "status", status, "err", err)
+		w.alerts.Send(ctx, alert.Alert{Kind: alert.KindResultWriteFailed, OutboxID: c.OutboxID, MessageID: c.MessageID,
+			DedupKey: c.DedupKey, Reason: fmt.Sprintf("%s not written: %v", status, err), Instance: w.cfg.Instance, At: w.clock.Now()})
+		return
+	}
+	if !ok {
+		w.log.Warn("result not written: row no longer SENDING", "event", "result-late", "message_id", c.MessageID, "status", status)
+		return
+	}
+	w.log.Info("result written", "event", "result", "message_id", c.MessageID, "status", status)
+}
+
+func (w *Worker) release(ctx context.Context, c inbox.Claim, p notification.Payload) bool {
+	if _, err := inbox.Release(ctx, w.pool, c.MessageID); err != nil {
+		w.log.Error("release claim failed", "event", "release-failed", "message_id", c.MessageID, "err", err)
+		w.alerts.Send(ctx, alert.Alert{Kind: alert.KindClaimReleaseFail, OutboxID: p.OutboxID, MessageID: c.MessageID,
+			DedupKey: p.DedupKey, Reason: err.Error(), Instance: w.cfg.Instance, At: w.clock.Now()})
+		return false
+	}
+	w.log.Info("claim released", "event", "release", "message_id", c.MessageID)
+	return true
+}
+
+// park moves the message to the parking queue with a reason, alerts, acks.
+func (w *Worker) park(ctx context.Context, d amqp.Delivery, p notification.Payload, reason string) {
+	if w.republish(ctx, d, broker.KeyParking, amqp.Table{broker.HeaderFailureReason: reason}, "park") {
+		w.log.Warn("parked", "event", "park", "message_id", d.MessageId, "outbox_id", p.OutboxID, "reason", reason)
+		w.alerts.Send(ctx, alert.Alert{Kind: alert.KindParked, OutboxID: p.OutboxID, MessageID: d.MessageId,
+			DedupKey: p.DedupKey, Reason: reason, Instance: w.cfg.Instance, At: w.clock.Now()})
+	}
+}
+
+// republish copies d (same message_id, headers merged) to routing key and
+// acks it once the broker confirmed; otherwise it requeues d.
+func (w *Worker) republish(ctx context.Context, d amqp.Delivery, key string, extra amqp.Table, what string) bool {
+	h := amqp.Table{}
+	for k, v := range d.Headers {
+		h[k] = v
+	}
+	for k, v := range extra {
+		h[k] = v
+	}
+	res, err := w.pub.PublishBatch(ctx, []publisher.Message{{MessageID: d.MessageId, RoutingKey: key, Body: d.Body, Headers: h}})
+	if err == nil && res[0].Outcome != publisher.Confirmed {
+		err = fmt.Errorf("%s: %v", res[0].Outcome, res[0].Err)
+	}
+	if err != nil {
+		w.log.Error("republish failed", "event", what+"-failed", "message_id", d.MessageId, "err", err)
+		w.requeue(d, d.MessageId, what+" failed")
+		return false
+	}
+	w.ack(d, d.MessageId, what)
+	return true
+}
