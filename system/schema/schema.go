@@ -114,7 +114,6 @@ var statements = []string{
 	)`,
 }
 
-
 // Migrate creates every table and index, holding a session advisory lock
 // keyed by the current schema for the whole run.
 func Migrate(ctx context.Context, conn *pgx.Conn) error {
