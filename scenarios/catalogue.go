@@ -1,0 +1,644 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/outboxchaos/outboxchaos/fakevendor"
+	"github.com/outboxchaos/outboxchaos/faults"
+	"github.com/outboxchaos/outboxchaos/system/broker"
+	"github.com/outboxchaos/outboxchaos/system/clock"
+	"github.com/outboxchaos/outboxchaos/system/config"
+	"github.com/outboxchaos/outboxchaos/system/killpoint"
+	"github.com/outboxchaos/outboxchaos/system/notification"
+)
+
+// mid is the message_id of outbox row id.
+func mid(id int64) string { return notification.MessageID(id) }
+
+// Catalogue returns every named scenario, in SPEC table order.
+func Catalogue() []*Scenario {
+	return []*Scenario{
+		{
+			Name: "job-crash-before-commit", Row: "1", PerKind: 2,
+			Description: "the batch job dies before its outbox transaction commits; the re-run recomputes the same dedup keys",
+			Fault:       "kill-point job.before-commit (SIGKILL) in the job pod",
+			Outcome:     "no row after the crash; re-run inserts each once; a third run inserts 0; every notification sent once",
+			Drive: func(ctx context.Context, e *Env) error {
+				p, err := e.Start(ctx, "job", WithArgs("--kinds", "all"), Killpoint(killpoint.JobBeforeCommit))
+				if err != nil {
+					return err
+				}
+				if err := e.ExpectKilled(ctx, p, killpoint.JobBeforeCommit); err != nil {
+					return err
+				}
+				if n, err := e.Count(ctx, `SELECT count(*) FROM notification_outbox`); err != nil || n != 0 {
+					return fmt.Errorf("after the crash want 0 outbox rows, got %d (%v)", n, err)
+				}
+				for run := 1; run <= 2; run++ {
+					if err := e.Enqueue(ctx); err != nil {
+						return err
+					}
+					n, err := e.Count(ctx, `SELECT count(*) FROM notification_outbox`)
+					if err != nil || n != 12 {
+						return fmt.Errorf("after re-run %d want 12 outbox rows, got %d (%v)", run, n, err)
+					}
+				}
+				return e.Pipeline(ctx)
+			},
+			Expect: allOnce,
+		},
+		{
+			Name: "pending-before-relay", Row: "2",
+			Description: "the job committed but no relay has run yet; the rows wait as PENDING and go out on the next run",
+			Fault:       "no relay running after the commit",
+			Outcome:     "rows stay PENDING while no relay runs, then each is sent once",
+			Drive: func(ctx context.Context, e *Env) error {
+				if err := e.Enqueue(ctx); err != nil {
+					return err
+				}
+				for _, role := range []string{"worker", "cleanup"} {
+					if _, err := e.Start(ctx, role); err != nil {
+						return err
+					}
+				}
+				n, err := e.Count(ctx, `SELECT count(*) FROM notification_outbox WHERE status = 'PENDING'`)
+				if err != nil {
+					return err
+				}
+				e.Fault("relay-absent", "relay", n == 6, fmt.Sprintf("%d rows PENDING with no relay", n))
+				_, err = e.Start(ctx, "relay")
+				return err
+			},
+			Expect: allOnce,
+		},
+		{
+			Name: "expired-before-relay", Row: "2*",
+			Description: "the relay first runs after the rows' scheduled date has passed",
+			Fault:       "clock jump: the relay's virtual clock is the next day",
+			Outcome:     "every row EXPIRED with an alert naming it; nothing sent",
+			Drive: func(ctx context.Context, e *Env) error {
+				if err := e.Enqueue(ctx); err != nil {
+					return err
+				}
+				tomorrow := clock.NewVirtual(nextDay(e.Day, 10, 0), 1).Setting()
+				for _, role := range []string{"worker", "cleanup"} {
+					if _, err := e.Start(ctx, role); err != nil {
+						return err
+					}
+				}
+				if _, err := e.Start(ctx, "relay", WithClock(tomorrow)); err != nil {
+					return err
+				}
+				err := e.WaitCount(ctx, 20*time.Second, 6, `SELECT count(*) FROM notification_outbox WHERE status = 'EXPIRED'`)
+				e.Fault("clock-jump", "relay", err == nil, "relay clock +1 day")
+				return err
+			},
+			Expect: func(e *Env, s State, v Verdict) error {
+				return all(lost(6)(e, s, v), alertsOfKind(s, "EXPIRED", 6), ledgerSize(s, 0))
+			},
+		},
+		{
+			Name: "relay-crash-after-claim", Row: "3",
+			Description: "the relay dies after its claim committed, before publishing",
+			Fault:       "kill-point relay.after-claim (SIGKILL) in relay-1",
+			Outcome:     "rows stay PUBLISHING until the lease passes, then CLAIM_EXPIRED → PENDING → republished; each sent once",
+			Drive: func(ctx context.Context, e *Env) error {
+				if err := e.Enqueue(ctx); err != nil {
+					return err
+				}
+				p, err := e.Start(ctx, "relay", Killpoint(killpoint.RelayAfterClaim))
+				if err != nil {
+					return err
+				}
+				if err := e.ExpectKilled(ctx, p, killpoint.RelayAfterClaim); err != nil {
+					return err
+				}
+				if n, err := e.Count(ctx, `SELECT count(*) FROM notification_outbox WHERE status = 'PUBLISHING' AND claimed_by = 'relay-1'`); err != nil || n != 6 {
+					return fmt.Errorf("want 6 rows PUBLISHING by relay-1 after the crash, got %d (%v)", n, err)
+				}
+				if err := e.Pipeline(ctx); err != nil {
+					return err
+				}
+				return e.WaitEvent(ctx, 20*time.Second, "reclaim", nil)
+			},
+			Expect: allOnce,
+		},
+		{
+			Name: "confirm-timeout", Row: "4",
+			Description: "the broker's confirms arrive after the 5 s (here 600 ms) timeout",
+			Fault:       "Toxiproxy latency 1.5 s on RabbitMQ → relay (confirms delayed, publishes delivered)",
+			Outcome:     "indefinite outcome treated as failure: backoff republish, the queue holds copies, the inbox lets one through",
+			Drive: func(ctx context.Context, e *Env) error {
+				if err := e.Enqueue(ctx); err != nil {
+					return err
+				}
+				if err := e.Pipeline(ctx); err != nil {
+					return err
+				}
+				if err := e.WaitFor(ctx, 20*time.Second, "first batch sent", ledgerAtLeast(e, 6)); err != nil {
+					return err
+				}
+				f, err := e.AMQPRelay.Latency(ctx, faults.Downstream, 1500*time.Millisecond, 0)
+				if err != nil {
+					return err
+				}
+				if err := e.Enqueue(ctx, WithArgs("--per-kind", "2")); err != nil {
+					return err
+				}
+				werr := e.WaitEvent(ctx, 20*time.Second, "publish", func(ev faults.Event) bool { return ev.Str("outcome") == "timed-out" })
+				if err := f.Remove(); err != nil {
+					return err
+				}
+				e.NetFault(f)
+				return werr
+			},
+			Expect: func(e *Env, s State, v Verdict) error {
+				return all(allOnce(e, s, v), copiesSeen(e, 1))
+			},
+		},
+		{
+			Name: "relay-crash-after-confirm", Row: "5",
+			Description: "the broker confirmed, the relay dies before marking PUBLISHED",
+			Fault:       "kill-point relay.after-confirm (SIGKILL) in relay-1",
+			Outcome:     "republished with the same message_id after the lease; the inbox blocks the copy; each sent once",
+			Drive: func(ctx context.Context, e *Env) error {
+				if err := e.Enqueue(ctx); err != nil {
+					return err
+				}
+				for _, role := range []string{"worker", "cleanup"} {
+					if _, err := e.Start(ctx, role); err != nil {
+						return err
+					}
+				}
+				p, err := e.Start(ctx, "relay", Killpoint(killpoint.RelayAfterConfirm))
+				if err != nil {
+					return err
+				}
+				if err := e.ExpectKilled(ctx, p, killpoint.RelayAfterConfirm); err != nil {
+					return err
+				}
+				if err := e.WaitFor(ctx, 20*time.Second, "first copies sent", ledgerAtLeast(e, 6)); err != nil {
+					return err
+				}
+				if _, err := e.Start(ctx, "relay"); err != nil {
+					return err
+				}
+				return e.WaitCount(ctx, 20*time.Second, 6, `SELECT count(*) FROM notification_outbox WHERE status = 'PUBLISHED'`)
+			},
+			Expect: func(e *Env, s State, v Verdict) error {
+				return all(allOnce(e, s, v), copiesSeen(e, 6))
+			},
+		},
+		{
+			Name: "overlapping-relays", Row: "6", PerKind: 10,
+			Configure:   func(c *config.Config) { c.BatchSize = 5 },
+			Description: "three relay runs overlap on the same outbox",
+			Fault:       "three relay pods started at once, batch size 5, 60 rows",
+			Outcome:     "SKIP LOCKED hands them disjoint rows; each sent once",
+			Drive: func(ctx context.Context, e *Env) error {
+				if err := e.Enqueue(ctx); err != nil {
+					return err
+				}
+				for _, role := range []string{"relay", "relay", "relay", "worker", "cleanup"} {
+					if _, err := e.Start(ctx, role); err != nil {
+						return err
+					}
+				}
+				if err := e.WaitCount(ctx, 30*time.Second, 60, `SELECT count(*) FROM notification_outbox WHERE status = 'PUBLISHED'`); err != nil {
+					return err
+				}
+				claimers := map[string]bool{}
+				for _, ev := range e.Events("claim") {
+					if ev.Attrs["component"] == "relay" {
+						claimers[ev.Pod] = true
+					}
+				}
+				e.Fault("overlap", "relays", len(claimers) >= 2, fmt.Sprintf("%d relays claimed rows", len(claimers)))
+				return nil
+			},
+			Expect: func(e *Env, s State, v Verdict) error {
+				return all(allOnce(e, s, v), disjointClaims(e))
+			},
+		},
+		{
+			Name: "worker-crash-before-claim", Row: "7",
+			Description: "the worker dies after the pre-checks, before its claim INSERT",
+			Fault:       "kill-point worker.before-claim (SIGKILL) in worker-1",
+			Outcome:     "not acked → redelivered → the next consumer sends it once",
+			Drive: func(ctx context.Context, e *Env) error {
+				return crashWorker(ctx, e, Killpoint(killpoint.WorkerBeforeClaim), killpoint.WorkerBeforeClaim)
+			},
+			Expect: allOnce,
+		},
+		{
+			Name: "worker-crash-after-claim", Row: "8",
+			Description: "the worker is killed after its claim committed, before the vendor call",
+			Fault:       "kill-point worker.after-claim (SIGKILL) in worker-1",
+			Outcome:     "SENDING stays; the redelivery does not send; cleanup turns it into ERROR + alert (lost, visibly)",
+			Drive: func(ctx context.Context, e *Env) error {
+				return crashWorker(ctx, e, Killpoint(killpoint.WorkerAfterClaim), killpoint.WorkerAfterClaim)
+			},
+			Expect: func(e *Env, s State, v Verdict) error {
+				return all(lost(1)(e, s, v), alertsOfKind(s, "SENDING_TIMEOUT", 1), ledgerSize(s, 5))
+			},
+		},
+		vendorUnknown("vendor-timeout", fakevendor.AcceptHang, fakevendor.Hang,
+			"the vendor call times out: once after the message reached the phone, once before"),
+		vendorUnknown("vendor-5xx", fakevendor.Accept5xx, fakevendor.Fail5xx,
+			"the vendor answers 5xx: once after the message reached the phone, once before"),
+		{
+			Name: "result-write-fails", Row: "10",
+			Description: "the vendor accepted, the result UPDATE fails",
+			Fault:       "failpoint worker.result-update in worker-1",
+			Outcome:     "error log + alert, ack; SENDING blocks redelivery; cleanup → ERROR + alert; sent once",
+			Drive: func(ctx context.Context, e *Env) error {
+				if err := e.Enqueue(ctx); err != nil {
+					return err
+				}
+				w, err := e.Start(ctx, "worker", Failpoint(killpoint.FailResultUpdate))
+				if err != nil {
+					return err
+				}
+				for _, role := range []string{"relay", "cleanup"} {
+					if _, err := e.Start(ctx, role); err != nil {
+						return err
+					}
+				}
+				err = e.WaitEvent(ctx, 20*time.Second, "result-failed", nil)
+				e.Fault("failpoint", w.Name(), FailpointFired(w, killpoint.FailResultUpdate), killpoint.FailResultUpdate)
+				return err
+			},
+			Expect: func(e *Env, s State, v Verdict) error {
+				return all(allOnce(e, s, v), alertsOfKind(s, "RESULT_WRITE_FAILED", 1), alertsOfKind(s, "SENDING_TIMEOUT", 1),
+					expectInt("ERROR rows that reached the handset", v.ErrorDelivered, 1))
+			},
+		},
+		{
+			Name: "worker-crash-before-ack", Row: "11",
+			Description: "the result is written, the worker dies before the ack",
+			Fault:       "kill-point worker.after-result (SIGKILL) in worker-1",
+			Outcome:     "redelivered → history row exists → skipped; sent once",
+			Drive: func(ctx context.Context, e *Env) error {
+				return crashWorker(ctx, e, Killpoint(killpoint.WorkerAfterResult), killpoint.WorkerAfterResult)
+			},
+			Expect: func(e *Env, s State, v Verdict) error {
+				return all(allOnce(e, s, v), peekSkips(e, 1))
+			},
+		},
+		{
+			Name: "vendor-rejects", Row: "12",
+			Description: "definitely-not-sent failures: 401, 403, 429, token failure, connection refused",
+			Fault:       "fake vendor answers 401 / 403 / 429×2 / token 500 once; the vendor link is down at first",
+			Outcome:     "claim deleted and retried (in-listener, then the retry queue); each sent once",
+			Drive: func(ctx context.Context, e *Env) error {
+				rules := []fakevendor.Rule{
+					{RefKey: mid(1), Mode: fakevendor.Status401, Times: 1},
+					{RefKey: mid(2), Mode: fakevendor.Status403, Times: 1},
+					{RefKey: mid(3), Mode: fakevendor.Status429, Times: 2},
+					{Mode: fakevendor.TokenFail, Times: 1},
+				}
+				for _, r := range rules {
+					if err := e.Vendor.AddRule(r); err != nil {
+						return err
+					}
+				}
+				down, err := e.VendorLink.Down()
+				if err != nil {
+					return err
+				}
+				if err := e.Enqueue(ctx); err != nil {
+					return err
+				}
+				if err := e.Pipeline(ctx); err != nil {
+					return err
+				}
+				werr := e.WaitEvent(ctx, 20*time.Second, "vendor-call", func(ev faults.Event) bool { return ev.Str("code") == "CONN_REFUSED" })
+				if err := down.Remove(); err != nil {
+					return err
+				}
+				e.Fault("down", "vendor", werr == nil, "connection refused seen by the worker")
+				if werr != nil {
+					return werr
+				}
+				if err := e.WaitFor(ctx, 20*time.Second, "all sent", ledgerAtLeast(e, 6)); err != nil {
+					return err
+				}
+				fired := e.Vendor.Fired()
+				for _, m := range []fakevendor.Mode{fakevendor.Status401, fakevendor.Status403, fakevendor.Status429, fakevendor.TokenFail} {
+					e.Fault("vendor", string(m), fired[m] > 0, fmt.Sprintf("fired %d times", fired[m]))
+				}
+				return nil
+			},
+			Expect: allOnce,
+		},
+		{
+			Name: "claim-response-lost", Row: "extra",
+			Description: "the claim INSERT commits but its response never reaches the worker",
+			Fault:       "failpoint worker.claim-response in worker-1 (error after the commit)",
+			Outcome:     "requeued; the copy finds its own SENDING row and does not send; cleanup → ERROR + alert (lost, visibly)",
+			Drive: func(ctx context.Context, e *Env) error {
+				if err := e.Enqueue(ctx); err != nil {
+					return err
+				}
+				w, err := e.Start(ctx, "worker", Failpoint(killpoint.FailClaimResponse))
+				if err != nil {
+					return err
+				}
+				for _, role := range []string{"relay", "cleanup"} {
+					if _, err := e.Start(ctx, role); err != nil {
+						return err
+					}
+				}
+				err = e.WaitEvent(ctx, 20*time.Second, "claim-failed", nil)
+				e.Fault("failpoint", w.Name(), FailpointFired(w, killpoint.FailClaimResponse), killpoint.FailClaimResponse)
+				return err
+			},
+			Expect: func(e *Env, s State, v Verdict) error {
+				return all(lost(1)(e, s, v), alertsOfKind(s, "SENDING_TIMEOUT", 1))
+			},
+		},
+		{
+			Name: "anniversary-outbox-fails", Row: "extra", PerKind: 2,
+			Kinds:       []notification.Kind{notification.AnniversaryCoupon},
+			Description: "the anniversary job issued the coupon, then its outbox insert fails",
+			Fault:       "failpoint job.anniversary-outbox-insert in the job pod",
+			Outcome:     "the notification is lost on purpose (never twice) with an ANNIVERSARY_LOST alert; the other is sent once",
+			Drive: func(ctx context.Context, e *Env) error {
+				p, err := e.Run(ctx, "job", WithArgs("--kinds", e.Scenario.kindsArg()), Failpoint(killpoint.FailAnniversaryOutbox))
+				if p != nil {
+					e.Fault("failpoint", p.Name(), FailpointFired(p, killpoint.FailAnniversaryOutbox), killpoint.FailAnniversaryOutbox)
+				}
+				if err != nil {
+					return err
+				}
+				if n, err := e.Count(ctx, `SELECT count(*) FROM coupons`); err != nil || n != 2 {
+					return fmt.Errorf("want 2 coupons issued, got %d (%v)", n, err)
+				}
+				return e.Pipeline(ctx)
+			},
+			Expect: func(e *Env, s State, v Verdict) error {
+				return all(lost(1)(e, s, v), alertsOfKind(s, "ANNIVERSARY_LOST", 1), ledgerSize(s, 1))
+			},
+		},
+		{
+			Name: "ad-cutoff-deferral", Row: "2*",
+			Start:       func(now time.Time) time.Time { return clock.At(now, 20, 39).Add(50 * time.Second) },
+			Description: "advertising messages reach the relay after 20:40",
+			Fault:       "clock: the relay starts at 20:40:00, then a relay runs the next day at 08:00",
+			Outcome:     "ads deferred to 08:00 next day (not sent after the cut-off); past their scheduled date they are EXPIRED + alert; the rest sent once",
+			Drive: func(ctx context.Context, e *Env) error {
+				if err := e.Enqueue(ctx); err != nil {
+					return err
+				}
+				for _, role := range []string{"worker", "cleanup"} {
+					if _, err := e.Start(ctx, role); err != nil {
+						return err
+					}
+				}
+				cut := clock.NewVirtual(clock.At(e.Day, 20, 40), 1).Setting()
+				r1, err := e.Start(ctx, "relay", WithClock(cut))
+				if err != nil {
+					return err
+				}
+				resume := nextDay(e.Day, 8, 0)
+				err = e.WaitCount(ctx, 20*time.Second, 2, `SELECT count(*) FROM notification_outbox
+					WHERE advertising AND status = 'PENDING' AND status_reason = 'AD_CUTOFF_DEFERRED' AND next_attempt_at = $1`, resume)
+				e.Fault("clock", "relay 20:40", err == nil, "ads deferred to "+resume.Format("2006-01-02 15:04"))
+				if err != nil {
+					return err
+				}
+				if err := e.WaitFor(ctx, 20*time.Second, "non-ads sent", ledgerAtLeast(e, 4)); err != nil {
+					return err
+				}
+				if err := r1.Stop(5 * time.Second); err != nil {
+					return err
+				}
+				_, err = e.Start(ctx, "relay", WithClock(clock.NewVirtual(resume, 1).Setting()))
+				return err
+			},
+			Expect: func(e *Env, s State, v Verdict) error {
+				return all(lost(2)(e, s, v), alertsOfKind(s, "EXPIRED", 2), ledgerSize(s, 4))
+			},
+		},
+		{
+			Name: "parking-replay", Row: "extra", Kinds: []notification.Kind{notification.GradeRenewal},
+			Description: "an operator moves a parked message back to the main queue, twice",
+			Fault:       "vendor 401 until parked; then the operator replays the parked copy, and replays it again after it was sent",
+			Outcome:     "the first replay sends it once; the replay after it was sent is absorbed by the inbox",
+			Drive: func(ctx context.Context, e *Env) error {
+				if err := e.Vendor.AddRule(fakevendor.Rule{RefKey: mid(1), Mode: fakevendor.Status401}); err != nil {
+					return err
+				}
+				if err := e.Enqueue(ctx); err != nil {
+					return err
+				}
+				if err := e.Pipeline(ctx); err != nil {
+					return err
+				}
+				if err := e.WaitEvent(ctx, 30*time.Second, "park", nil); err != nil {
+					return err
+				}
+				e.Vendor.ResetRules()
+				msg, err := e.takeParked()
+				if err != nil {
+					return err
+				}
+				e.Fault("parked", mid(1), msg.MessageId == mid(1), "reason "+fmt.Sprint(msg.Headers[broker.HeaderFailureReason]))
+				if err := e.replay(msg); err != nil {
+					return err
+				}
+				if err := e.WaitFor(ctx, 20*time.Second, "sent after replay", ledgerAtLeast(e, 1)); err != nil {
+					return err
+				}
+				if err := e.WaitCount(ctx, 20*time.Second, 1, `SELECT count(*) FROM notification_histories WHERE status = 'SENT'`); err != nil {
+					return err
+				}
+				if err := e.replay(msg); err != nil {
+					return err
+				}
+				return e.WaitFor(ctx, 20*time.Second, "second replay absorbed", func(context.Context) (bool, error) {
+					return len(peekSkipEvents(e)) >= 1, nil
+				})
+			},
+			Expect: func(e *Env, s State, v Verdict) error {
+				return all(allOnce(e, s, v), alertsOfKind(s, "PARKED", 1))
+			},
+		},
+		{
+			Name: "schema-race", Row: "§7",
+			Description: "six instances migrate a fresh schema at the same moment",
+			Fault:       "six migrate pods started together (the pg_type_typname_nsp_index 23505 race)",
+			Outcome:     "all succeed thanks to pg_advisory_lock; the pipeline then sends each once",
+			Drive: func(ctx context.Context, e *Env) error {
+				var pods []*faults.Pod
+				for i := 0; i < 6; i++ {
+					p, err := e.Start(ctx, "migrate")
+					if err != nil {
+						return err
+					}
+					pods = append(pods, p)
+				}
+				for _, p := range pods {
+					if err := e.WaitExit(ctx, p, 60*time.Second); err != nil {
+						return err
+					}
+					if p.ExitCode() != 0 {
+						e.Fault("concurrent-migrate", p.Name(), true, "")
+						return fmt.Errorf("%s failed (exit %d): %s", p.Name(), p.ExitCode(), p.Output())
+					}
+				}
+				e.Fault("concurrent-migrate", "6 pods", true, "all exited 0")
+				if err := e.Enqueue(ctx); err != nil {
+					return err
+				}
+				return e.Pipeline(ctx)
+			},
+			Expect: allOnce,
+		},
+		{
+			Name: "broker-restart", Row: "extra", PerKind: 5,
+			Description: "every RabbitMQ connection is cut mid-stream and refused for a while",
+			Fault:       "both RabbitMQ links down for 500 ms after the 5th message reached a handset",
+			Outcome:     "relay and worker reconnect; nothing lost, nothing twice",
+			Drive: func(ctx context.Context, e *Env) error {
+				if err := e.Enqueue(ctx); err != nil {
+					return err
+				}
+				if err := e.Pipeline(ctx); err != nil {
+					return err
+				}
+				if err := e.WaitFor(ctx, 20*time.Second, "stream under way", ledgerAtLeast(e, 5)); err != nil {
+					return err
+				}
+				var downs []*faults.Fault
+				for _, p := range []*faults.Proxy{e.AMQPRelay, e.AMQPWorker} {
+					f, err := p.Down()
+					if err != nil {
+						return err
+					}
+					downs = append(downs, f)
+				}
+				err := e.WaitEvent(ctx, 10*time.Second, "reconnect", nil)
+				for _, f := range downs {
+					if rerr := f.Remove(); rerr != nil {
+						return rerr
+					}
+					e.NetFault(f)
+				}
+				return err
+			},
+			Expect: allOnce,
+		},
+	}
+}
+
+// vendorUnknown builds row 9: two notifications meet an indefinite vendor
+// failure, one after it reached the phone (sent) and one before (not sent).
+func vendorUnknown(name string, sent, notSent fakevendor.Mode, desc string) *Scenario {
+	return &Scenario{
+		Name: name, Row: "9", Description: desc,
+		Fault:   fmt.Sprintf("fake vendor %s for %s and %s for %s", sent, mid(1), notSent, mid(2)),
+		Outcome: "both ERROR + alert, never retried; the one that went out reached the phone once, the other is lost visibly",
+		Drive: func(ctx context.Context, e *Env) error {
+			for _, r := range []fakevendor.Rule{{RefKey: mid(1), Mode: sent}, {RefKey: mid(2), Mode: notSent}} {
+				if err := e.Vendor.AddRule(r); err != nil {
+					return err
+				}
+			}
+			if err := e.Enqueue(ctx); err != nil {
+				return err
+			}
+			if err := e.Pipeline(ctx); err != nil {
+				return err
+			}
+			err := e.WaitCount(ctx, 20*time.Second, 2, `SELECT count(*) FROM notification_histories WHERE status = 'ERROR'`)
+			fired := e.Vendor.Fired()
+			e.Fault("vendor", string(sent), fired[sent] > 0, mid(1))
+			e.Fault("vendor", string(notSent), fired[notSent] > 0, mid(2))
+			return err
+		},
+		Expect: func(e *Env, s State, v Verdict) error {
+			calls := map[string]int{}
+			for _, c := range e.Vendor.CallLog() {
+				calls[c.RefKey]++
+			}
+			return all(lost(1)(e, s, v), alertsOfKind(s, "VENDOR_UNKNOWN", 2),
+				expectInt("ERROR rows that reached the handset", v.ErrorDelivered, 1),
+				expectInt("vendor calls for "+mid(1), calls[mid(1)], 1),
+				expectInt("vendor calls for "+mid(2), calls[mid(2)], 1))
+		},
+	}
+}
+
+// crashWorker kills worker-1 at a kill-point on its first message, then
+// restarts it.
+func crashWorker(ctx context.Context, e *Env, opt PodOption, point string) error {
+	if err := e.Enqueue(ctx); err != nil {
+		return err
+	}
+	w, err := e.Start(ctx, "worker", opt)
+	if err != nil {
+		return err
+	}
+	for _, role := range []string{"relay", "cleanup"} {
+		if _, err := e.Start(ctx, role); err != nil {
+			return err
+		}
+	}
+	if err := e.ExpectKilled(ctx, w, point); err != nil {
+		return err
+	}
+	_, err = e.Restart(ctx, w)
+	return err
+}
+
+// takeParked removes the first parked message (the operator's copy).
+func (e *Env) takeParked() (amqp.Delivery, error) {
+	conn, err := amqp.Dial(e.SB.AMQPURL)
+	if err != nil {
+		return amqp.Delivery{}, fmt.Errorf("dial broker: %w", err)
+	}
+	defer conn.Close()
+	ch, err := conn.Channel()
+	if err != nil {
+		return amqp.Delivery{}, fmt.Errorf("open channel: %w", err)
+	}
+	defer ch.Close()
+	msg, ok, err := ch.Get(broker.NamesFor(e.SB.Prefix).Parking, true)
+	if err != nil || !ok {
+		return amqp.Delivery{}, fmt.Errorf("read parking queue: ok=%v err=%v", ok, err)
+	}
+	return msg, nil
+}
+
+// replay publishes an operator's copy back to the main queue, unchanged.
+func (e *Env) replay(msg amqp.Delivery) error {
+	conn, err := amqp.Dial(e.SB.AMQPURL)
+	if err != nil {
+		return fmt.Errorf("dial broker: %w", err)
+	}
+	defer conn.Close()
+	ch, err := conn.Channel()
+	if err != nil {
+		return fmt.Errorf("open channel: %w", err)
+	}
+	defer ch.Close()
+	if err := ch.Confirm(false); err != nil {
+		return fmt.Errorf("confirm mode: %w", err)
+	}
+	dc, err := ch.PublishWithDeferredConfirm(broker.NamesFor(e.SB.Prefix).Exchange, broker.KeySend, true, false, amqp.Publishing{
+		MessageId: msg.MessageId, Headers: msg.Headers, Body: msg.Body, DeliveryMode: amqp.Persistent, ContentType: msg.ContentType,
+	})
+	if err != nil {
+		return fmt.Errorf("replay %s: %w", msg.MessageId, err)
+	}
+	if !dc.Wait() {
+		return fmt.Errorf("replay %s: nacked", msg.MessageId)
+	}
+	e.Logf("operator", "replayed %s from parking to the main queue", msg.MessageId)
+	return nil
+}

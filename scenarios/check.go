@@ -1,0 +1,272 @@
+package scenarios
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// State is the final state of one run, as plain data: what the checker
+// reads besides the history. It is JSON-serialisable so checker tests keep
+// hand-written states in testdata/.
+type State struct {
+	Intents    []string       `json:"intents"` // dedup keys the business rows call for
+	Outbox     []OutboxRow    `json:"outbox"`
+	Inbox      []InboxRow     `json:"inbox"`
+	Ledger     []LedgerEntry  `json:"ledger"`
+	Alerts     []AlertRecord  `json:"alerts"`
+	Parked     []ParkedRecord `json:"parked"`
+	Queues     QueueDepths    `json:"queues"`
+	Registered []string       `json:"registered"` // phones allowed outside production
+	Production bool           `json:"production"`
+	// WorkerSkips are message_ids the worker skipped on purpose (consent
+	// withdrawn, unregistered number) without a history row.
+	WorkerSkips []string `json:"worker_skips,omitempty"`
+	// Settled is false when the run hit its deadline before quiescence.
+	Settled bool `json:"settled"`
+}
+
+// OutboxRow is one notification_outbox row.
+type OutboxRow struct {
+	ID       int64  `json:"id"`
+	DedupKey string `json:"dedup_key"`
+	Kind     string `json:"kind"`
+	Status   string `json:"status"`
+	Reason   string `json:"reason,omitempty"`
+	Attempts int    `json:"attempts,omitempty"`
+	// Deferred: PENDING but due only after the run (ad cut-off).
+	Deferred bool `json:"deferred,omitempty"`
+}
+
+// InboxRow is one notification_histories row.
+type InboxRow struct {
+	MessageID string `json:"message_id"`
+	OutboxID  int64  `json:"outbox_id"`
+	DedupKey  string `json:"dedup_key"`
+	Status    string `json:"status"`
+}
+
+// LedgerEntry is one message that reached a handset.
+type LedgerEntry struct {
+	RefKey string `json:"refkey"`
+	Phone  string `json:"phone"`
+}
+
+// AlertRecord is one alert received by the sink.
+type AlertRecord struct {
+	Kind      string `json:"kind"`
+	OutboxID  int64  `json:"outbox_id,omitempty"`
+	MessageID string `json:"message_id,omitempty"`
+	DedupKey  string `json:"dedup_key,omitempty"`
+	Reason    string `json:"reason,omitempty"`
+}
+
+// ParkedRecord is one message left in the parking queue.
+type ParkedRecord struct {
+	MessageID string `json:"message_id"`
+	Reason    string `json:"reason"`
+}
+
+// QueueDepths are the ready counts at the end.
+type QueueDepths struct {
+	Main    int `json:"main"`
+	Retry   int `json:"retry"`
+	Parking int `json:"parking"`
+}
+
+// Verdict is the checker's answer, in the vocabulary of Jepsen's queue
+// checkers plus ours (lost visibly, stuck).
+type Verdict struct {
+	Intents        int `json:"intents"`
+	DeliveredOnce  int `json:"delivered_once"`
+	Duplicated     int `json:"duplicated"`
+	LostSilently   int `json:"lost_silently"`
+	LostVisibly    int `json:"lost_visibly"`
+	Skipped        int `json:"skipped"` // consent withdrawn / unregistered number: not sent on purpose
+	Unexpected     int `json:"unexpected"`
+	Stuck          int `json:"stuck"`
+	ErrorDelivered int `json:"error_delivered"` // ERROR rows whose message did reach the handset
+	// Details name each bad or visible case: "duplicated notification-outbox-3 ×2".
+	Details []string `json:"details,omitempty"`
+}
+
+// OK reports whether the contract holds: nothing twice, nothing lost
+// silently, nothing unexpected, nothing stuck.
+func (v Verdict) OK() bool {
+	return v.Duplicated == 0 && v.LostSilently == 0 && v.Unexpected == 0 && v.Stuck == 0
+}
+
+// String is the one-line summary.
+func (v Verdict) String() string {
+	return fmt.Sprintf("intents=%d delivered_once=%d duplicated=%d lost_silently=%d lost_visibly=%d skipped=%d unexpected=%d stuck=%d",
+		v.Intents, v.DeliveredOnce, v.Duplicated, v.LostSilently, v.LostVisibly, v.Skipped, v.Unexpected, v.Stuck)
+}
+
+func messageID(outboxID int64) string { return fmt.Sprintf("notification-outbox-%d", outboxID) }
+
+// Check is the pure checker: final state → verdict. It never talks to a
+// service.
+func Check(s State) Verdict {
+	var v Verdict
+	detail := func(format string, args ...any) { v.Details = append(v.Details, fmt.Sprintf(format, args...)) }
+
+	byKey := map[string]OutboxRow{}
+	byMID := map[string]OutboxRow{}
+	for _, r := range s.Outbox {
+		byKey[r.DedupKey] = r
+		byMID[messageID(r.ID)] = r
+	}
+	inbox := map[string]InboxRow{}
+	for _, r := range s.Inbox {
+		inbox[r.MessageID] = r
+	}
+	handset := map[string]int{}
+	keyHandset := map[string]int{}
+	registered := map[string]bool{}
+	for _, p := range s.Registered {
+		registered[p] = true
+	}
+	for _, e := range s.Ledger {
+		handset[e.RefKey]++
+		row, ok := byMID[e.RefKey]
+		switch {
+		case !ok:
+			v.Unexpected++
+			detail("unexpected: handset got refkey %q that no outbox row owns", e.RefKey)
+			continue
+		case !s.Production && !registered[e.Phone]:
+			v.Unexpected++
+			detail("unexpected: %s sent to unregistered number %s", e.RefKey, e.Phone)
+		}
+		keyHandset[row.DedupKey]++
+	}
+	alerted := func(r OutboxRow) bool {
+		mid := messageID(r.ID)
+		for _, a := range s.Alerts {
+			if (a.OutboxID != 0 && a.OutboxID == r.ID) || (a.MessageID != "" && a.MessageID == mid) || (a.DedupKey != "" && a.DedupKey == r.DedupKey) {
+				return true
+			}
+		}
+		return false
+	}
+	alertedKey := func(key string) bool {
+		for _, a := range s.Alerts {
+			if a.DedupKey == key {
+				return true
+			}
+		}
+		return false
+	}
+	workerSkip := map[string]bool{}
+	for _, m := range s.WorkerSkips {
+		workerSkip[m] = true
+	}
+	parked := map[string]string{}
+	for _, p := range s.Parked {
+		parked[p.MessageID] = p.Reason
+	}
+
+	intents := append([]string(nil), s.Intents...)
+	seen := map[string]bool{}
+	for _, k := range intents {
+		seen[k] = true
+	}
+	for _, r := range s.Outbox {
+		if !seen[r.DedupKey] {
+			intents = append(intents, r.DedupKey) // enqueued without a known intent: still owed
+			seen[r.DedupKey] = true
+		}
+	}
+	sort.Strings(intents)
+	v.Intents = len(intents)
+
+	for _, key := range intents {
+		row, enqueued := byKey[key]
+		if !enqueued {
+			if alertedKey(key) {
+				v.LostVisibly++
+				detail("lost visibly: %s never enqueued, alerted", key)
+			} else {
+				v.LostSilently++
+				detail("lost silently: %s never enqueued and no alert", key)
+			}
+			continue
+		}
+		mid := messageID(row.ID)
+		n := handset[mid]
+		if kn := keyHandset[key]; kn > n {
+			n = kn
+		}
+		if n > 1 {
+			v.Duplicated++
+			detail("duplicated: %s (%s) reached the handset %d times", key, mid, n)
+			continue
+		}
+		if n == 1 {
+			v.DeliveredOnce++
+			if ib, ok := inbox[mid]; ok && ib.Status == "ERROR" {
+				v.ErrorDelivered++
+			}
+			continue
+		}
+		// Not delivered: it must be visibly lost, skipped on purpose, or
+		// (before quiescence) stuck.
+		ib, hasInbox := inbox[mid]
+		switch {
+		case row.Status == "SKIPPED":
+			v.Skipped++
+		case row.Status == "EXPIRED" || row.Status == "FAILED":
+			if alerted(row) {
+				v.LostVisibly++
+				detail("lost visibly: %s %s with alert", mid, row.Status)
+			} else {
+				v.LostSilently++
+				detail("lost silently: %s %s without an alert", mid, row.Status)
+			}
+		case row.Status == "PENDING" && row.Deferred:
+			v.Skipped++
+			detail("deferred: %s due after the run", mid)
+		case row.Status == "PENDING" || row.Status == "PUBLISHING":
+			v.Stuck++
+			detail("stuck: %s outbox %s", mid, row.Status)
+		case hasInbox && ib.Status == "SENDING":
+			v.Stuck++
+			detail("stuck: %s inbox SENDING", mid)
+		case hasInbox && (ib.Status == "ERROR" || ib.Status == "FAILED"):
+			if alerted(row) {
+				v.LostVisibly++
+				detail("lost visibly: %s inbox %s with alert", mid, ib.Status)
+			} else {
+				v.LostSilently++
+				detail("lost silently: %s inbox %s without an alert", mid, ib.Status)
+			}
+		case !hasInbox && workerSkip[mid]:
+			v.Skipped++
+		case hasInbox && ib.Status == "SENT":
+			v.LostSilently++
+			detail("lost silently: %s inbox SENT but the handset never got it", mid)
+		case parked[mid] != "":
+			if alerted(row) {
+				v.LostVisibly++
+				detail("lost visibly: %s parked (%s) with alert", mid, parked[mid])
+			} else {
+				v.LostSilently++
+				detail("lost silently: %s parked (%s) without an alert", mid, parked[mid])
+			}
+		case s.Queues.Main > 0 || s.Queues.Retry > 0:
+			v.Stuck++
+			detail("stuck: %s still queued", mid)
+		default:
+			v.LostSilently++
+			detail("lost silently: %s published, never sent, no inbox row, not parked", mid)
+		}
+	}
+	if !s.Settled {
+		v.Stuck++
+		detail("stuck: the run did not reach quiescence before its deadline")
+	}
+	return v
+}
+
+// explain joins details for a failure message.
+func (v Verdict) explain() string { return strings.Join(v.Details, "\n  ") }
