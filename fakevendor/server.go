@@ -541,18 +541,18 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 	}
 
 	ok := sendResponse{Code: "1000", Description: "success", RefKey: body.RefKey, MessageKey: key}
-	if call.Mode.records() && s.opts.Latency > 0 && !s.wait(r, s.opts.Latency) {
+	if call.Mode.records() && s.opts.Latency > 0 && !s.wait(w, r, s.opts.Latency, log) {
 		return
 	}
 	switch call.Mode {
 	case Accept:
 		writeJSON(w, http.StatusOK, ok)
 	case AcceptHang:
-		if s.wait(r, s.opts.HangTimeout) {
+		if s.wait(w, r, s.opts.HangTimeout, log) {
 			writeJSON(w, http.StatusOK, ok)
 		}
 	case Hang:
-		if s.wait(r, s.opts.HangTimeout) {
+		if s.wait(w, r, s.opts.HangTimeout, log) {
 			writeJSON(w, http.StatusGatewayTimeout, sendResponse{Code: "9998", Description: "timed out"})
 		}
 	case Accept5xx:
@@ -573,9 +573,11 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// wait blocks for d, or until the request's context ends or the server is
-// closed; it reports whether the whole d elapsed.
-func (s *Server) wait(r *http.Request, d time.Duration) bool {
+// wait blocks for d, or until the request's context ends (the client gave
+// up) or the server is closed; it reports whether the whole d elapsed. When
+// Close cut the wait short it closes the connection without an answer, so a
+// released request never looks like a 200.
+func (s *Server) wait(w http.ResponseWriter, r *http.Request, d time.Duration, log *slog.Logger) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -584,6 +586,8 @@ func (s *Server) wait(r *http.Request, d time.Duration) bool {
 	case <-r.Context().Done():
 		return false
 	case <-s.closed:
+		log.Info("request released by Close")
+		s.abort(w, log)
 		return false
 	}
 }

@@ -499,6 +499,41 @@ func TestCloseReleasesHungRequests(t *testing.T) {
 	}
 }
 
+// Served through Handler (no Start), Close must still release a hung request,
+// and the client must see a broken connection, not an answer.
+func TestCloseReleasesHungRequestsUnderHandler(t *testing.T) {
+	t.Parallel()
+	fv, base := newServer(t, fakevendor.Options{HangTimeout: time.Minute})
+	if err := fv.AddRule(fakevendor.Rule{RefKey: "k", Mode: fakevendor.AcceptHang}); err != nil {
+		t.Fatal(err)
+	}
+	tok := mustToken(t, base)
+	type result struct {
+		status int
+		err    error
+	}
+	done := make(chan result, 1)
+	go func() {
+		status, _, err := send(context.Background(), base, tok, "k")
+		done <- result{status, err}
+	}()
+	waitFor(t, "the send to arrive", func() bool { return fv.Calls() == 1 })
+	if err := fv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case res := <-done:
+		if res.err == nil {
+			t.Fatalf("released request answered HTTP %d, want the connection closed", res.status)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close did not release the hung request")
+	}
+	if fv.Count("k") != 1 {
+		t.Fatalf("count = %d, want 1", fv.Count("k"))
+	}
+}
+
 func TestLatencyDelaysAcceptedSends(t *testing.T) {
 	t.Parallel()
 	fv, base := newServer(t, fakevendor.Options{Latency: 80 * time.Millisecond})

@@ -290,9 +290,9 @@ func Catalogue() []*Scenario {
 			},
 		},
 		{
-			Name: "vendor-rejects", Row: "12",
+			Name: "vendor-rejects", Row: "12", PerKind: 3,
 			Description: "definitely-not-sent failures: 401, 403, 429, token failure, connection refused",
-			Fault:       "fake vendor answers 401 / 403 / 429×2 / token 500 once; the vendor link is down at first",
+			Fault:       "fake vendor answers 401 / 403 / 429×2 / token 500 once; then the vendor link goes down mid-stream",
 			Outcome:     "claim deleted and retried (in-listener, then the retry queue); each sent once",
 			Drive: func(ctx context.Context, e *Env) error {
 				rules := []fakevendor.Rule{
@@ -306,14 +306,19 @@ func Catalogue() []*Scenario {
 						return err
 					}
 				}
-				down, err := e.VendorLink.Down()
-				if err != nil {
-					return err
-				}
 				if err := e.Enqueue(ctx); err != nil {
 					return err
 				}
 				if err := e.Pipeline(ctx); err != nil {
+					return err
+				}
+				// Cut the vendor link once the worker holds a token, so the
+				// send itself is refused.
+				if err := e.WaitFor(ctx, 20*time.Second, "first sends", ledgerAtLeast(e, 3)); err != nil {
+					return err
+				}
+				down, err := e.VendorLink.Down()
+				if err != nil {
 					return err
 				}
 				werr := e.WaitEvent(ctx, 20*time.Second, "vendor-call", func(ev faults.Event) bool { return ev.Str("code") == "CONN_REFUSED" })
@@ -324,7 +329,7 @@ func Catalogue() []*Scenario {
 				if werr != nil {
 					return werr
 				}
-				if err := e.WaitFor(ctx, 20*time.Second, "all sent", ledgerAtLeast(e, 6)); err != nil {
+				if err := e.WaitFor(ctx, 20*time.Second, "all sent", ledgerAtLeast(e, 18)); err != nil {
 					return err
 				}
 				fired := e.Vendor.Fired()
@@ -417,8 +422,10 @@ func Catalogue() []*Scenario {
 				if err := r1.Stop(5 * time.Second); err != nil {
 					return err
 				}
-				_, err = e.Start(ctx, "relay", WithClock(clock.NewVirtual(resume, 1).Setting()))
-				return err
+				if _, err := e.Start(ctx, "relay", WithClock(clock.NewVirtual(resume, 1).Setting())); err != nil {
+					return err
+				}
+				return e.WaitCount(ctx, 20*time.Second, 2, `SELECT count(*) FROM notification_outbox WHERE status = 'EXPIRED'`)
 			},
 			Expect: func(e *Env, s State, v Verdict) error {
 				return all(lost(2)(e, s, v), alertsOfKind(s, "EXPIRED", 2), ledgerSize(s, 4))

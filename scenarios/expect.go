@@ -39,7 +39,9 @@ func alertsOfKind(s State, kind string, want int) error {
 	return expectInt(kind+" alerts", n, want)
 }
 
-func ledgerSize(s State, want int) error { return expectInt("handset ledger entries", len(s.Ledger), want) }
+func ledgerSize(s State, want int) error {
+	return expectInt("handset ledger entries", len(s.Ledger), want)
+}
 
 func ledgerAtLeast(e *Env, n int) func(context.Context) (bool, error) {
 	return func(context.Context) (bool, error) { return len(e.Vendor.Ledger()) >= n, nil }

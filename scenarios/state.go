@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -112,8 +113,8 @@ func (e *Env) Snapshot(ctx context.Context) (State, error) {
 	for _, a := range e.Sink.Alerts() {
 		rec := AlertRecord{}
 		rec.Kind, _ = a.Fields["kind"].(string)
-		if f, ok := a.Fields["outbox_id"].(float64); ok {
-			rec.OutboxID = int64(f)
+		if n, ok := a.Fields["outbox_id"].(json.Number); ok {
+			rec.OutboxID, _ = n.Int64()
 		}
 		rec.MessageID, _ = a.Fields["message_id"].(string)
 		rec.DedupKey, _ = a.Fields["dedup_key"].(string)

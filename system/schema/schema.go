@@ -12,6 +12,7 @@ package schema
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -130,8 +131,8 @@ const lockKey = `hashtextextended('outboxchaos.migrate:' || current_schema(), 0)
 
 func migrate(ctx context.Context, conn *pgx.Conn, lock bool) (err error) {
 	if lock {
-		if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock(`+lockKey+`)`); err != nil {
-			return fmt.Errorf("take migration lock: %w", err)
+		if err := takeLock(ctx, conn); err != nil {
+			return err
 		}
 		defer func() {
 			// Use a fresh context: the caller's may be cancelled, and a
@@ -147,6 +148,31 @@ func migrate(ctx context.Context, conn *pgx.Conn, lock bool) (err error) {
 		}
 	}
 	return nil
+}
+
+// lockPoll is how often a waiting migrator retries the lock.
+const lockPoll = 50 * time.Millisecond
+
+// takeLock polls pg_try_advisory_lock instead of blocking in
+// pg_advisory_lock: CREATE INDEX CONCURRENTLY waits for every transaction
+// with an older snapshot, and a migrator blocked inside pg_advisory_lock is
+// such a transaction while it waits for the lock the index builder holds —
+// a deadlock PostgreSQL breaks by failing one of them (SQLSTATE 40P01).
+func takeLock(ctx context.Context, conn *pgx.Conn) error {
+	for {
+		var ok bool
+		if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock(`+lockKey+`)`).Scan(&ok); err != nil {
+			return fmt.Errorf("take migration lock: %w", err)
+		}
+		if ok {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("take migration lock: %w", ctx.Err())
+		case <-time.After(lockPoll):
+		}
+	}
 }
 
 // Tables lists the tables Migrate creates, for cleanup and reports.

@@ -1,0 +1,178 @@
+package config_test
+
+import (
+	"flag"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/outboxchaos/outboxchaos/system/config"
+)
+
+func TestDefault_IsValidAndMatchesSpec(t *testing.T) {
+	t.Parallel()
+	c := config.Default()
+	if err := c.Validate(); err != nil {
+		t.Fatalf("default config invalid: %v", err)
+	}
+	if c.BatchSize != 50 || c.Lease != 15*time.Minute || c.RelayInterval != 5*time.Minute ||
+		c.ConfirmTimeout != 5*time.Second || c.AlertAttempt != 5 || c.RetryMax != 3 || c.InListenerRetries != 2 ||
+		c.InListenerDelay != time.Second || c.RetryTTL != 10*time.Minute || c.SendingTimeout != 10*time.Minute ||
+		c.AdPublishCutoff.String() != "20:40" || c.AdResumeAt.String() != "08:00" ||
+		c.AdSendFrom.String() != "08:00" || c.AdSendUntil.String() != "20:50" ||
+		c.RelayFrom.String() != "08:00" || c.RelayUntil.String() != "20:55" || c.Production {
+		t.Fatalf("defaults differ from SPEC §3–§5: %+v", c)
+	}
+	if got := c.Backoff.String(); got != "1m0s,2m0s,4m0s,8m0s,16m0s,30m0s" {
+		t.Fatalf("backoff %s", got)
+	}
+}
+
+func TestValidate_RejectsBadValuesNamingTheField(t *testing.T) {
+	t.Parallel()
+	for field, mutate := range map[string]func(*config.Config){
+		"lease":               func(c *config.Config) { c.Lease = 0 },
+		"relay-interval":      func(c *config.Config) { c.RelayInterval = -time.Second },
+		"confirm-timeout":     func(c *config.Config) { c.ConfirmTimeout = 0 },
+		"retry-ttl":           func(c *config.Config) { c.RetryTTL = 0 },
+		"vendor-timeout":      func(c *config.Config) { c.VendorTimeout = 0 },
+		"sending-timeout":     func(c *config.Config) { c.SendingTimeout = 0 },
+		"cleanup-interval":    func(c *config.Config) { c.CleanupInterval = 0 },
+		"cleanup-lock-ttl":    func(c *config.Config) { c.CleanupLockTTL = 0 },
+		"alert-timeout":       func(c *config.Config) { c.AlertTimeout = 0 },
+		"in-listener-delay":   func(c *config.Config) { c.InListenerDelay = -1 },
+		"batch-size":          func(c *config.Config) { c.BatchSize = 0 },
+		"backoff":             func(c *config.Config) { c.Backoff = nil },
+		"backoff step":        func(c *config.Config) { c.Backoff = config.Durations{time.Minute, 0} },
+		"alert-attempt":       func(c *config.Config) { c.AlertAttempt = 0 },
+		"delivery-limit":      func(c *config.Config) { c.DeliveryLimit = 0 },
+		"retry-max":           func(c *config.Config) { c.RetryMax = -1 },
+		"in-listener-retries": func(c *config.Config) { c.InListenerRetries = -1 },
+		"prefix":              func(c *config.Config) { c.Prefix = "a b" },
+		"pg-url":              func(c *config.Config) { c.PGURL = "" },
+		"amqp-url":            func(c *config.Config) { c.AMQPURL = "" },
+		"clock setting":       func(c *config.Config) { c.Clock = "yesterday" },
+	} {
+		c := config.Default()
+		mutate(&c)
+		err := c.Validate()
+		if err == nil {
+			t.Errorf("%s: bad value accepted", field)
+			continue
+		}
+		if !strings.Contains(err.Error(), field) {
+			t.Errorf("%s: error %q does not name the field", field, err)
+		}
+	}
+}
+
+func TestFromLookup_ParseErrorsNameTheVariable(t *testing.T) {
+	t.Parallel()
+	for name, val := range map[string]string{
+		"OUTBOXCHAOS_LEASE":             "abc",
+		"OUTBOXCHAOS_BATCH_SIZE":        "many",
+		"OUTBOXCHAOS_PRODUCTION":        "perhaps",
+		"OUTBOXCHAOS_AD_PUBLISH_CUTOFF": "25:00",
+		"OUTBOXCHAOS_BACKOFF":           "1m,x",
+	} {
+		c := config.Default()
+		err := c.FromLookup(func(k string) (string, bool) {
+			if k == name {
+				return val, true
+			}
+			return "", false
+		})
+		if err == nil {
+			t.Errorf("%s=%s accepted", name, val)
+			continue
+		}
+		if !strings.Contains(err.Error(), name) {
+			t.Errorf("%s=%s: error %q does not name the variable", name, val, err)
+		}
+	}
+}
+
+func TestFromLookup_OverridesAndEnvRoundTrip(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{
+		"OUTBOXCHAOS_LEASE":             "2s",
+		"OUTBOXCHAOS_BATCH_SIZE":        "7",
+		"OUTBOXCHAOS_PRODUCTION":        "true",
+		"OUTBOXCHAOS_AD_PUBLISH_CUTOFF": "19:05",
+		"OUTBOXCHAOS_BACKOFF":           "1s, 2s",
+		"OUTBOXCHAOS_PREFIX":            "p1",
+	}
+	c := config.Default()
+	if err := c.FromLookup(func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err != nil {
+		t.Fatal(err)
+	}
+	if c.Lease != 2*time.Second || c.BatchSize != 7 || !c.Production || c.AdPublishCutoff != (config.TimeOfDay{H: 19, M: 5}) ||
+		len(c.Backoff) != 2 || c.Backoff[1] != 2*time.Second || c.Prefix != "p1" {
+		t.Fatalf("overrides not applied: %+v", c)
+	}
+	// Env() is what a child process receives: reading it back gives the
+	// same configuration.
+	kv := map[string]string{}
+	for _, e := range c.Env() {
+		k, v, _ := strings.Cut(e, "=")
+		kv[k] = v
+	}
+	d := config.Default()
+	if err := d.FromLookup(func(k string) (string, bool) { v, ok := kv[k]; return v, ok }); err != nil {
+		t.Fatal(err)
+	}
+	if d.Lease != c.Lease || d.BatchSize != c.BatchSize || d.Production != c.Production ||
+		d.AdPublishCutoff != c.AdPublishCutoff || d.Backoff.String() != c.Backoff.String() || d.Prefix != c.Prefix {
+		t.Fatalf("Env round trip: got %+v, want %+v", d, c)
+	}
+}
+
+func TestBind_FlagsOverrideAndBadValueNamesFlag(t *testing.T) {
+	t.Parallel()
+	c := config.Default()
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	c.Bind(fs)
+	if err := fs.Parse([]string{"--lease=3s", "--batch-size=9", "--production"}); err != nil {
+		t.Fatal(err)
+	}
+	if c.Lease != 3*time.Second || c.BatchSize != 9 || !c.Production {
+		t.Fatalf("flags not applied: %+v", c)
+	}
+	c2 := config.Default()
+	fs2 := flag.NewFlagSet("x", flag.ContinueOnError)
+	fs2.SetOutput(io.Discard)
+	c2.Bind(fs2)
+	err := fs2.Parse([]string{"--lease=abc"})
+	if err == nil || !strings.Contains(err.Error(), "lease") {
+		t.Fatalf("bad --lease: got %v", err)
+	}
+}
+
+func TestBackoffFor_StepsThenLastRepeats(t *testing.T) {
+	t.Parallel()
+	c := config.Default()
+	want := []time.Duration{time.Minute, time.Minute, 2 * time.Minute, 4 * time.Minute, 8 * time.Minute, 16 * time.Minute, 30 * time.Minute, 30 * time.Minute}
+	for attempt := 0; attempt < len(want); attempt++ {
+		if got := c.BackoffFor(attempt); got != want[attempt] {
+			t.Errorf("BackoffFor(%d) = %s, want %s", attempt, got, want[attempt])
+		}
+	}
+	if got := c.BackoffFor(99); got != 30*time.Minute {
+		t.Errorf("BackoffFor(99) = %s", got)
+	}
+}
+
+func TestTimeOfDay_Set(t *testing.T) {
+	t.Parallel()
+	var tod config.TimeOfDay
+	if err := tod.Set("08:05"); err != nil || tod.String() != "08:05" || tod.Minutes() != 485 {
+		t.Fatalf("08:05: %v %s", err, tod)
+	}
+	for _, bad := range []string{"24:00", "8", "ab:cd", "12:60", "-1:00"} {
+		if err := tod.Set(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
