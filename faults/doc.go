@@ -7,7 +7,8 @@
 //   - network.go: a Toxiproxy server embedded in the harness process. Every
 //     connection from a pod to Postgres, RabbitMQ or the vendor goes through a
 //     [Proxy] on 127.0.0.1, where latency, stalls, resets, byte limits and
-//     outages are switched on and off.
+//     outages are switched on and off. fault.go holds what every network
+//     fault reports; counttoxic.go the counting toxic that observes traffic.
 //   - process.go: the pipeline's components run as child processes ([Pod]).
 //     They are killed, stopped, restarted and armed with the kill-points of
 //     system/killpoint through their environment; their JSON log lines are

@@ -200,13 +200,20 @@ func Catalogue() []*Scenario {
 			Fault:       "three relay pods started at once, batch size 5, 60 rows",
 			Outcome:     "SKIP LOCKED hands them disjoint rows; each sent once",
 			Drive: func(ctx context.Context, e *Env) error {
-				if err := e.Enqueue(ctx); err != nil {
-					return err
-				}
 				for _, role := range []string{"relay", "relay", "relay", "worker", "cleanup"} {
 					if _, err := e.Start(ctx, role); err != nil {
 						return err
 					}
+				}
+				// All three relays poll before the rows appear, so they
+				// compete for every batch.
+				if err := e.WaitFor(ctx, 20*time.Second, "three relays polling", func(context.Context) (bool, error) {
+					return countEvents(e, "start", "relay") == 3, nil
+				}); err != nil {
+					return err
+				}
+				if err := e.Enqueue(ctx); err != nil {
+					return err
 				}
 				if err := e.WaitCount(ctx, 30*time.Second, 60, `SELECT count(*) FROM notification_outbox WHERE status = 'PUBLISHED'`); err != nil {
 					return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/outboxchaos/outboxchaos/faults"
 )
@@ -106,4 +107,15 @@ func disjointClaims(e *Env) error {
 		return fmt.Errorf("no claim events recorded")
 	}
 	return nil
+}
+
+// countEvents counts events name logged by pods whose name starts with role.
+func countEvents(e *Env, name, role string) int {
+	n := 0
+	for _, ev := range e.Events(name) {
+		if strings.HasPrefix(ev.Pod, role+"-") {
+			n++
+		}
+	}
+	return n
 }

@@ -211,3 +211,5 @@ func amqpChannel(t *testing.T) *amqp.Channel {
 	}
 	return ch
 }
+
+func testConfigNoDB() config.Config { return config.Default() }

@@ -208,15 +208,19 @@ func (r *Relay) reclaim(ctx context.Context, now time.Time) (int, error) {
 }
 
 // ClaimSQL is the one-statement claim of SPEC §3 (exported for benchmarks and
-// EXPLAIN).
+// EXPLAIN). The locking subquery sits in ARRAY(...) so it runs exactly once
+// (an InitPlan): as "id IN (SELECT …)" the planner may pick a nested-loop
+// semi-join that rescans it per outer row, and each rescan skips the rows
+// this statement already updated and locks the next LIMIT rows, so one run
+// claimed every due row instead of at most BatchSize.
 const ClaimSQL = `
 	UPDATE notification_outbox
 	   SET status = 'PUBLISHING', claimed_by = $1, claimed_until = $2, updated_at = $3
-	 WHERE id IN (SELECT id FROM notification_outbox
+	 WHERE id = ANY(ARRAY(SELECT id FROM notification_outbox
 	               WHERE status = 'PENDING' AND next_attempt_at <= $3
 	               ORDER BY next_attempt_at, id
 	               LIMIT $4
-	               FOR UPDATE SKIP LOCKED)
+	               FOR UPDATE SKIP LOCKED))
 	   AND status = 'PENDING'
 	RETURNING id, dedup_key, payload, advertising, scheduled_date, attempts`
 
