@@ -232,6 +232,71 @@ func Catalogue() []*Scenario {
 			},
 		},
 		{
+			Name: "stale-relay", Row: "3/5",
+			Description: "a relay run loses its lease while waiting for confirms; another run takes the rows over",
+			Fault:       "latency 4 s on relay-1's confirms (its timeout is 10 s) while relay-2 reclaims the rows and dies after their confirm",
+			Outcome:     "the run that lost its lease writes 0 rows; the rows are republished with the same message_id; each sent once",
+			Drive: func(ctx context.Context, e *Env) error {
+				for _, role := range []string{"worker", "cleanup"} {
+					if _, err := e.Start(ctx, role); err != nil {
+						return err
+					}
+				}
+				r1, err := e.Start(ctx, "relay", WithEnv("OUTBOXCHAOS_CONFIRM_TIMEOUT=10s"))
+				if err != nil {
+					return err
+				}
+				// One row first, so relay-1 holds a broker connection.
+				if err := e.Enqueue(ctx, WithArgs("--kinds", "GRADE_RENEWAL")); err != nil {
+					return err
+				}
+				if err := e.WaitFor(ctx, 20*time.Second, "first row sent", ledgerAtLeast(e, 1)); err != nil {
+					return err
+				}
+				f, err := e.AMQPRelay.Latency(ctx, faults.Downstream, 4*time.Second, 0)
+				if err != nil {
+					return err
+				}
+				if err := e.Enqueue(ctx); err != nil {
+					return err
+				}
+				if err := e.WaitCount(ctx, 20*time.Second, 5, `SELECT count(*) FROM notification_outbox WHERE status = 'PUBLISHING' AND claimed_by = $1`, r1.Name()); err != nil {
+					return err
+				}
+				// relay-2 reaches RabbitMQ through the worker's link, without latency.
+				r2, err := e.Start(ctx, "relay", Killpoint(killpoint.RelayAfterConfirm),
+					WithEnv("OUTBOXCHAOS_AMQP_URL="+replaceHost(e.SB.AMQPURL, e.AMQPWorker.Addr())))
+				if err != nil {
+					return err
+				}
+				if err := e.ExpectKilled(ctx, r2, killpoint.RelayAfterConfirm); err != nil {
+					return err
+				}
+				werr := e.WaitFor(ctx, 20*time.Second, "relay-1's late confirms", func(context.Context) (bool, error) {
+					return len(podEvents(e, "mark", r1.Name())) >= 2, nil
+				})
+				if err := f.Remove(); err != nil {
+					return err
+				}
+				e.NetFault(f)
+				if werr != nil {
+					return werr
+				}
+				_, err = e.Start(ctx, "relay")
+				return err
+			},
+			Expect: func(e *Env, s State, v Verdict) error {
+				// relay-1's second run: every row's lease was taken over, so
+				// its mark must write nothing.
+				var second int64 = -1
+				if marks := podEvents(e, "mark", "relay-1"); len(marks) >= 2 {
+					second, _ = marks[1].Int("count")
+				}
+				return all(allOnce(e, s, v), expectInt("rows relay-1 marked after losing its lease", int(second), 0),
+					expectInt("relay-1 lost-lease events", min(len(podEvents(e, "lost-lease", "relay-1")), 5), 5))
+			},
+		},
+		{
 			Name: "worker-crash-before-claim", Row: "7",
 			Description: "the worker dies after the pre-checks, before its claim INSERT",
 			Fault:       "kill-point worker.before-claim (SIGKILL) in worker-1",
@@ -293,7 +358,7 @@ func Catalogue() []*Scenario {
 				return crashWorker(ctx, e, Killpoint(killpoint.WorkerAfterResult), killpoint.WorkerAfterResult)
 			},
 			Expect: func(e *Env, s State, v Verdict) error {
-				return all(allOnce(e, s, v), peekSkips(e, 1))
+				return all(allOnce(e, s, v), peekSkips(e, 1), inboxAll(s, "SENT"))
 			},
 		},
 		{
@@ -346,6 +411,100 @@ func Catalogue() []*Scenario {
 				return nil
 			},
 			Expect: allOnce,
+		},
+		{
+			Name: "worker-crash-after-send", Row: "8/10",
+			Description: "the worker dies after the vendor accepted, before the result UPDATE",
+			Fault:       "kill-point worker.after-send (SIGKILL) in worker-1",
+			Outcome:     "redelivered → its SENDING claim blocks a resend; cleanup → ERROR + alert; the phone got it once",
+			Drive: func(ctx context.Context, e *Env) error {
+				return crashWorker(ctx, e, Killpoint(killpoint.WorkerAfterSend), killpoint.WorkerAfterSend)
+			},
+			Expect: func(e *Env, s State, v Verdict) error {
+				return all(allOnce(e, s, v), peekSkips(e, 1), alertsOfKind(s, "SENDING_TIMEOUT", 1),
+					expectInt("ERROR rows that reached the handset", v.ErrorDelivered, 1))
+			},
+		},
+		{
+			Name: "worker-shutdown-mid-send", Row: "§5",
+			Description: "the worker is asked to stop (SIGTERM) while a vendor call is in flight",
+			Fault:       "SIGTERM to worker-1 during its vendor call for " + mid(1) + " (the vendor accepts, then hangs)",
+			Outcome:     "steps 3–5 finish despite the stop: ERROR + alert for the unknown outcome, no resend by the next worker",
+			Drive: func(ctx context.Context, e *Env) error {
+				if err := e.Vendor.AddRule(fakevendor.Rule{RefKey: mid(1), Mode: fakevendor.AcceptHang}); err != nil {
+					return err
+				}
+				if err := e.Enqueue(ctx); err != nil {
+					return err
+				}
+				w, err := e.Start(ctx, "worker")
+				if err != nil {
+					return err
+				}
+				for _, role := range []string{"relay", "cleanup"} {
+					if _, err := e.Start(ctx, role); err != nil {
+						return err
+					}
+				}
+				if err := e.WaitFor(ctx, 20*time.Second, "vendor call for "+mid(1)+" in flight", func(context.Context) (bool, error) {
+					return e.Vendor.Count(mid(1)) == 1, nil
+				}); err != nil {
+					return err
+				}
+				n, err := e.Count(ctx, `SELECT count(*) FROM notification_histories WHERE message_id = $1 AND status = 'SENDING'`, mid(1))
+				if err != nil {
+					return err
+				}
+				e.Logf("harness", "SIGTERM %s while its vendor call is in flight", w.Name())
+				stopErr := w.Stop(10 * time.Second)
+				e.Fault("sigterm", w.Name(), n == 1, "during the vendor call")
+				if stopErr != nil {
+					return stopErr
+				}
+				_, err = e.Start(ctx, "worker")
+				return err
+			},
+			Expect: func(e *Env, s State, v Verdict) error {
+				return all(allOnce(e, s, v), alertsOfKind(s, "VENDOR_UNKNOWN", 1),
+					expectInt("ERROR rows that reached the handset", v.ErrorDelivered, 1))
+			},
+		},
+		{
+			Name: "unroutable-publish", Row: "§4",
+			Description: "the exchange has no binding for the main queue when the relay publishes",
+			Fault:       "the operator unbinds the main queue; mandatory publishes come back as basic.return (and are still acked)",
+			Outcome:     "a returned message is a failure: PENDING with backoff, republished once the binding is back; sent once",
+			Drive: func(ctx context.Context, e *Env) error {
+				if err := e.Pipeline(ctx); err != nil {
+					return err
+				}
+				if err := e.WaitFor(ctx, 20*time.Second, "relay and worker up", func(context.Context) (bool, error) {
+					return countEvents(e, "start", "relay") == 1 && countEvents(e, "consume-start", "worker") >= 1, nil
+				}); err != nil {
+					return err
+				}
+				if err := e.binding(false); err != nil {
+					return err
+				}
+				if err := e.Enqueue(ctx); err != nil {
+					return err
+				}
+				werr := e.WaitEvent(ctx, 20*time.Second, "publish", func(ev faults.Event) bool { return ev.Str("outcome") == "returned" })
+				e.Fault("unbind", "main queue", werr == nil, "publish returned")
+				if err := e.binding(true); err != nil {
+					return err
+				}
+				return werr
+			},
+			Expect: func(e *Env, s State, v Verdict) error {
+				retried := 0
+				for _, r := range s.Outbox {
+					if r.Attempts > 0 {
+						retried++
+					}
+				}
+				return all(allOnce(e, s, v), expectInt("rows republished after a return", retried, 6))
+			},
 		},
 		{
 			Name: "claim-response-lost", Row: "extra",
@@ -654,5 +813,30 @@ func (e *Env) replay(msg amqp.Delivery) error {
 		return fmt.Errorf("replay %s: nacked", msg.MessageId)
 	}
 	e.Logf("operator", "replayed %s from parking to the main queue", msg.MessageId)
+	return nil
+}
+
+// binding adds or removes the main queue's binding, as an operator would.
+func (e *Env) binding(bound bool) error {
+	conn, err := amqp.Dial(e.SB.AMQPURL)
+	if err != nil {
+		return fmt.Errorf("dial broker: %w", err)
+	}
+	defer conn.Close()
+	ch, err := conn.Channel()
+	if err != nil {
+		return fmt.Errorf("open channel: %w", err)
+	}
+	defer ch.Close()
+	n := broker.NamesFor(e.SB.Prefix)
+	if bound {
+		err = ch.QueueBind(n.Main, broker.KeySend, n.Exchange, false, nil)
+	} else {
+		err = ch.QueueUnbind(n.Main, broker.KeySend, n.Exchange, nil)
+	}
+	if err != nil {
+		return fmt.Errorf("change binding of %s: %w", n.Main, err)
+	}
+	e.Logf("operator", "main queue binding: %v", bound)
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/faults"
 	"github.com/outboxchaos/outboxchaos/system/app"
 	"github.com/outboxchaos/outboxchaos/system/broker"
+	"github.com/outboxchaos/outboxchaos/system/canary"
 	"github.com/outboxchaos/outboxchaos/system/clock"
 	"github.com/outboxchaos/outboxchaos/system/config"
 	"github.com/outboxchaos/outboxchaos/system/killpoint"
@@ -40,6 +41,7 @@ type Env struct {
 	Pool                                  *pgxpool.Pool // direct, for observation
 	Cfg                                   config.Config // base child configuration
 	Day                                   time.Time     // the virtual start time
+	Bug                                   string        // canary bug armed in every pod
 
 	mu       sync.Mutex
 	pods     []*faults.Pod
@@ -63,6 +65,8 @@ type Options struct {
 	Bin            string // outboxchaos binary for the pods
 	Seed           int64
 	Live           func(line string) // optional: echo timeline entries
+	// Bug enables a canary bug (system/canary) in every pod.
+	Bug string
 }
 
 // DefaultOptions reads the service URLs from the environment
@@ -96,7 +100,7 @@ func compressed() config.Config {
 }
 
 func newEnv(ctx context.Context, s *Scenario, o Options) (e *Env, err error) {
-	e = &Env{Scenario: s, Seed: o.Seed, Bin: o.Bin, TL: faults.NewTimeline(), seq: map[string]int{}}
+	e = &Env{Scenario: s, Seed: o.Seed, Bin: o.Bin, Bug: o.Bug, TL: faults.NewTimeline(), seq: map[string]int{}}
 	if o.Live != nil {
 		e.TL.SetLive(liveWriter(o.Live))
 	}
@@ -236,6 +240,9 @@ func (e *Env) Start(ctx context.Context, role string, opts ...PodOption) (*fault
 		o(&ps)
 	}
 	env := append(c.Env(), "OUTBOXCHAOS_LOG_FORMAT=json")
+	if e.Bug != "" {
+		env = append(env, canary.EnvVar+"="+e.Bug)
+	}
 	env = append(env, ps.env...)
 	p, err := faults.StartPod(ctx, faults.PodSpec{Name: name, Binary: e.Bin, Args: append(args, ps.args...), Env: env}, e.TL)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/outboxchaos/outboxchaos/faults"
@@ -118,4 +119,26 @@ func countEvents(e *Env, name, role string) int {
 		}
 	}
 	return n
+}
+
+// inboxAll: every history row has status.
+func inboxAll(s State, status string) error {
+	for _, r := range s.Inbox {
+		if r.Status != status {
+			return fmt.Errorf("inbox row %s is %s, want every row %s", r.MessageID, r.Status, status)
+		}
+	}
+	return nil
+}
+
+// podEvents returns the events name logged by pod, in order.
+func podEvents(e *Env, name, pod string) []faults.Event {
+	var out []faults.Event
+	for _, ev := range e.Events(name) {
+		if ev.Pod == pod {
+			out = append(out, ev)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].At.Before(out[j].At) })
+	return out
 }

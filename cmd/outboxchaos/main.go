@@ -42,6 +42,7 @@ func init() {
 		"vendor":   {"run the fake SMS vendor with its handset ledger and an alert sink", runVendor},
 		"demo":     {"run a small end-to-end batch in a scratch schema and print each notification", runDemo},
 		"scenario": {"list or run the named fault-injection scenarios", runScenario},
+		"canary":   {"enable each deliberate bug in turn and check a scenario catches it", runCanary},
 		"help":     {"show this help, or the flags of one command", nil},
 	}
 }

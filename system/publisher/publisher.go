@@ -18,6 +18,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/outboxchaos/outboxchaos/system/canary"
 	"github.com/outboxchaos/outboxchaos/system/killpoint"
 )
 
@@ -206,7 +207,7 @@ func (p *Publisher) window(ctx context.Context, msgs []Message) []Result {
 		}
 	}
 	for i := range res {
-		if why, ok := returned[res[i].MessageID]; ok && res[i].Outcome == Confirmed {
+		if why, ok := returned[res[i].MessageID]; ok && res[i].Outcome == Confirmed && !canary.On(canary.ReturnedAsPublished) {
 			res[i].Outcome, res[i].Err = Returned, fmt.Errorf("returned unroutable: %s", why)
 		}
 	}

@@ -89,14 +89,23 @@ func TestRealBroker_BatchOf50AllConfirmed(t *testing.T) {
 	if st.Claimed != 50 || st.Published != 50 || st.Failed != 0 {
 		t.Fatalf("stats %+v, want 50 published", st)
 	}
+	if depth, _, _, err := broker.Depths(ch, prefix); err != nil || depth != 50 {
+		t.Fatalf("main queue depth %d (%v), want 50", depth, err)
+	}
+	// basic.get is refused on a single-active-consumer quorum queue:
+	// consume instead.
+	deliveries, err := ch.Consume(n.Main, "", true, false, false, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	got := map[string]bool{}
-	for {
-		d, ok, err := ch.Get(n.Main, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !ok {
-			break
+	timeout := time.After(20 * time.Second)
+	for len(got) < len(want) {
+		var d amqp.Delivery
+		select {
+		case d = <-deliveries:
+		case <-timeout:
+			t.Fatalf("only %d of %d messages arrived", len(got), len(want))
 		}
 		if d.DeliveryMode != amqp.Persistent {
 			t.Fatalf("%s is not persistent", d.MessageId)

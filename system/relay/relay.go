@@ -25,6 +25,7 @@ import (
 
 	"github.com/outboxchaos/outboxchaos/system/alert"
 	"github.com/outboxchaos/outboxchaos/system/broker"
+	"github.com/outboxchaos/outboxchaos/system/canary"
 	"github.com/outboxchaos/outboxchaos/system/clock"
 	"github.com/outboxchaos/outboxchaos/system/config"
 	"github.com/outboxchaos/outboxchaos/system/killpoint"
@@ -89,6 +90,11 @@ func (r *Relay) RunOnce(ctx context.Context) (Stats, error) {
 		return st, nil
 	}
 	r.log.Info("claimed rows", "event", "claim", "count", len(rows), "ids", ids(rows))
+	if canary.On(canary.MarkBeforePublish) {
+		if _, err := r.markPublished(ctx, ids(rows)); err != nil {
+			return st, err
+		}
+	}
 	killpoint.Hit(killpoint.RelayAfterClaim)
 	// From here the run finishes its batch even if asked to stop: a
 	// half-done batch would only wait out its lease.
@@ -139,7 +145,11 @@ func (r *Relay) RunOnce(ctx context.Context) (Stats, error) {
 			return st, fmt.Errorf("encode message of outbox row %d: %w", row.id, err)
 		}
 		toPublish = append(toPublish, row)
-		msgs = append(msgs, publisher.Message{MessageID: notification.MessageID(row.id), RoutingKey: broker.KeySend, Body: body})
+		msgID := notification.MessageID(row.id)
+		if canary.On(canary.FreshMessageID) {
+			msgID = fmt.Sprintf("%s-%d", msgID, time.Now().UnixNano())
+		}
+		msgs = append(msgs, publisher.Message{MessageID: msgID, RoutingKey: broker.KeySend, Body: body})
 	}
 	if len(msgs) == 0 {
 		return st, nil
@@ -224,8 +234,23 @@ const ClaimSQL = `
 	   AND status = 'PENDING'
 	RETURNING id, dedup_key, payload, advertising, scheduled_date, attempts`
 
+// claimSQLNoSkipLocked is the NoSkipLocked canary: no row locks and no
+// status re-check, so overlapping runs claim the same rows.
+const claimSQLNoSkipLocked = `
+	UPDATE notification_outbox
+	   SET status = 'PUBLISHING', claimed_by = $1, claimed_until = $2, updated_at = $3
+	 WHERE id IN (SELECT id FROM notification_outbox
+	               WHERE status = 'PENDING' AND next_attempt_at <= $3
+	               ORDER BY next_attempt_at, id
+	               LIMIT $4)
+	RETURNING id, dedup_key, payload, advertising, scheduled_date, attempts`
+
 func (r *Relay) claim(ctx context.Context, now time.Time) ([]claimed, error) {
-	rows, err := r.pool.Query(ctx, ClaimSQL, r.cfg.Instance, now.Add(r.cfg.Lease), now, r.cfg.BatchSize)
+	q := ClaimSQL
+	if canary.On(canary.NoSkipLocked) {
+		q = claimSQLNoSkipLocked
+	}
+	rows, err := r.pool.Query(ctx, q, r.cfg.Instance, now.Add(r.cfg.Lease), now, r.cfg.BatchSize)
 	if err != nil {
 		return nil, fmt.Errorf("claim outbox rows: %w", err)
 	}
@@ -297,10 +322,18 @@ func (r *Relay) lookups(ctx context.Context, rows []claimed) (map[int64]bool, ma
 
 const whereMine = ` WHERE id = $1 AND status = 'PUBLISHING' AND claimed_by = $2`
 
+// mine returns the condition of every write after the claim.
+func mine() string {
+	if canary.On(canary.NoClaimedBy) {
+		return ` WHERE id = $1 AND status = 'PUBLISHING' AND $2::text IS NOT NULL`
+	}
+	return whereMine
+}
+
 // finish moves a claimed row to a final status, alerting when alertKind is
 // set.
 func (r *Relay) finish(ctx context.Context, row claimed, status, reason, alertKind string, now time.Time) {
-	tag, err := r.pool.Exec(ctx, `UPDATE notification_outbox SET status = $3, status_reason = $4, updated_at = $5`+whereMine,
+	tag, err := r.pool.Exec(ctx, `UPDATE notification_outbox SET status = $3, status_reason = $4, updated_at = $5`+mine(),
 		row.id, r.cfg.Instance, status, reason, now)
 	if err != nil {
 		r.log.Error("write final status", "event", "write-failed", "outbox_id", row.id, "status", status, "err", err)
@@ -321,7 +354,7 @@ func (r *Relay) finish(ctx context.Context, row claimed, status, reason, alertKi
 func (r *Relay) defer_(ctx context.Context, row claimed, until, now time.Time) {
 	tag, err := r.pool.Exec(ctx, `UPDATE notification_outbox
 		SET status = 'PENDING', claimed_by = NULL, claimed_until = NULL, next_attempt_at = $3,
-		    status_reason = 'AD_CUTOFF_DEFERRED', updated_at = $4`+whereMine,
+		    status_reason = 'AD_CUTOFF_DEFERRED', updated_at = $4`+mine(),
 		row.id, r.cfg.Instance, until, now)
 	if err != nil {
 		r.log.Error("defer ad", "event", "write-failed", "outbox_id", row.id, "err", err)
@@ -339,7 +372,7 @@ func (r *Relay) fail(ctx context.Context, row claimed, why string, now time.Time
 	next := now.Add(r.cfg.BackoffFor(attempt))
 	tag, err := r.pool.Exec(ctx, `UPDATE notification_outbox
 		SET status = 'PENDING', attempts = $3, next_attempt_at = $4, last_error = $5,
-		    claimed_by = NULL, claimed_until = NULL, status_reason = 'PUBLISH_FAILED', updated_at = $6`+whereMine,
+		    claimed_by = NULL, claimed_until = NULL, status_reason = 'PUBLISH_FAILED', updated_at = $6`+mine(),
 		row.id, r.cfg.Instance, attempt, next, why, now)
 	if err != nil {
 		r.log.Error("release failed row", "event", "write-failed", "outbox_id", row.id, "err", err)
@@ -361,8 +394,8 @@ func (r *Relay) markPublished(ctx context.Context, ids []int64) (int, error) {
 	now := r.clock.Now()
 	rows, err := r.pool.Query(ctx, `UPDATE notification_outbox
 		SET status = 'PUBLISHED', published_at = $3, status_reason = NULL, updated_at = $3
-		WHERE id = ANY($1) AND status = 'PUBLISHING' AND claimed_by = $2
-		RETURNING id`, ids, r.cfg.Instance, now)
+		WHERE id = ANY($1) AND status = 'PUBLISHING' AND (claimed_by = $2 OR $4)
+		RETURNING id`, ids, r.cfg.Instance, now, canary.On(canary.NoClaimedBy))
 	if err != nil {
 		return 0, fmt.Errorf("mark rows published: %w", err)
 	}

@@ -5,8 +5,16 @@
 //
 // The services default to the local ones (127.0.0.1:5432, 127.0.0.1:5672);
 // OUTBOXCHAOS_TEST_PG_URL and OUTBOXCHAOS_TEST_AMQP_URL (or the runtime
-// OUTBOXCHAOS_PG_URL / OUTBOXCHAOS_AMQP_URL) point elsewhere. When neither
-// answers, Require fails with one message saying how to point at services.
+// OUTBOXCHAOS_PG_URL / OUTBOXCHAOS_AMQP_URL) point elsewhere. When those do
+// not answer and the test binary was built with the containers tag
+// (go test -tags containers ./...), Check starts PostgreSQL and RabbitMQ in
+// Docker with testcontainers-go and PGURL and AMQPURL return their URLs from
+// then on. When nothing works, Require fails with one message saying how to
+// point at services.
+//
+// Containers are per test binary: testcontainers' reaper (Ryuk) removes them
+// when the binary exits. With Ryuk disabled (TESTCONTAINERS_RYUK_DISABLED)
+// a package must call StopContainers from its TestMain, or they outlive it.
 package testenv
 
 import (
@@ -19,6 +27,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -30,8 +39,26 @@ import (
 	"github.com/outboxchaos/outboxchaos/system/schema"
 )
 
-// PGURL returns the base Postgres URL for tests.
+// PGURL returns the base Postgres URL for tests: the container's once Check
+// has started one, otherwise the configured or local one.
 func PGURL() string {
+	if e := started.Load(); e != nil {
+		return e.pg
+	}
+	return configuredPGURL()
+}
+
+// AMQPURL returns the RabbitMQ URL for tests: the container's once Check has
+// started one, otherwise the configured or local one.
+func AMQPURL() string {
+	if e := started.Load(); e != nil {
+		return e.amqp
+	}
+	return configuredAMQPURL()
+}
+
+// configuredPGURL is the Postgres URL from the environment, or the local one.
+func configuredPGURL() string {
 	for _, k := range []string{"OUTBOXCHAOS_TEST_PG_URL", "OUTBOXCHAOS_PG_URL"} {
 		if v := os.Getenv(k); v != "" {
 			return v
@@ -40,8 +67,9 @@ func PGURL() string {
 	return "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
 }
 
-// AMQPURL returns the RabbitMQ URL for tests.
-func AMQPURL() string {
+// configuredAMQPURL is the RabbitMQ URL from the environment, or the local
+// one.
+func configuredAMQPURL() string {
 	for _, k := range []string{"OUTBOXCHAOS_TEST_AMQP_URL", "OUTBOXCHAOS_AMQP_URL"} {
 		if v := os.Getenv(k); v != "" {
 			return v
@@ -50,34 +78,117 @@ func AMQPURL() string {
 	return "amqp://guest:guest@127.0.0.1:5672/"
 }
 
+// endpoints are the URLs of services Check started.
+type endpoints struct {
+	pg, amqp string
+}
+
 var (
 	reachOnce sync.Once
 	reachErr  error
+	// started holds the container URLs once Check has started containers;
+	// nil means the configured services are in use.
+	started atomic.Pointer[endpoints]
 )
 
-// Check reports whether both services answer, with a message that says how
-// to point at others.
+// probeTimeout bounds each reachability probe of one pair of services.
+const probeTimeout = 5 * time.Second
+
+// containerStartTimeout bounds starting the containers, image pulls
+// included.
+const containerStartTimeout = 5 * time.Minute
+
+// Check reports whether the test services answer. It probes the configured
+// (or local) services; when they do not answer it tries to start containers
+// (see the package doc), and when that fails too it returns one error naming
+// both problems and saying how to point at services. The outcome is decided
+// once per test binary.
 func Check() error {
 	reachOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		var problems []string
-		if conn, err := pgx.Connect(ctx, PGURL()); err != nil {
-			problems = append(problems, fmt.Sprintf("Postgres at %s: %v", redact(PGURL()), err))
-		} else {
-			_ = conn.Close(ctx)
+		localErr := probe(configuredPGURL(), configuredAMQPURL())
+		e, err := resolve(localErr, func() (string, string, error) {
+			ctx, cancel := context.WithTimeout(context.Background(), containerStartTimeout)
+			defer cancel()
+			pg, amqpURL, err := startContainers(ctx)
+			if err != nil {
+				return "", "", err
+			}
+			if err := probe(pg, amqpURL); err != nil {
+				_ = StopContainers()
+				return "", "", fmt.Errorf("containers started but do not answer: %w", err)
+			}
+			return pg, amqpURL, nil
+		})
+		if e != nil {
+			started.Store(e)
+			fmt.Fprintf(os.Stderr, "testenv: configured services unreachable (%v); using containers: Postgres at %s, RabbitMQ at %s\n",
+				localErr, redact(e.pg), redact(e.amqp))
 		}
-		if conn, err := amqp.DialConfig(AMQPURL(), amqp.Config{Dial: amqp.DefaultDial(5 * time.Second)}); err != nil {
-			problems = append(problems, fmt.Sprintf("RabbitMQ at %s: %v", redact(AMQPURL()), err))
-		} else {
-			_ = conn.Close()
-		}
-		if len(problems) > 0 {
-			reachErr = fmt.Errorf("test services unreachable: %s. Start them (bash .ci/run starts the local ones) "+
-				"or set OUTBOXCHAOS_TEST_PG_URL and OUTBOXCHAOS_TEST_AMQP_URL", strings.Join(problems, "; "))
-		}
+		reachErr = err
 	})
 	return reachErr
+}
+
+// resolve decides which services the tests use, given the result of probing
+// the configured ones and a function that starts containers. It returns nil
+// endpoints and a nil error when the configured services answer (start is
+// not called), the started endpoints when start succeeds, and otherwise an
+// error naming both problems and the ways to fix them.
+func resolve(localErr error, start func() (pgURL, amqpURL string, err error)) (*endpoints, error) {
+	if localErr == nil {
+		return nil, nil
+	}
+	pg, amqpURL, err := start()
+	if err != nil {
+		return nil, &unreachableError{local: localErr, containers: err}
+	}
+	return &endpoints{pg: pg, amqp: amqpURL}, nil
+}
+
+// unreachableError is Check's error when neither the configured services nor
+// containers are usable.
+type unreachableError struct {
+	local      error // why the configured services did not answer
+	containers error // why containers could not be used
+}
+
+func (e *unreachableError) Error() string {
+	return fmt.Sprintf(`test services unreachable.
+  configured services: %v
+  containers: %v
+Do one of:
+  - point at running services: OUTBOXCHAOS_TEST_PG_URL=postgres://user:pass@host:5432/db?sslmode=disable OUTBOXCHAOS_TEST_AMQP_URL=amqp://user:pass@host:5672/
+  - start the local ones (127.0.0.1:5432 and 127.0.0.1:5672): bash .ci/run starts them, then runs make test
+  - start them in Docker: go test -tags containers ./... (needs a running Docker engine)`, e.local, e.containers)
+}
+
+// Unwrap returns both underlying errors.
+func (e *unreachableError) Unwrap() []error { return []error{e.local, e.containers} }
+
+// probe reports whether Postgres at pgURL and RabbitMQ at amqpURL both
+// answer; the error names each service that does not.
+func probe(pgURL, amqpURL string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+	defer cancel()
+	var pgErr, amqpErr error
+	if conn, err := pgx.Connect(ctx, pgURL); err != nil {
+		pgErr = fmt.Errorf("Postgres at %s: %w", redact(pgURL), err)
+	} else {
+		_ = conn.Close(ctx)
+	}
+	if conn, err := amqp.DialConfig(amqpURL, amqp.Config{Dial: amqp.DefaultDial(probeTimeout)}); err != nil {
+		amqpErr = fmt.Errorf("RabbitMQ at %s: %w", redact(amqpURL), err)
+	} else {
+		_ = conn.Close()
+	}
+	switch {
+	case pgErr != nil && amqpErr != nil:
+		return fmt.Errorf("%w; %w", pgErr, amqpErr)
+	case pgErr != nil:
+		return pgErr
+	default:
+		return amqpErr
+	}
 }
 
 // Require fails the test at once when the services are unreachable.

@@ -32,6 +32,7 @@ import (
 
 	"github.com/outboxchaos/outboxchaos/system/alert"
 	"github.com/outboxchaos/outboxchaos/system/broker"
+	"github.com/outboxchaos/outboxchaos/system/canary"
 	"github.com/outboxchaos/outboxchaos/system/clock"
 	"github.com/outboxchaos/outboxchaos/system/config"
 	"github.com/outboxchaos/outboxchaos/system/inbox"
@@ -235,7 +236,11 @@ func (w *Worker) Handle(ctx context.Context, d amqp.Delivery) {
 	}
 	killpoint.Hit(killpoint.WorkerBeforeClaim)
 	// Steps 3–5 are not cancellable.
-	w.claimAndSend(context.WithoutCancel(ctx), d, p, rendered)
+	if canary.On(canary.ReleaseOnCancel) {
+		w.claimAndSend(ctx, ctx, d, p, rendered)
+		return
+	}
+	w.claimAndSend(context.WithoutCancel(ctx), ctx, d, p, rendered)
 }
 
 // pause slows a redelivery loop while the database is unreachable.
@@ -311,12 +316,17 @@ func retryCount(d amqp.Delivery) int {
 	return 0
 }
 
-func (w *Worker) claimAndSend(ctx context.Context, d amqp.Delivery, p notification.Payload, r notification.Rendered) {
+// claimAndSend runs steps 3–5 on ctx (detached from cancellation); stopCtx
+// is the worker's own context, consulted only by the ReleaseOnCancel canary.
+func (w *Worker) claimAndSend(ctx, stopCtx context.Context, d amqp.Delivery, p notification.Payload, r notification.Rendered) {
 	mid := d.MessageId
 	c := inbox.Claim{MessageID: mid, OutboxID: p.OutboxID, DedupKey: p.DedupKey, Kind: string(p.Kind), Phone: p.Phone}
 	for attempt := 0; ; attempt++ {
 		// Step 3: claim.
-		won, err := inbox.TryClaim(ctx, w.pool, c, w.clock.Now())
+		won, err := true, error(nil)
+		if !canary.On(canary.CheckThenAct) {
+			won, err = inbox.TryClaim(ctx, w.pool, c, w.clock.Now())
+		}
 		if err == nil {
 			err = killpoint.Fail(killpoint.FailClaimResponse)
 		}
@@ -354,14 +364,29 @@ func (w *Worker) claimAndSend(ctx context.Context, d amqp.Delivery, p notificati
 			TemplateCode: r.TemplateCode, Text: r.Text, Fallback: r.Fallback})
 		w.log.Info("vendor call", "event", "vendor-call", "message_id", mid, "outcome", res.Outcome.String(),
 			"code", res.Code, "attempt", attempt+1)
+		acked := false
+		if canary.On(canary.AckBeforeResult) && res.Outcome == vendor.Sent {
+			w.ack(d, mid, "sent (acked before the result)")
+			acked = true
+		}
+		if canary.On(canary.ReleaseOnCancel) && stopCtx.Err() != nil {
+			w.release(context.WithoutCancel(ctx), c, p)
+			w.requeue(d, mid, "stopping during the send")
+			return
+		}
 		killpoint.Hit(killpoint.WorkerAfterSend)
+		if canary.On(canary.RetryUnknown) && res.Outcome == vendor.Unknown {
+			res.Outcome = vendor.NotSent
+		}
 
 		// Step 5: result.
 		switch res.Outcome {
 		case vendor.Sent:
 			w.result(ctx, c, inbox.StatusSent, res.Code, "")
 			killpoint.Hit(killpoint.WorkerAfterResult)
-			w.ack(d, mid, "sent")
+			if !acked {
+				w.ack(d, mid, "sent")
+			}
 			return
 		case vendor.Unknown:
 			w.result(ctx, c, inbox.StatusError, res.Code, errText(res.Err))
@@ -403,7 +428,16 @@ func (w *Worker) result(ctx context.Context, c inbox.Claim, status, code, errTex
 	err := killpoint.Fail(killpoint.FailResultUpdate)
 	ok := false
 	if err == nil {
-		ok, err = inbox.Finish(ctx, w.pool, c.MessageID, status, code, errText, w.clock.Now())
+		if canary.On(canary.CheckThenAct) {
+			// No claim row exists: write the history row after the fact.
+			c2 := c
+			ok, err = inbox.TryClaim(ctx, w.pool, c2, w.clock.Now())
+			if err == nil {
+				ok, err = inbox.Finish(ctx, w.pool, c.MessageID, status, code, errText, w.clock.Now())
+			}
+		} else {
+			ok, err = inbox.Finish(ctx, w.pool, c.MessageID, status, code, errText, w.clock.Now())
+		}
 	}
 	if err != nil {
 		w.log.Error("result write failed", "event", "result-failed", "message_id", c.MessageID, "status", status, "err", err)

@@ -1,0 +1,129 @@
+// Command outboxbench runs the throughput benchmark of package bench against
+// the local PostgreSQL and RabbitMQ (or OUTBOXCHAOS_PG_URL and
+// OUTBOXCHAOS_AMQP_URL), prints the table and the machine-readable key lines
+// to stdout, progress to stderr, and writes reports/PERFORMANCE.md.
+//
+//	go run ./bench/cmd/outboxbench                 # make bench
+//	go run ./bench/cmd/outboxbench -quick          # make bench-quick
+//	go run ./bench/cmd/outboxbench -n 20000 -out '' -only 'relay|raw.publish'
+//	go run ./bench/cmd/outboxbench -only relay.r1.b50 -cpuprofile cpu.out
+//
+// Exit codes: 0 success, 1 a measurement or the setup failed, 2 usage.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"runtime/pprof"
+	"syscall"
+
+	"github.com/outboxchaos/outboxchaos/bench"
+	"github.com/outboxchaos/outboxchaos/system/config"
+)
+
+func main() {
+	bench.RunChildIfRequested()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	defaults := config.Default()
+	if err := defaults.FromEnv(); err != nil {
+		fmt.Fprintf(stderr, "outboxbench: %v\n", err)
+		return 2
+	}
+	fs := flag.NewFlagSet("outboxbench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	quick := fs.Bool("quick", false, "small sizes for CI (well under a minute)")
+	n := fs.Int("n", 0, "backlog rows per relay measurement (default 100000, or 5000 with -quick)")
+	out := fs.String("out", "reports/PERFORMANCE.md", "write the Markdown report here ('' to skip)")
+	only := fs.String("only", "", "run only the measurements whose ID matches this regular expression")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of this process to the file")
+	pgURL := fs.String("pg-url", defaults.PGURL, "PostgreSQL URL (env OUTBOXCHAOS_PG_URL)")
+	amqpURL := fs.String("amqp-url", defaults.AMQPURL, "RabbitMQ URL (env OUTBOXCHAOS_AMQP_URL)")
+	seedN := fs.Int("seed-n", 0, "backlog rows for the seed-style relay (default 5000, or 500 with -quick)")
+	workerN := fs.Int("worker-n", 0, "messages for the worker at 0 ms vendor latency (default 5000, or 500 with -quick)")
+	memDrain := fs.Int("mem-drain", 0, "rows the relay child publishes from the 1M backlog (default 100000, or 5000 with -quick)")
+	memBacklog := fs.Int("mem-backlog", 0, "PENDING rows for the memory measurement (default 1000000)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "outboxbench: unexpected arguments %q\n", fs.Args())
+		return 2
+	}
+	sizes := bench.DefaultSizes(*quick, *n)
+	for _, o := range []struct {
+		v   int
+		dst *int
+	}{{*seedN, &sizes.SeedRows}, {*workerN, &sizes.Worker0}, {*memBacklog, &sizes.MemBacklog}, {*memDrain, &sizes.MemDrain}} {
+		if o.v < 0 {
+			fmt.Fprintln(stderr, "outboxbench: sizes must not be negative")
+			return 2
+		}
+		if o.v > 0 {
+			*o.dst = o.v
+		}
+	}
+	sizes.MemDrain = min(sizes.MemDrain, sizes.MemBacklog)
+	opts := bench.Options{PGURL: *pgURL, AMQPURL: *amqpURL, Quick: *quick, Sizes: sizes, Progress: stderr}
+	if *only != "" {
+		re, err := regexp.Compile(*only)
+		if err != nil {
+			fmt.Fprintf(stderr, "outboxbench: -only: %v\n", err)
+			return 2
+		}
+		opts.Only = re
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fmt.Fprintf(stderr, "outboxbench: %v\n", err)
+			return 1
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintf(stderr, "outboxbench: start CPU profile: %v\n", err)
+			return 1
+		}
+		defer pprof.StopCPUProfile()
+	}
+	rep, err := bench.Run(ctx, opts)
+	if rep != nil {
+		fmt.Fprintln(stdout)
+		fmt.Fprint(stdout, rep.Text())
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "outboxbench: %v\n", err)
+		return 1
+	}
+	if *out != "" {
+		if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
+			fmt.Fprintf(stderr, "outboxbench: %v\n", err)
+			return 1
+		}
+		if err := os.WriteFile(*out, []byte(rep.Markdown()), 0o644); err != nil {
+			fmt.Fprintf(stderr, "outboxbench: write report: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stderr, "[bench] wrote %s\n", *out)
+	}
+	if rep.Failed() {
+		fmt.Fprintln(stderr, "outboxbench: some measurements failed (see the table)")
+		return 1
+	}
+	return 0
+}

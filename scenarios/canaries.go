@@ -1,0 +1,68 @@
+package scenarios
+
+import (
+	"context"
+	"strings"
+
+	"github.com/outboxchaos/outboxchaos/system/canary"
+)
+
+// Catchers maps each canary bug (system/canary) to the named scenarios that
+// must go red when it is enabled. The sweep proves the harness can fail.
+var Catchers = map[string][]string{
+	canary.MarkBeforePublish:   {"relay-crash-after-claim"},
+	canary.CheckThenAct:        {"worker-crash-after-send"},
+	canary.RetryUnknown:        {"vendor-timeout", "vendor-5xx"},
+	canary.ReleaseOnCancel:     {"worker-shutdown-mid-send"},
+	canary.NoSkipLocked:        {"overlapping-relays"},
+	canary.NoClaimedBy:         {"stale-relay"},
+	canary.AckBeforeResult:     {"worker-crash-after-send"},
+	canary.FreshMessageID:      {"relay-crash-after-confirm"},
+	canary.ReturnedAsPublished: {"unroutable-publish"},
+}
+
+// CanaryResult is the sweep's answer for one canary.
+type CanaryResult struct {
+	Bug      string
+	CaughtBy []string // scenarios that went red
+	Runs     []Result
+}
+
+// Caught reports whether at least one scenario went red.
+func (c CanaryResult) Caught() bool { return len(c.CaughtBy) > 0 }
+
+// harnessFailure reports a run that failed for reasons of its own (set-up or
+// clean-up), which proves nothing about the canary.
+func harnessFailure(r Result) bool {
+	return r.Err != nil && (strings.HasPrefix(r.Err.Error(), "set up:") || strings.HasPrefix(r.Err.Error(), "clean up:"))
+}
+
+// Sweep runs each canary's catchers with the canary enabled in every pod.
+// progress, if set, is told about each run.
+func Sweep(ctx context.Context, o Options, bugs []string, progress func(CanaryResult, Result)) []CanaryResult {
+	if len(bugs) == 0 {
+		bugs = canary.Names
+	}
+	var out []CanaryResult
+	for _, bug := range bugs {
+		cr := CanaryResult{Bug: bug}
+		for _, name := range Catchers[bug] {
+			s, ok := Lookup(name)
+			if !ok {
+				continue
+			}
+			ob := o
+			ob.Bug = bug
+			r := Run(ctx, s, ob)
+			cr.Runs = append(cr.Runs, r)
+			if !r.Pass() && !harnessFailure(r) {
+				cr.CaughtBy = append(cr.CaughtBy, name)
+			}
+			if progress != nil {
+				progress(cr, r)
+			}
+		}
+		out = append(out, cr)
+	}
+	return out
+}

@@ -1,0 +1,144 @@
+package inbox_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/outboxchaos/outboxchaos/system/clock"
+	"github.com/outboxchaos/outboxchaos/system/inbox"
+	"github.com/outboxchaos/outboxchaos/system/testenv"
+)
+
+func claim(mid string) inbox.Claim {
+	return inbox.Claim{MessageID: mid, OutboxID: 1, DedupKey: "GRADE_RENEWAL:1", Kind: "GRADE_RENEWAL", Phone: "01000000001"}
+}
+
+// SPEC §5 step 3: the claim INSERT is the guard. Concurrent copies of one
+// message_id (all past the peek) get exactly one winner.
+func TestTryClaim_ConcurrentCopiesExactlyOneWins(t *testing.T) {
+	t.Parallel()
+	db := testenv.NewMigratedSchema(t)
+	ctx := context.Background()
+	now := clock.At(time.Now(), 10, 0)
+	for round := 0; round < 10; round++ {
+		mid := "notification-outbox-" + string(rune('a'+round))
+		const copies = 8
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		wins := make(chan bool, copies)
+		for range copies {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				won, err := inbox.TryClaim(ctx, db.Pool, claim(mid), now)
+				if err != nil {
+					t.Errorf("claim: %v", err)
+				}
+				wins <- won
+			}()
+		}
+		close(start)
+		wg.Wait()
+		close(wins)
+		n := 0
+		for w := range wins {
+			if w {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Fatalf("round %d: %d copies won the claim, want exactly 1", round, n)
+		}
+	}
+	rows, err := inbox.All(ctx, db.Pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 10 {
+		t.Fatalf("%d history rows, want 10", len(rows))
+	}
+}
+
+// Step 5 writes a result only over a SENDING row; Release deletes only a
+// SENDING claim; a released claim can be claimed again.
+func TestFinishAndRelease_OnlyFromSending(t *testing.T) {
+	t.Parallel()
+	db := testenv.NewMigratedSchema(t)
+	ctx := context.Background()
+	now := clock.At(time.Now(), 10, 0)
+	if ok, err := inbox.Exists(ctx, db.Pool, "m1"); err != nil || ok {
+		t.Fatalf("peek on empty inbox: %v %v", ok, err)
+	}
+	if won, err := inbox.TryClaim(ctx, db.Pool, claim("m1"), now); err != nil || !won {
+		t.Fatalf("claim: %v %v", won, err)
+	}
+	if ok, _ := inbox.Exists(ctx, db.Pool, "m1"); !ok {
+		t.Fatal("peek misses the SENDING row")
+	}
+	if ok, err := inbox.Finish(ctx, db.Pool, "m1", inbox.StatusSent, "1000", "", now); err != nil || !ok {
+		t.Fatalf("finish: %v %v", ok, err)
+	}
+	// A second result (e.g. a late writer after cleanup) changes nothing.
+	if ok, err := inbox.Finish(ctx, db.Pool, "m1", inbox.StatusError, "X", "late", now); err != nil || ok {
+		t.Fatalf("second finish: %v %v, want false", ok, err)
+	}
+	// A finished row is never released: it keeps blocking every copy.
+	if ok, err := inbox.Release(ctx, db.Pool, "m1"); err != nil || ok {
+		t.Fatalf("release of a SENT row: %v %v, want false", ok, err)
+	}
+	if won, _ := inbox.TryClaim(ctx, db.Pool, claim("m1"), now); won {
+		t.Fatal("claimed a SENT message again")
+	}
+	rows, _ := inbox.All(ctx, db.Pool)
+	if len(rows) != 1 || rows[0].Status != inbox.StatusSent || *rows[0].VendorCode != "1000" || rows[0].Error != nil ||
+		rows[0].OutboxID != 1 || rows[0].DedupKey != "GRADE_RENEWAL:1" {
+		t.Fatalf("rows %+v", rows)
+	}
+
+	// Definitely-not-sent: the claim is deleted and may be taken again.
+	if won, _ := inbox.TryClaim(ctx, db.Pool, claim("m2"), now); !won {
+		t.Fatal("claim m2")
+	}
+	if ok, err := inbox.Release(ctx, db.Pool, "m2"); err != nil || !ok {
+		t.Fatalf("release: %v %v", ok, err)
+	}
+	if won, _ := inbox.TryClaim(ctx, db.Pool, claim("m2"), now); !won {
+		t.Fatal("released claim could not be taken again")
+	}
+}
+
+// Cleanup's query: SENDING rows created before the cutoff become ERROR;
+// younger SENDING rows and finished rows are untouched.
+func TestExpireSending_OnlyOldSendingRows(t *testing.T) {
+	t.Parallel()
+	db := testenv.NewMigratedSchema(t)
+	ctx := context.Background()
+	now := clock.At(time.Now(), 10, 0)
+	old, young, done := claim("old"), claim("young"), claim("done")
+	for c, at := range map[inbox.Claim]time.Time{old: now.Add(-11 * time.Minute), young: now.Add(-9 * time.Minute), done: now.Add(-time.Hour)} {
+		if won, err := inbox.TryClaim(ctx, db.Pool, c, at); err != nil || !won {
+			t.Fatal(err)
+		}
+	}
+	if _, err := inbox.Finish(ctx, db.Pool, "done", inbox.StatusSent, "1000", "", now); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := inbox.ExpireSending(ctx, db.Pool, now.Add(-10*time.Minute), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 || rows[0].MessageID != "old" || rows[0].Status != inbox.StatusError || *rows[0].Error != "SENDING_TIMEOUT" {
+		t.Fatalf("expired %+v, want only old", rows)
+	}
+	all, _ := inbox.All(ctx, db.Pool)
+	status := map[string]string{}
+	for _, r := range all {
+		status[r.MessageID] = r.Status
+	}
+	if status["young"] != inbox.StatusSending || status["done"] != inbox.StatusSent || status["old"] != inbox.StatusError {
+		t.Fatalf("statuses %v", status)
+	}
+}
