@@ -12,7 +12,6 @@ import (
 
 	"github.com/outboxchaos/outboxchaos/bench/baseline"
 	"github.com/outboxchaos/outboxchaos/system/alert"
-	"github.com/outboxchaos/outboxchaos/system/app"
 	"github.com/outboxchaos/outboxchaos/system/broker"
 	"github.com/outboxchaos/outboxchaos/system/config"
 	"github.com/outboxchaos/outboxchaos/system/outbox"
@@ -62,8 +61,10 @@ type countingAlerts struct{ n atomic.Int64 }
 // Send counts a.
 func (c *countingAlerts) Send(context.Context, alert.Alert) { c.n.Add(1) }
 
-func newReplica(ctx context.Context, e *Env, cfg config.Config, d Design, alerts alert.Sender) (*replica, error) {
-	pool, err := app.OpenPool(ctx, cfg)
+// newReplica builds one replica of design d; its SQL statements and
+// publishes are timed into ph.
+func newReplica(ctx context.Context, e *Env, cfg config.Config, d Design, alerts alert.Sender, ph *Phases) (*replica, error) {
+	pool, err := openTracedPool(ctx, cfg, ph)
 	if err != nil {
 		return nil, err
 	}
@@ -72,10 +73,11 @@ func newReplica(ctx context.Context, e *Env, cfg config.Config, d Design, alerts
 		r.close()
 		return nil, fmt.Errorf("connect publisher: %w", err)
 	}
+	pub := timedPublisher{r.pub, ph}
 	opts := baseline.Options{Instance: cfg.Instance, BatchSize: cfg.BatchSize, Lease: cfg.Lease}
 	switch d {
 	case Ours:
-		rl := relay.New(cfg, pool, r.pub, e.Clock, alerts, e.Log)
+		rl := relay.New(cfg, pool, pub, e.Clock, alerts, e.Log)
 		r.stats = &relay.Stats{}
 		r.run = func(ctx context.Context) (int, int, error) {
 			st, err := rl.RunOnce(ctx)
@@ -87,13 +89,13 @@ func newReplica(ctx context.Context, e *Env, cfg config.Config, d Design, alerts
 			return st.Claimed, st.Published, err
 		}
 	case SeedStyle:
-		s := baseline.NewSeedStyle(pool, r.pub, e.Clock, opts)
+		s := baseline.NewSeedStyle(pool, pub, e.Clock, opts)
 		r.run = func(ctx context.Context) (int, int, error) {
 			st, err := s.RunOnce(ctx)
 			return st.Claimed, st.Published, err
 		}
 	case LockHolding:
-		l := baseline.NewLockHolding(pool, r.pub, e.Clock, opts)
+		l := baseline.NewLockHolding(pool, pub, e.Clock, opts)
 		r.run = func(ctx context.Context) (int, int, error) {
 			st, err := l.RunOnce(ctx)
 			return st.Claimed, st.Published, err
@@ -148,6 +150,7 @@ func MeasureRelay(ctx context.Context, e *Env, c RelayCase) (res Result) {
 	}
 	cfg.BatchSize = c.Batch
 	alerts := &countingAlerts{}
+	ph := &Phases{}
 	var reps []*replica
 	defer func() {
 		for _, r := range reps {
@@ -157,7 +160,7 @@ func MeasureRelay(ctx context.Context, e *Env, c RelayCase) (res Result) {
 	for i := range c.Replicas {
 		rc := cfg
 		rc.Instance = fmt.Sprintf("bench-%s-%d", c.Design, i+1)
-		r, err := newReplica(ctx, e, rc, c.Design, alerts)
+		r, err := newReplica(ctx, e, rc, c.Design, alerts, ph)
 		if err != nil {
 			return res.fail(err)
 		}
@@ -167,7 +170,7 @@ func MeasureRelay(ctx context.Context, e *Env, c RelayCase) (res Result) {
 	// time, so a run's duration divided by its rows is each row's time.
 	perRow := c.Design == SeedStyle
 	var lat Latencies
-	var published atomic.Int64
+	var published, batches, busy atomic.Int64
 	errs := make([]error, len(reps))
 	var wg sync.WaitGroup
 	start := time.Now()
@@ -187,6 +190,8 @@ func MeasureRelay(ctx context.Context, e *Env, c RelayCase) (res Result) {
 				if claimed == 0 {
 					return
 				}
+				batches.Add(1)
+				busy.Add(int64(d))
 				if perRow {
 					lat.Add(d/time.Duration(claimed), claimed)
 				} else {
@@ -202,6 +207,11 @@ func MeasureRelay(ctx context.Context, e *Env, c RelayCase) (res Result) {
 		return res.fail(err)
 	}
 	res.finish(int(published.Load()), elapsed, &lat)
+	res.Unit = "batch"
+	if c.Design == SeedStyle {
+		res.Unit = fmt.Sprintf("batch of %d", c.Batch)
+	}
+	res.Breakdown = ph.Breakdown(int(batches.Load()), time.Duration(busy.Load()), "Go code and waits in between")
 	var failed, other int
 	for _, r := range reps {
 		if r.stats != nil {

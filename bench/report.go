@@ -197,6 +197,12 @@ func (r *Report) Text() string {
 		fmt.Fprintf(tw, "%.0f\t%s\t%s\t%d\t\t%s [%s]\n", x.Rate, latCell(x.P50), latCell(x.P99), x.Msgs, x.Name, x.ID)
 	}
 	_ = tw.Flush()
+	if lines := r.breakdownLines(); len(lines) > 0 {
+		fmt.Fprintln(&b, "\nwhere the busy time goes (mean per batch or message):")
+		for _, l := range lines {
+			fmt.Fprintf(&b, "  %s\n", l)
+		}
+	}
 	if m := r.Memory; m != nil {
 		fmt.Fprintln(&b)
 		if m.Err != "" {
@@ -249,6 +255,14 @@ func (r *Report) Markdown() string {
 	}
 	w("\n")
 
+	if lines := r.breakdownLines(); len(lines) > 0 {
+		w("## Where the time goes\n\n")
+		w("Wall-clock time per batch (relays) or per message (worker), summed over replicas, split by a pgx query tracer on the pool (a statement's time runs until its rows are closed, commit included for autocommit statements) and by timing wrappers around the publisher's `PublishBatch` and the vendor client's `Send`. The remainder is everything not inside one of those calls.\n\n")
+		for _, l := range lines {
+			w("- %s\n", l)
+		}
+		w("\n")
+	}
 	if m := r.Memory; m != nil {
 		w("## Memory and the claim query at %d PENDING rows\n\n", m.Backlog)
 		if m.Err != "" {
@@ -305,4 +319,21 @@ func (r *Report) sizesLine() string {
 
 func mdEscape(s string) string {
 	return strings.NewReplacer("|", "\\|", "\n", " ").Replace(s)
+}
+
+// breakdownLines renders the phase breakdown of every measurement that has
+// one.
+func (r *Report) breakdownLines() []string {
+	var out []string
+	for _, x := range r.Results {
+		if x.Err != "" || len(x.Breakdown) == 0 {
+			continue
+		}
+		var total time.Duration
+		for _, p := range x.Breakdown {
+			total += p.PerUnit
+		}
+		out = append(out, fmt.Sprintf("`%s`, %.2f ms per %s: %s", x.ID, float64(total)/float64(time.Millisecond), x.Unit, FormatBreakdown(x.Breakdown)))
+	}
+	return out
 }

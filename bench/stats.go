@@ -82,6 +82,10 @@ type Result struct {
 	Latency string // what the latency columns mean for this row
 	Note    string // checks and extra figures
 	Err     string // non-empty when the measurement failed
+	// Breakdown is where the busy time went, per Unit ("batch" or
+	// "message"), when the measurement traced it.
+	Breakdown []Phase
+	Unit      string
 }
 
 // finish fills Rate and the percentiles from msgs, elapsed and lat (nil:

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/outboxchaos/outboxchaos/fakevendor"
-	"github.com/outboxchaos/outboxchaos/system/app"
 	"github.com/outboxchaos/outboxchaos/system/broker"
 	"github.com/outboxchaos/outboxchaos/system/inbox"
 	"github.com/outboxchaos/outboxchaos/system/vendor"
@@ -51,13 +50,16 @@ func MeasureWorker(ctx context.Context, e *Env, id string, n int, latency time.D
 	defer fv.Close()
 	cfg.VendorURL = url
 	cfg.Instance = "bench-worker"
-	pool, err := app.OpenPool(ctx, cfg)
+	ph := &Phases{}
+	pool, err := openTracedPool(ctx, cfg, ph)
 	if err != nil {
 		return res.fail(err)
 	}
 	defer pool.Close()
 	alerts := &countingAlerts{}
-	w := worker.New(cfg, pool, e.Clock, vendor.New(url, cfg.VendorAccount, cfg.VendorPassword, cfg.VendorTimeout), alerts, e.Log)
+	v := timedVendor{vendor.New(url, cfg.VendorAccount, cfg.VendorPassword, cfg.VendorTimeout), ph}
+	w := worker.New(cfg, pool, e.Clock, v, alerts, e.Log)
+	started := time.Now()
 	if err := w.Start(ctx); err != nil {
 		return res.fail(fmt.Errorf("start worker: %w", err))
 	}
@@ -89,7 +91,10 @@ func MeasureWorker(ctx context.Context, e *Env, id string, n int, latency time.D
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+	busy := time.Since(started)
 	stop()
+	res.Unit = "message"
+	res.Breakdown = ph.Breakdown(n, busy, "broker delivery + ack, Go code (decode, render, logging)")
 	rows, err := e.Pool.Query(ctx, `SELECT updated_at FROM notification_histories WHERE status = $1 ORDER BY updated_at`, inbox.StatusSent)
 	if err != nil {
 		return res.fail(fmt.Errorf("read result times: %w", err))

@@ -82,7 +82,8 @@ type Verdict struct {
 	Duplicated     int `json:"duplicated"`
 	LostSilently   int `json:"lost_silently"`
 	LostVisibly    int `json:"lost_visibly"`
-	Skipped        int `json:"skipped"` // consent withdrawn / unregistered number: not sent on purpose
+	Skipped        int `json:"skipped"`  // consent withdrawn / unregistered number: not sent on purpose
+	Deferred       int `json:"deferred"` // ads postponed past the run by the 20:40 cut-off
 	Unexpected     int `json:"unexpected"`
 	Stuck          int `json:"stuck"`
 	ErrorDelivered int `json:"error_delivered"` // ERROR rows whose message did reach the handset
@@ -98,8 +99,8 @@ func (v Verdict) OK() bool {
 
 // String is the one-line summary.
 func (v Verdict) String() string {
-	return fmt.Sprintf("intents=%d delivered_once=%d duplicated=%d lost_silently=%d lost_visibly=%d skipped=%d unexpected=%d stuck=%d",
-		v.Intents, v.DeliveredOnce, v.Duplicated, v.LostSilently, v.LostVisibly, v.Skipped, v.Unexpected, v.Stuck)
+	return fmt.Sprintf("intents=%d delivered_once=%d duplicated=%d lost_silently=%d lost_visibly=%d skipped=%d deferred=%d unexpected=%d stuck=%d",
+		v.Intents, v.DeliveredOnce, v.Duplicated, v.LostSilently, v.LostVisibly, v.Skipped, v.Deferred, v.Unexpected, v.Stuck)
 }
 
 func messageID(outboxID int64) string { return fmt.Sprintf("notification-outbox-%d", outboxID) }
@@ -119,6 +120,14 @@ func Check(s State) Verdict {
 	inbox := map[string]InboxRow{}
 	for _, r := range s.Inbox {
 		inbox[r.MessageID] = r
+		// A refkey the worker claimed under another message_id format
+		// still belongs to its outbox row: duplicates are counted by
+		// dedup_key too.
+		if _, ok := byMID[r.MessageID]; !ok {
+			if row, ok := byKey[r.DedupKey]; ok && r.DedupKey != "" {
+				byMID[r.MessageID] = row
+			}
+		}
 	}
 	handset := map[string]int{}
 	keyHandset := map[string]int{}
@@ -224,7 +233,7 @@ func Check(s State) Verdict {
 				detail("lost silently: %s %s without an alert", mid, row.Status)
 			}
 		case row.Status == "PENDING" && row.Deferred:
-			v.Skipped++
+			v.Deferred++
 			detail("deferred: %s due after the run", mid)
 		case row.Status == "PENDING" || row.Status == "PUBLISHING":
 			v.Stuck++

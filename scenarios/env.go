@@ -44,6 +44,7 @@ type Env struct {
 	Bug                                   string        // canary bug armed in every pod
 
 	mu       sync.Mutex
+	stopping bool
 	pods     []*faults.Pod
 	faultsIn []FaultRecord
 	harness  []faults.Event
@@ -407,8 +408,40 @@ func (e *Env) Depths() (QueueDepths, error) {
 	return QueueDepths{Main: m, Retry: r, Parking: p}, err
 }
 
+// Supervise restarts p (without its kill-point or failpoints) if it dies at
+// a kill-point, as a deployment would, until StopPods.
+func (e *Env) Supervise(p *faults.Pod) {
+	go func() {
+		<-p.Done()
+		if _, hit := p.Killpoint(); !hit {
+			return
+		}
+		e.mu.Lock()
+		stopping := e.stopping
+		e.mu.Unlock()
+		if stopping {
+			return
+		}
+		e.Fault("kill-point", p.Name(), true, "restarted")
+		if np, err := e.Restart(context.Background(), p); err == nil {
+			e.mu.Lock()
+			if e.stopping {
+				e.mu.Unlock()
+				_ = np.Kill()
+				return
+			}
+			e.mu.Unlock()
+		} else {
+			e.Logf("harness", "restart %s: %v", p.Name(), err)
+		}
+	}()
+}
+
 // StopPods stops every running pod (SIGTERM, then SIGKILL).
 func (e *Env) StopPods() {
+	e.mu.Lock()
+	e.stopping = true
+	e.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, p := range e.Pods() {
 		select {

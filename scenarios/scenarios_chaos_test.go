@@ -56,3 +56,21 @@ func TestScenario(t *testing.T) {
 		})
 	}
 }
+
+// TestCanaries enables each deliberate bug in turn: at least one of its
+// catcher scenarios must go red, or the harness could not have failed.
+func TestCanaries(t *testing.T) {
+	testenv.Require(t)
+	for bug, catchers := range scenarios.Catchers {
+		t.Run(bug, func(t *testing.T) {
+			t.Parallel()
+			o := scenarios.DefaultOptions()
+			o.PGURL, o.AMQPURL, o.Bin = testenv.PGURL(), testenv.AMQPURL(), bin
+			res := scenarios.Sweep(context.Background(), o, []string{bug}, nil)[0]
+			if !res.Caught() {
+				t.Errorf("canary %s survived: none of %v went red", bug, catchers)
+			}
+			t.Logf("canary %s caught by %v", bug, res.CaughtBy)
+		})
+	}
+}

@@ -4,9 +4,9 @@
 //
 // Webhook posts Slack-incoming-webhook-compatible JSON ({"text": ...}) with
 // an extra "outboxchaos" object naming the outbox id, message_id and
-// dedup_key, so a checker can join every loss to its alert. Alerts are queued
-// and sent in the background: a slow or failing webhook is logged and never
-// blocks the pipeline. Close flushes what is queued, within a deadline.
+// dedup_key, so a checker can join every loss to its alert. A slow or failing
+// webhook is logged and delays the pipeline by at most the alert timeout; it
+// never fails it.
 package alert
 
 import (
@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"sync"
 	"time"
 )
 
@@ -69,64 +68,33 @@ type Sender interface {
 }
 
 // Webhook sends alerts to a Slack-compatible URL. An empty URL only logs.
+//
+// Send posts synchronously, bounded by the timeout: an alert that was
+// queued in memory would die with a process killed right after the state
+// change it announces, leaving an ERROR row nobody was told about. The
+// pipeline waits at most the timeout; a failed delivery is logged and the
+// pipeline goes on.
 type Webhook struct {
-	url     string
-	log     *slog.Logger
-	client  *http.Client
-	queue   chan Alert
-	wg      sync.WaitGroup
-	once    sync.Once
-	closing chan struct{}
+	url    string
+	log    *slog.Logger
+	client *http.Client
 }
 
-// NewWebhook starts a sender posting to url with the given per-request
+// NewWebhook returns a sender posting to url with the given per-request
 // timeout.
 func NewWebhook(url string, timeout time.Duration, log *slog.Logger) *Webhook {
-	w := &Webhook{
-		url:     url,
-		log:     log,
-		client:  &http.Client{Timeout: timeout},
-		queue:   make(chan Alert, 1024),
-		closing: make(chan struct{}),
-	}
-	w.wg.Add(1)
-	go w.loop()
-	return w
+	return &Webhook{url: url, log: log, client: &http.Client{Timeout: timeout}}
 }
 
 // Send logs the alert (event "alert", so a harness sees it even when the
-// webhook is down) and queues it for the webhook. A full queue drops the
-// webhook delivery, with an error log.
-func (w *Webhook) Send(_ context.Context, a Alert) {
+// webhook is down) and posts it to the webhook.
+func (w *Webhook) Send(ctx context.Context, a Alert) {
 	w.log.Warn(a.Text(), "event", "alert", "kind", a.Kind, "outbox_id", a.OutboxID,
 		"message_id", a.MessageID, "dedup_key", a.DedupKey, "reason", a.Reason)
 	if w.url == "" {
 		return
 	}
-	select {
-	case w.queue <- a:
-	default:
-		w.log.Error("alert queue full, webhook delivery dropped", "event", "alert-dropped", "message_id", a.MessageID)
-	}
-}
-
-func (w *Webhook) loop() {
-	defer w.wg.Done()
-	for {
-		select {
-		case a := <-w.queue:
-			w.post(a)
-		case <-w.closing:
-			for {
-				select {
-				case a := <-w.queue:
-					w.post(a)
-				default:
-					return
-				}
-			}
-		}
-	}
+	w.post(context.WithoutCancel(ctx), a)
 }
 
 type body struct {
@@ -134,13 +102,19 @@ type body struct {
 	OutboxChaos Alert  `json:"outboxchaos"`
 }
 
-func (w *Webhook) post(a Alert) {
+func (w *Webhook) post(ctx context.Context, a Alert) {
 	b, err := json.Marshal(body{Text: a.Text(), OutboxChaos: a})
 	if err != nil {
 		w.log.Error("encode alert", "err", err)
 		return
 	}
-	resp, err := w.client.Post(w.url, "application/json", bytes.NewReader(b))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.url, bytes.NewReader(b))
+	if err != nil {
+		w.log.Error("build alert request", "event", "alert-failed", "err", err)
+		return
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := w.client.Do(req)
 	if err != nil {
 		w.log.Error("deliver alert", "event", "alert-failed", "err", err, "message_id", a.MessageID)
 		return
@@ -151,9 +125,5 @@ func (w *Webhook) post(a Alert) {
 	}
 }
 
-// Close sends what is queued (each post bounded by the timeout) and stops.
-// Safe to call twice.
-func (w *Webhook) Close() {
-	w.once.Do(func() { close(w.closing) })
-	w.wg.Wait()
-}
+// Close releases idle connections. Safe to call twice.
+func (w *Webhook) Close() { w.client.CloseIdleConnections() }

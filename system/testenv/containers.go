@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
@@ -109,18 +110,31 @@ func dockerHealthy(ctx context.Context) (err error) {
 	// testcontainers panics when it finds no Docker host at all.
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("no Docker engine found (start one, or set DOCKER_HOST): %v", r)
+			err = fmt.Errorf("no Docker engine found (%s; testcontainers: %v); start one, or set DOCKER_HOST", dockerHint(), r)
 		}
 	}()
 	provider, err := testcontainers.NewDockerProvider()
 	if err != nil {
-		return fmt.Errorf("no Docker engine found (start one, or set DOCKER_HOST): %w", err)
+		return fmt.Errorf("no Docker engine found (%s): %w; start one, or set DOCKER_HOST", dockerHint(), err)
 	}
 	// Health closes the provider.
 	if err := provider.Health(ctx); err != nil {
-		return fmt.Errorf("Docker engine does not answer (start one, or set DOCKER_HOST): %w", err)
+		return fmt.Errorf("Docker engine does not answer (%s): %w; start one, or set DOCKER_HOST", dockerHint(), err)
 	}
 	return nil
+}
+
+// dockerHint says where a Docker engine was looked for, for error messages.
+func dockerHint() string {
+	host := "DOCKER_HOST unset"
+	if v := os.Getenv("DOCKER_HOST"); v != "" {
+		host = "DOCKER_HOST=" + v
+	}
+	sock := "/var/run/docker.sock absent"
+	if _, err := os.Stat("/var/run/docker.sock"); err == nil {
+		sock = "/var/run/docker.sock present"
+	}
+	return host + ", " + sock
 }
 
 // StopContainers terminates the containers Check started, if any. It is

@@ -100,9 +100,10 @@ const containerStartTimeout = 5 * time.Minute
 
 // Check reports whether the test services answer. It probes the configured
 // (or local) services; when they do not answer it tries to start containers
-// (see the package doc), and when that fails too it returns one error naming
-// both problems and saying how to point at services. The outcome is decided
-// once per test binary.
+// (see the package doc) and, if they come up, uses both of them even when one
+// configured service did answer. When that fails too it returns one error
+// naming both problems and saying how to point at services. The outcome is
+// decided once per test binary.
 func Check() error {
 	reachOnce.Do(func() {
 		localErr := probe(configuredPGURL(), configuredAMQPURL())
@@ -159,7 +160,14 @@ func (e *unreachableError) Error() string {
 Do one of:
   - point at running services: OUTBOXCHAOS_TEST_PG_URL=postgres://user:pass@host:5432/db?sslmode=disable OUTBOXCHAOS_TEST_AMQP_URL=amqp://user:pass@host:5672/
   - start the local ones (127.0.0.1:5432 and 127.0.0.1:5672): bash .ci/run starts them, then runs make test
-  - start them in Docker: go test -tags containers ./... (needs a running Docker engine)`, e.local, e.containers)
+  - start them in Docker: go test -tags containers ./... (needs a running Docker engine)`,
+		oneLine(e.local), oneLine(e.containers))
+}
+
+// oneLine is err's message with line breaks (as errors.Join makes) turned
+// into "; ", so that each cause stays on its line of the report.
+func oneLine(err error) string {
+	return strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", "; ")
 }
 
 // Unwrap returns both underlying errors.

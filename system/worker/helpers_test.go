@@ -294,12 +294,17 @@ func (e *env) expectParked(mid, reason string) amqp.Delivery {
 }
 
 // fakeAck is an amqp.Acknowledger that records how a delivery was settled.
+// onAck, if set, runs before an ack is counted.
 type fakeAck struct {
 	mu                    sync.Mutex
 	acks, nacks, requeued int
+	onAck                 func()
 }
 
 func (f *fakeAck) Ack(uint64, bool) error {
+	if f.onAck != nil {
+		f.onAck()
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.acks++

@@ -466,3 +466,36 @@ func TestProduction_UnregisteredNumberSent(t *testing.T) {
 	mid := e.publishPayload(payload(2, 2, notification.GradeRenewal))
 	e.waitStatus(mid, inbox.StatusSent)
 }
+
+// SPEC §5 step 5 and §6 case 11: the result is written before the ack, so
+// a worker that dies between the two leaves a finished row that blocks the
+// redelivered copy (acking first would leave SENDING behind, or nothing
+// durable at all about the send).
+func TestResultWrittenBeforeAck(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.member(1, true, true)
+	e.member(2, true, true)
+	if err := e.fv.AddRule(fakevendor.Rule{RefKey: notification.MessageID(2), Mode: fakevendor.Fail5xx}); err != nil {
+		t.Fatal(err)
+	}
+	w := e.newWorker()
+	for id, want := range map[int64]string{1: inbox.StatusSent, 2: inbox.StatusError} {
+		mid := notification.MessageID(id)
+		var atAck string
+		ack := &fakeAck{onAck: func() {
+			r, ok := e.history(mid)
+			atAck = r.Status
+			if !ok {
+				atAck = "<no row>"
+			}
+		}}
+		w.Handle(context.Background(), amqp.Delivery{Acknowledger: ack, DeliveryTag: 1, MessageId: mid, Body: body(payload(id, id, notification.GradeRenewal))})
+		if a, _, _ := ack.counts(); a != 1 {
+			t.Fatalf("%s: %d acks", mid, a)
+		}
+		if atAck != want {
+			t.Fatalf("%s: history row was %s when the delivery was acked, want %s", mid, atAck, want)
+		}
+	}
+}

@@ -1,0 +1,72 @@
+package scenarios
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+// TestCheckRecordedStates runs the pure checker on hand-written final
+// states with known verdicts (testdata/checker/*.json): no services needed.
+func TestCheckRecordedStates(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob(filepath.Join("testdata", "checker", "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no checker testdata: %v", err)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			t.Parallel()
+			raw, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var c struct {
+				Comment string  `json:"comment"`
+				State   State   `json:"state"`
+				Want    Verdict `json:"want"`
+			}
+			dec := json.NewDecoder(bytesReader(raw))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&c); err != nil {
+				t.Fatalf("decode %s: %v", f, err)
+			}
+			got := Check(c.State)
+			got.Details = nil
+			if !reflect.DeepEqual(got, c.Want) {
+				t.Errorf("%s\n got: %s (error_delivered=%d)\nwant: %s (error_delivered=%d)\ndetails: %v",
+					c.Comment, got, got.ErrorDelivered, c.Want, c.Want.ErrorDelivered, Check(c.State).Details)
+			}
+			if got.OK() != (c.Want.Duplicated == 0 && c.Want.LostSilently == 0 && c.Want.Unexpected == 0 && c.Want.Stuck == 0) {
+				t.Errorf("OK() = %v disagrees with the counts", got.OK())
+			}
+		})
+	}
+}
+
+// TestQuiescent: the settle condition waits for every published row to be
+// accounted for.
+func TestQuiescent(t *testing.T) {
+	t.Parallel()
+	published := State{Outbox: []OutboxRow{{ID: 1, Status: "PUBLISHED"}}}
+	if quiescent(published) {
+		t.Error("a PUBLISHED row with no inbox row, parked copy or skip is not quiescent")
+	}
+	published.Inbox = []InboxRow{{MessageID: "notification-outbox-1", Status: "SENT"}}
+	if !quiescent(published) {
+		t.Error("a PUBLISHED row with a SENT inbox row is quiescent")
+	}
+	published.Queues.Retry = 1
+	if quiescent(published) {
+		t.Error("a message in the retry queue is not quiescent")
+	}
+	deferred := State{Outbox: []OutboxRow{{ID: 1, Status: "PENDING", Deferred: true}}}
+	if !quiescent(deferred) {
+		t.Error("an ad deferred to the next day is quiescent")
+	}
+}
+
+func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
