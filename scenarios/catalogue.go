@@ -233,6 +233,7 @@ func Catalogue() []*Scenario {
 		},
 		{
 			Name: "stale-relay", Row: "3/5",
+			Kinds: []notification.Kind{notification.GradeRenewal, notification.MonthlyAwardsWinning},
 			Description: "a relay run loses its lease while waiting for confirms; another run takes the rows over",
 			Fault:       "latency 4 s on relay-1's confirms (its timeout is 10 s) while relay-2 reclaims the rows and dies after their confirm",
 			Outcome:     "the run that lost its lease writes 0 rows; the rows are republished with the same message_id; each sent once",
@@ -257,7 +258,8 @@ func Catalogue() []*Scenario {
 				if err != nil {
 					return err
 				}
-				if err := e.Enqueue(ctx); err != nil {
+				// Five rows in one job transaction, so relay-1 claims them in one run.
+				if err := e.Enqueue(ctx, WithArgs("--kinds", "MONTHLY_AWARDS_WINNING", "--per-kind", "5")); err != nil {
 					return err
 				}
 				if err := e.WaitCount(ctx, 20*time.Second, 5, `SELECT count(*) FROM notification_outbox WHERE status = 'PUBLISHING' AND claimed_by = $1`, r1.Name()); err != nil {

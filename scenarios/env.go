@@ -408,33 +408,47 @@ func (e *Env) Depths() (QueueDepths, error) {
 	return QueueDepths{Main: m, Retry: r, Parking: p}, err
 }
 
-// Supervise restarts p (without its kill-point or failpoints) if it dies at
-// a kill-point, as a deployment would, until StopPods.
+// Supervise restarts p whenever it exits before StopPods — killed at a
+// kill-point, or exiting non-zero because a dependency was unreachable at
+// start-up — as a deployment would: without its kill-point or failpoints,
+// after a short back-off, at most maxRestarts times.
 func (e *Env) Supervise(p *faults.Pod) {
 	go func() {
-		<-p.Done()
-		if _, hit := p.Killpoint(); !hit {
-			return
-		}
-		e.mu.Lock()
-		stopping := e.stopping
-		e.mu.Unlock()
-		if stopping {
-			return
-		}
-		e.Fault("kill-point", p.Name(), true, "restarted")
-		if np, err := e.Restart(context.Background(), p); err == nil {
-			e.mu.Lock()
-			if e.stopping {
-				e.mu.Unlock()
+		for i := 0; i < maxRestarts; i++ {
+			<-p.Done()
+			if e.isStopping() {
+				return
+			}
+			if name, hit := p.Killpoint(); hit {
+				e.Fault("kill-point", p.Name(), true, name)
+			}
+			time.Sleep(restartBackoff) // a deployment's restart delay, not synchronisation
+			if e.isStopping() {
+				return
+			}
+			np, err := e.Restart(context.Background(), p)
+			if err != nil {
+				e.Logf("harness", "restart %s: %v", p.Name(), err)
+				return
+			}
+			if e.isStopping() {
 				_ = np.Kill()
 				return
 			}
-			e.mu.Unlock()
-		} else {
-			e.Logf("harness", "restart %s: %v", p.Name(), err)
+			p = np
 		}
 	}()
+}
+
+const (
+	maxRestarts    = 20
+	restartBackoff = 200 * time.Millisecond
+)
+
+func (e *Env) isStopping() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.stopping
 }
 
 // StopPods stops every running pod (SIGTERM, then SIGKILL).

@@ -43,6 +43,7 @@ func init() {
 		"demo":     {"run a small end-to-end batch in a scratch schema and print each notification", runDemo},
 		"scenario": {"list or run the named fault-injection scenarios", runScenario},
 		"canary":   {"enable each deliberate bug in turn and check a scenario catches it", runCanary},
+		"report":   {"run scenarios, random schedules and canaries; write reports/RELIABILITY.md", runReport},
 		"help":     {"show this help, or the flags of one command", nil},
 	}
 }

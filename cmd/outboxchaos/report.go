@@ -1,0 +1,125 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/outboxchaos/outboxchaos/reports"
+	"github.com/outboxchaos/outboxchaos/scenarios"
+)
+
+// runReport runs the named scenarios, a budget of random schedules and the
+// canary sweep, and writes RELIABILITY.md.
+func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("outboxchaos report", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	checks := fs.Int("checks", 30, "random schedules to run")
+	seed := fs.Int64("seed", 1, "seed of the random schedules and the fault network")
+	out := fs.String("out", "reports/RELIABILITY.md", "where to write the report")
+	skipCanaries := fs.Bool("skip-canaries", false, "leave out the canary sweep")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
+	}
+	if fs.NArg() > 0 || *checks < 0 {
+		return usagef("usage: outboxchaos report [--checks N] [--seed S] [--out FILE]")
+	}
+	bin, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("find own binary for the pods: %w", err)
+	}
+	o := scenarios.DefaultOptions()
+	o.Bin, o.Seed = bin, *seed
+	rep := reports.Reliability{Catalogue: scenarios.Catalogue(), PropertySeed: *seed}
+	rep.Env, err = environment(ctx, o)
+	if err != nil {
+		return err
+	}
+	failed := 0
+	for i, s := range rep.Catalogue {
+		res := scenarios.Run(ctx, s, o)
+		fmt.Fprintf(stdout, "[%d/%d] %s\n", i+1, len(rep.Catalogue), verdictLine(res))
+		if !res.Pass() {
+			failed++
+		}
+		rep.Named = append(rep.Named, res)
+	}
+	d := scenarios.NewRandDraw(*seed)
+	for i := 0; i < *checks; i++ {
+		sch := scenarios.Generate(d)
+		res := scenarios.Run(ctx, sch.Scenario(fmt.Sprintf("property-%d", i+1)), o)
+		fmt.Fprintf(stdout, "[schedule %d/%d] %s\n    %s\n", i+1, *checks, sch, verdictLine(res))
+		if !res.Pass() {
+			failed++
+		}
+		rep.Property = append(rep.Property, reports.PropertyRun{Schedule: sch, Result: res})
+	}
+	if !*skipCanaries {
+		rep.Canaries = scenarios.Sweep(ctx, o, nil, func(c scenarios.CanaryResult, r scenarios.Result) {
+			fmt.Fprintf(stdout, "[canary %s] %s: pass=%v\n", c.Bug, r.Name, r.Pass())
+		})
+		for _, c := range rep.Canaries {
+			if !c.Caught() {
+				failed++
+			}
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
+		return fmt.Errorf("create report directory: %w", err)
+	}
+	f, err := os.Create(*out)
+	if err != nil {
+		return fmt.Errorf("create report: %w", err)
+	}
+	if err := reports.WriteReliability(f, rep); err != nil {
+		f.Close()
+		return fmt.Errorf("write report: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	fmt.Fprintf(stdout, "wrote %s\n", *out)
+	if failed > 0 {
+		fmt.Fprintf(stdout, "%d runs did not match (or canaries survived)\n", failed)
+		return errVerdictFailed
+	}
+	return nil
+}
+
+func environment(ctx context.Context, o scenarios.Options) (reports.Environment, error) {
+	env := reports.Environment{Go: runtime.Version(), Cores: runtime.NumCPU(), Commit: "unknown"}
+	if b, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output(); err == nil {
+		env.Commit = strings.TrimSpace(string(b))
+	}
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(cctx, o.PGURL)
+	if err != nil {
+		return env, fmt.Errorf("Postgres unreachable (set OUTBOXCHAOS_PG_URL): %w", err)
+	}
+	defer conn.Close(ctx)
+	if err := conn.QueryRow(cctx, `SHOW server_version`).Scan(&env.Postgres); err != nil {
+		return env, fmt.Errorf("read Postgres version: %w", err)
+	}
+	ac, err := amqp.Dial(o.AMQPURL)
+	if err != nil {
+		return env, fmt.Errorf("RabbitMQ unreachable (set OUTBOXCHAOS_AMQP_URL): %w", err)
+	}
+	defer ac.Close()
+	env.RabbitMQ = fmt.Sprint(ac.Properties["version"])
+	return env, nil
+}
