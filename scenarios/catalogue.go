@@ -233,7 +233,7 @@ func Catalogue() []*Scenario {
 		},
 		{
 			Name: "stale-relay", Row: "3/5",
-			Kinds: []notification.Kind{notification.GradeRenewal, notification.MonthlyAwardsWinning},
+			Kinds:       []notification.Kind{notification.GradeRenewal, notification.MonthlyAwardsWinning},
 			Description: "a relay run loses its lease while waiting for confirms; another run takes the rows over",
 			Fault:       "latency 4 s on relay-1's confirms (its timeout is 10 s) while relay-2 reclaims the rows and dies after their confirm",
 			Outcome:     "the run that lost its lease writes 0 rows; the rows are republished with the same message_id; each sent once",
