@@ -278,11 +278,21 @@ func parseLine(pod, text string, now time.Time) (Event, bool, string) {
 	if isEvent {
 		fmt.Fprintf(&b, " [%s]", name)
 	}
+	// The pod name already says which instance and component it is; the
+	// message and outbox ids come first because a timeline follows them.
 	keys := make([]string, 0, len(attrs))
 	for k := range attrs {
-		keys = append(keys, k)
+		if k != "instance" && k != "component" {
+			keys = append(keys, k)
+		}
 	}
-	sort.Strings(keys)
+	sort.Slice(keys, func(i, j int) bool {
+		pi, pj := summaryRank(keys[i]), summaryRank(keys[j])
+		if pi != pj {
+			return pi < pj
+		}
+		return keys[i] < keys[j]
+	})
 	for i, k := range keys {
 		if i == summaryAttrs {
 			fmt.Fprintf(&b, " …+%d", len(keys)-i)
@@ -300,6 +310,19 @@ func parseLine(pod, text string, now time.Time) (Event, bool, string) {
 		}
 	}
 	return Event{Pod: pod, At: at, Name: name, Attrs: attrs, Raw: text}, true, b.String()
+}
+
+// summaryRank orders the attributes a timeline shows first.
+func summaryRank(k string) int {
+	switch k {
+	case "message_id":
+		return 0
+	case "outbox_id", "outcome", "status", "count":
+		return 1
+	case "code", "why", "reason", "kind":
+		return 2
+	}
+	return 3
 }
 
 func shortValue(v any) string {

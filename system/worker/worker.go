@@ -171,12 +171,6 @@ func (w *Worker) Stop() {
 	<-done
 }
 
-// Acker is the part of amqp.Delivery the handler settles with.
-type Acker interface {
-	Ack(multiple bool) error
-	Nack(multiple, requeue bool) error
-}
-
 func (w *Worker) ack(d amqp.Delivery, mid, why string) {
 	if err := d.Ack(false); err != nil {
 		w.log.Warn("ack failed; the copy will be redelivered", "event", "ack-failed", "message_id", mid, "err", err)
