@@ -103,6 +103,17 @@ var statements = []string{
 		updated_at  TIMESTAMPTZ NOT NULL,
 		CONSTRAINT notification_histories_status_ck CHECK (status IN ('SENDING','SENT','FAILED','ERROR'))
 	)`,
+	// A CREATE INDEX CONCURRENTLY that died half-way leaves an INVALID
+	// index that IF NOT EXISTS would skip: drop it so the guard is rebuilt.
+	`DO $$ BEGIN
+		IF EXISTS (SELECT 1 FROM pg_index i
+		             JOIN pg_class c ON c.oid = i.indexrelid
+		             JOIN pg_namespace n ON n.oid = c.relnamespace
+		            WHERE c.relname = 'notification_histories_message_id_uq'
+		              AND n.nspname = current_schema() AND NOT i.indisvalid) THEN
+			EXECUTE format('DROP INDEX %I.notification_histories_message_id_uq', current_schema());
+		END IF;
+	END $$`,
 	`CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS notification_histories_message_id_uq
 		ON notification_histories (message_id) WHERE message_id IS NOT NULL`,
 	`CREATE INDEX IF NOT EXISTS notification_histories_sending_idx
