@@ -15,11 +15,21 @@ func abs(d time.Duration) time.Duration {
 	return d
 }
 
-// Two processes given the same Setting read the same time.
+// Two processes given the same Setting read the same time: the setting
+// carries the anchor, so a clock parsed an hour after the original was
+// started does not restart from its start time.
 func TestParse_SettingRoundTripAgreesAcrossParses(t *testing.T) {
 	t.Parallel()
-	start := clock.At(time.Now(), 10, 0)
-	v := clock.NewVirtual(start, 60)
+	start := time.Date(2025, 5, 1, 10, 0, 0, 0, clock.Seoul)
+	hourAgo := time.Now().Add(-time.Hour).UnixNano()
+	orig, err := clock.Parse(start.Format(time.RFC3339Nano) + "@" + strconv.FormatInt(hourAgo, 10) + "*1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, ok := orig.(*clock.Virtual)
+	if !ok {
+		t.Fatalf("Parse gave %T, want *clock.Virtual", orig)
+	}
 	s := v.Setting()
 	a, err := clock.Parse(s)
 	if err != nil {
@@ -30,18 +40,27 @@ func TestParse_SettingRoundTripAgreesAcrossParses(t *testing.T) {
 		t.Fatal(err)
 	}
 	na, nb, nv := a.Now(), b.Now(), v.Now()
-	// At rate 60 a millisecond of real time between the reads is 60 ms of
-	// virtual time; allow a generous but still meaningful margin.
-	if d := abs(na.Sub(nb)); d > time.Second {
+	const tolerance = 100 * time.Millisecond // real time between the reads, at rate 1
+	if d := abs(na.Sub(nb)); d > tolerance {
 		t.Fatalf("two parses of %q disagree by %s", s, d)
 	}
-	if d := abs(na.Sub(nv)); d > time.Second {
+	if d := abs(na.Sub(nv)); d > tolerance {
 		t.Fatalf("parsed clock and original disagree by %s", d)
 	}
-	// Both are anchored in the past, not at parse time: they read at least
-	// start, and a clock parsed later is not restarted from start.
-	if na.Before(start) || na.Location() != clock.Seoul {
-		t.Fatalf("parsed clock reads %s, before start %s or not in Seoul", na, start)
+	if d := abs(na.Sub(start.Add(time.Hour))); d > time.Second {
+		t.Fatalf("parsed clock reads %s, want about %s (start + the hour since the anchor)", na, start.Add(time.Hour))
+	}
+	if na.Location() != clock.Seoul {
+		t.Fatalf("clock reads in %s, want Asia/Seoul", na.Location())
+	}
+	// A fast clock round-trips its rate too.
+	fast := clock.NewVirtual(start, 60)
+	f, err := clock.Parse(fast.Setting())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := abs(f.Now().Sub(fast.Now())); d > 60*tolerance {
+		t.Fatalf("rate-60 clock: parsed and original disagree by %s", d)
 	}
 }
 
