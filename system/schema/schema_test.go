@@ -186,3 +186,36 @@ func TestMigrate_WaitsForTheLock(t *testing.T) {
 		t.Fatalf("%d tables, want %d", got, want)
 	}
 }
+
+// TestMigrate_RebuildsInvalidInboxIndex: a CREATE INDEX CONCURRENTLY killed
+// half-way leaves an INVALID index; the next migration must rebuild it, or
+// the inbox would run without its duplicate guard.
+func TestMigrate_RebuildsInvalidInboxIndex(t *testing.T) {
+	t.Parallel()
+	db := testenv.NewMigratedSchema(t)
+	ctx := context.Background()
+	const q = `SELECT i.indisvalid FROM pg_index i
+		JOIN pg_class c ON c.oid = i.indexrelid
+		JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE c.relname = 'notification_histories_message_id_uq' AND n.nspname = current_schema()`
+	if _, err := db.Pool.Exec(ctx, `UPDATE pg_index SET indisvalid = false WHERE indexrelid =
+		(SELECT c.oid FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		  WHERE c.relname = 'notification_histories_message_id_uq' AND n.nspname = current_schema())`); err != nil {
+		t.Fatalf("mark index invalid (needs a superuser): %v", err)
+	}
+	var valid bool
+	if err := db.Pool.QueryRow(ctx, q).Scan(&valid); err != nil || valid {
+		t.Fatalf("setup: index valid=%v err=%v", valid, err)
+	}
+	conn, err := pgx.Connect(ctx, db.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if err := schema.Migrate(ctx, conn); err != nil {
+		t.Fatalf("migrate over an invalid index: %v", err)
+	}
+	if err := db.Pool.QueryRow(ctx, q).Scan(&valid); err != nil || !valid {
+		t.Fatalf("after migrate the inbox index must be valid: valid=%v err=%v", valid, err)
+	}
+}
