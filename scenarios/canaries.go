@@ -11,14 +11,25 @@ import (
 // must go red when it is enabled. The sweep proves the harness can fail.
 var Catchers = map[string][]string{
 	canary.MarkBeforePublish:   {"relay-crash-after-claim"},
-	canary.CheckThenAct:        {"worker-crash-after-send"},
+	canary.CheckThenAct:        {"worker-crash-after-send", "worker-crash-after-claim"},
 	canary.RetryUnknown:        {"vendor-timeout", "vendor-5xx"},
 	canary.ReleaseOnCancel:     {"worker-shutdown-mid-send"},
 	canary.NoSkipLocked:        {"overlapping-relays"},
 	canary.NoClaimedBy:         {"stale-relay"},
-	canary.AckBeforeResult:     {"worker-crash-after-send"},
+	canary.AckBeforeResult:     {"worker-crash-after-send", "worker-crash-before-ack"},
 	canary.FreshMessageID:      {"relay-crash-after-confirm"},
 	canary.ReturnedAsPublished: {"unroutable-publish"},
+	canary.TimeoutAsConfirmed:  {"confirm-timeout"},
+	canary.NoCleanupAlert:      {"result-write-fails", "claim-response-lost"},
+	canary.RateLimitAsUnknown:  {"vendor-rejects"},
+	canary.SilentAnniversary:   {"anniversary-outbox-fails"},
+	canary.NoAdDeferral:        {"ad-cutoff-deferral"},
+	canary.NoExpiry:            {"expired-before-relay"},
+	canary.PlainInsert:         {"job-crash-before-commit"},
+	canary.MigrateUnlocked:     {"schema-race"},
+	canary.NoReconnect:         {"broker-restart"},
+	canary.AutoAck:             {"worker-crash-before-claim"},
+	canary.NoDedup:             {"parking-replay"},
 }
 
 // CanaryResult is the sweep's answer for one canary.

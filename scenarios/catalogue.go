@@ -129,9 +129,9 @@ func Catalogue() []*Scenario {
 		},
 		{
 			Name: "confirm-timeout", Row: "4",
-			Description: "the broker's confirms arrive after the 5 s (here 600 ms) timeout",
-			Fault:       "Toxiproxy latency 1.5 s on RabbitMQ → relay (confirms delayed, publishes delivered)",
-			Outcome:     "indefinite outcome treated as failure: backoff republish, the queue holds copies, the inbox lets one through",
+			Description: "no confirm within the 5 s (here 600 ms) timeout: once because the confirms are late, once because the publishes never arrived",
+			Fault:       "Toxiproxy latency 1.5 s on RabbitMQ → relay (publishes delivered, confirms late); then a stall on relay → RabbitMQ (publishes lost)",
+			Outcome:     "indefinite outcome treated as failure: backoff republish; the queue may hold copies, the inbox lets one through; nothing lost",
 			Drive: func(ctx context.Context, e *Env) error {
 				if err := e.Enqueue(ctx); err != nil {
 					return err
@@ -154,6 +154,28 @@ func Catalogue() []*Scenario {
 					return err
 				}
 				e.NetFault(f)
+				if werr != nil {
+					return werr
+				}
+				if err := e.WaitFor(ctx, 20*time.Second, "second batch sent", ledgerAtLeast(e, 12)); err != nil {
+					return err
+				}
+				// Phase 2: the publishes themselves vanish.
+				timedOut := len(e.Events("publish"))
+				stall, err := e.AMQPRelay.Timeout(ctx, faults.Upstream, 0)
+				if err != nil {
+					return err
+				}
+				if err := e.Enqueue(ctx, WithArgs("--per-kind", "3")); err != nil {
+					return err
+				}
+				werr = e.WaitEvent(ctx, 20*time.Second, "publish", func(ev faults.Event) bool {
+					return ev.Str("outcome") == "timed-out" && len(e.Events("publish")) > timedOut
+				})
+				if err := stall.Remove(); err != nil {
+					return err
+				}
+				e.NetFault(stall)
 				return werr
 			},
 			Expect: func(e *Env, s State, v Verdict) error {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/outboxchaos/outboxchaos/system/alert"
 	"github.com/outboxchaos/outboxchaos/system/broker"
+	"github.com/outboxchaos/outboxchaos/system/canary"
 	"github.com/outboxchaos/outboxchaos/system/clock"
 	"github.com/outboxchaos/outboxchaos/system/config"
 	"github.com/outboxchaos/outboxchaos/system/schema"
@@ -85,6 +86,9 @@ func Migrate(ctx context.Context, cfg config.Config) error {
 		return fmt.Errorf("Postgres at %s is unreachable (set OUTBOXCHAOS_PG_URL or --pg-url): %w", Redact(cfg.PGURL), err)
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
+	if canary.On(canary.MigrateUnlocked) {
+		return schema.MigrateUnlocked(ctx, conn)
+	}
 	return schema.Migrate(ctx, conn)
 }
 

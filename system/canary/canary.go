@@ -44,11 +44,35 @@ const (
 	// ReturnedAsPublished ignores basic.return: an unroutable message
 	// counts as published.
 	ReturnedAsPublished = "returned-as-published"
+	// TimeoutAsConfirmed treats a confirm timeout as a confirm.
+	TimeoutAsConfirmed = "timeout-as-confirmed"
+	// NoCleanupAlert turns stuck SENDING rows into ERROR without an alert.
+	NoCleanupAlert = "no-cleanup-alert"
+	// RateLimitAsUnknown classifies HTTP 429 as an unknown outcome.
+	RateLimitAsUnknown = "rate-limit-as-unknown"
+	// SilentAnniversary loses the anniversary notification without an alert.
+	SilentAnniversary = "silent-anniversary"
+	// NoAdDeferral publishes ads after the 20:40 cut-off.
+	NoAdDeferral = "no-ad-deferral"
+	// NoExpiry publishes rows whose scheduled date has passed.
+	NoExpiry = "no-expiry"
+	// PlainInsert enqueues with a plain INSERT instead of insert-ignore.
+	PlainInsert = "plain-insert"
+	// MigrateUnlocked migrates without the advisory lock.
+	MigrateUnlocked = "migrate-unlocked"
+	// NoReconnect: the worker gives up when its broker connection drops.
+	NoReconnect = "no-reconnect"
+	// AutoAck acks a delivery as soon as it arrives.
+	AutoAck = "auto-ack"
+	// NoDedup sends every copy: no peek, no claim.
+	NoDedup = "no-dedup"
 )
 
 // Names lists every canary.
 var Names = []string{MarkBeforePublish, CheckThenAct, RetryUnknown, ReleaseOnCancel, NoSkipLocked,
-	NoClaimedBy, AckBeforeResult, FreshMessageID, ReturnedAsPublished}
+	NoClaimedBy, AckBeforeResult, FreshMessageID, ReturnedAsPublished, TimeoutAsConfirmed, NoCleanupAlert,
+	RateLimitAsUnknown, SilentAnniversary, NoAdDeferral, NoExpiry, PlainInsert, MigrateUnlocked, NoReconnect,
+	AutoAck, NoDedup}
 
 var active string
 

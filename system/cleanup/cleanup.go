@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/outboxchaos/outboxchaos/system/alert"
+	"github.com/outboxchaos/outboxchaos/system/canary"
 	"github.com/outboxchaos/outboxchaos/system/clock"
 	"github.com/outboxchaos/outboxchaos/system/config"
 	"github.com/outboxchaos/outboxchaos/system/inbox"
@@ -92,6 +93,9 @@ func (c *Cleanup) RunOnce(ctx context.Context) (int, error) {
 	for _, r := range rows {
 		c.log.Warn("SENDING timed out", "event", "sending-timeout", "message_id", r.MessageID,
 			"outbox_id", r.OutboxID, "dedup_key", r.DedupKey)
+		if canary.On(canary.NoCleanupAlert) {
+			continue
+		}
 		c.alerts.Send(ctx, alert.Alert{Kind: alert.KindSendingTimeout, OutboxID: r.OutboxID, MessageID: r.MessageID,
 			DedupKey: r.DedupKey, Reason: "SENDING_TIMEOUT", Instance: c.cfg.Instance, At: now})
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/outboxchaos/outboxchaos/system/alert"
+	"github.com/outboxchaos/outboxchaos/system/canary"
 	"github.com/outboxchaos/outboxchaos/system/clock"
 	"github.com/outboxchaos/outboxchaos/system/killpoint"
 	"github.com/outboxchaos/outboxchaos/system/notification"
@@ -282,6 +283,9 @@ func (r *Runner) anniversary(ctx context.Context) (Stats, error) {
 		st.Lost++
 		r.Log.Error("anniversary outbox insert failed; notification lost on purpose", "event", "anniversary-lost",
 			"dedup_key", e.DedupKey, "member_id", t.member, "err", err)
+		if canary.On(canary.SilentAnniversary) {
+			continue
+		}
 		r.Alerts.Send(ctx, alert.Alert{Kind: alert.KindAnniversaryLost, DedupKey: e.DedupKey,
 			Reason: err.Error(), At: now})
 	}

@@ -16,11 +16,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/outboxchaos/outboxchaos/system/canary"
 	"github.com/outboxchaos/outboxchaos/system/notification"
 )
 
@@ -77,11 +79,15 @@ func Enqueue(ctx context.Context, db Execer, now time.Time, e Entry) (bool, erro
 	if err != nil {
 		return false, fmt.Errorf("encode payload of %s: %w", e.DedupKey, err)
 	}
-	tag, err := db.Exec(ctx, `
+	q := `
 		INSERT INTO notification_outbox
 			(dedup_key, kind, payload, advertising, scheduled_date, status, next_attempt_at, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, 'PENDING', $6, $6, $6)
-		ON CONFLICT (dedup_key) DO NOTHING`,
+		ON CONFLICT (dedup_key) DO NOTHING`
+	if canary.On(canary.PlainInsert) {
+		q = q[:strings.Index(q, "ON CONFLICT")]
+	}
+	tag, err := db.Exec(ctx, q,
 		e.DedupKey, string(p.Kind), body, p.Advertising, p.ScheduledDate, now)
 	if err != nil {
 		return false, fmt.Errorf("insert outbox row %s: %w", e.DedupKey, err)

@@ -116,11 +116,11 @@ func (r *Relay) RunOnce(ctx context.Context) (Stats, error) {
 		}
 		today := clock.Date(now)
 		switch {
-		case row.scheduledDate.Before(time.Date(today.Year(), today.Month(), today.Day(), 0, 0, 0, 0, time.UTC)):
+		case row.scheduledDate.Before(time.Date(today.Year(), today.Month(), today.Day(), 0, 0, 0, 0, time.UTC)) && !canary.On(canary.NoExpiry):
 			st.Expired++
 			r.finish(ctx, row, "EXPIRED", "SCHEDULED_DATE_PASSED", alert.KindExpired, now)
 			continue
-		case row.advertising && r.adBlocked(now):
+		case row.advertising && r.adBlocked(now) && !canary.On(canary.NoAdDeferral):
 			st.Deferred++
 			r.defer_(ctx, row, r.adResume(now), now)
 			continue

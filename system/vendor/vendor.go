@@ -26,6 +26,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/outboxchaos/outboxchaos/system/canary"
 )
 
 // Outcome is the class of a send's result (SPEC §5).
@@ -269,6 +271,8 @@ func (c *Client) Send(ctx context.Context, req Request) Result {
 	case resp.StatusCode == http.StatusUnauthorized:
 		c.dropToken(token)
 		res.Outcome = NotSent
+	case resp.StatusCode == http.StatusTooManyRequests && canary.On(canary.RateLimitAsUnknown):
+		res.Outcome = Unknown
 	case resp.StatusCode == http.StatusForbidden, resp.StatusCode == http.StatusTooManyRequests:
 		res.Outcome = NotSent
 	default: // 5xx and every other status: the vendor may have acted on it

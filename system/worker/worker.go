@@ -124,6 +124,11 @@ func (w *Worker) run(ctx context.Context, conn *amqp.Connection, deliveries <-ch
 	for {
 		w.consume(ctx, deliveries)
 		_ = conn.Close()
+		if canary.On(canary.NoReconnect) && ctx.Err() == nil {
+			w.log.Error("broker connection lost; not reconnecting", "event", "gave-up")
+			<-ctx.Done()
+			return
+		}
 		for {
 			if ctx.Err() != nil {
 				return
@@ -191,12 +196,19 @@ func (w *Worker) requeue(d amqp.Delivery, mid, why string) {
 func (w *Worker) Handle(ctx context.Context, d amqp.Delivery) {
 	mid := d.MessageId
 	w.log.Info("delivered", "event", "delivery", "message_id", mid, "redelivered", d.Redelivered)
+	if canary.On(canary.AutoAck) {
+		w.ack(d, mid, "auto-ack on delivery")
+		d.Acknowledger = noAck{}
+	}
 	if ctx.Err() != nil {
 		w.requeue(d, mid, "stopping before claim")
 		return
 	}
 	// Step 1: peek.
 	exists, err := inbox.Exists(ctx, w.pool, mid)
+	if canary.On(canary.NoDedup) {
+		exists = false
+	}
 	if err != nil {
 		w.log.Error("peek failed", "event", "peek-failed", "message_id", mid, "err", err)
 		w.pause(ctx)
@@ -318,7 +330,7 @@ func (w *Worker) claimAndSend(ctx, stopCtx context.Context, d amqp.Delivery, p n
 	for attempt := 0; ; attempt++ {
 		// Step 3: claim.
 		won, err := true, error(nil)
-		if !canary.On(canary.CheckThenAct) {
+		if !canary.On(canary.CheckThenAct) && !canary.On(canary.NoDedup) {
 			won, err = inbox.TryClaim(ctx, w.pool, c, w.clock.Now())
 		}
 		if err == nil {
@@ -422,7 +434,7 @@ func (w *Worker) result(ctx context.Context, c inbox.Claim, status, code, errTex
 	err := killpoint.Fail(killpoint.FailResultUpdate)
 	ok := false
 	if err == nil {
-		if canary.On(canary.CheckThenAct) {
+		if canary.On(canary.CheckThenAct) || canary.On(canary.NoDedup) {
 			// No claim row exists: write the history row after the fact.
 			c2 := c
 			ok, err = inbox.TryClaim(ctx, w.pool, c2, w.clock.Now())
@@ -488,3 +500,10 @@ func (w *Worker) republish(ctx context.Context, d amqp.Delivery, key string, ext
 	w.ack(d, d.MessageId, what)
 	return true
 }
+
+// noAck swallows settlements of a delivery the AutoAck canary already acked.
+type noAck struct{}
+
+func (noAck) Ack(uint64, bool) error        { return nil }
+func (noAck) Nack(uint64, bool, bool) error { return nil }
+func (noAck) Reject(uint64, bool) error     { return nil }
