@@ -1,4 +1,5 @@
 # outboxchaos — see README.md.
+SHELL     := /bin/bash
 GO        ?= go
 BIN       := bin/outboxchaos
 NAME      ?=
@@ -6,7 +7,8 @@ SEED      ?=
 CHECKS    ?= 30
 ART       ?= artifacts
 GOTESTSUM := $(GO) run gotest.tools/gotestsum@v1.13.0
-RAPIDSEED := $(if $(SEED),-rapid.seed=$(SEED),)
+# make chaos draws a fresh seed each run and prints it; SEED=… replays one.
+CHAOSSEED := $(if $(SEED),$(SEED),$(shell date +%s%N | cut -c1-15))
 
 .PHONY: all build demo test unit vet fmt-check scenario scenarios canaries chaos report bench bench-quick clean
 
@@ -48,8 +50,10 @@ canaries: build
 ## chaos: named scenarios, canary sweep and CHECKS random schedules (SEED=… replays one), JUnit in $(ART)/
 chaos:
 	@mkdir -p $(ART)
+	@echo "chaos: CHECKS=$(CHECKS) SEED=$(CHAOSSEED)  (replay: make chaos SEED=$(CHAOSSEED))"
 	$(GOTESTSUM) --junitfile $(ART)/chaos-junit.xml --format testname -- \
-		-race -count=1 -timeout 40m -tags chaos ./scenarios/ -rapid.checks=$(CHECKS) $(RAPIDSEED)
+		-race -count=1 -timeout 40m -tags chaos ./scenarios/ -rapid.checks=$(CHECKS) -rapid.seed=$(CHAOSSEED) -v \
+		2>&1 | tee $(ART)/chaos.log; exit $${PIPESTATUS[0]}
 
 ## report: run everything and write reports/RELIABILITY.md
 report: build

@@ -87,6 +87,10 @@ type Verdict struct {
 	Unexpected     int `json:"unexpected"`
 	Stuck          int `json:"stuck"`
 	ErrorDelivered int `json:"error_delivered"` // ERROR rows whose message did reach the handset
+	// From the history (Judge): vendor calls, publishes, faults fired by kind.
+	VendorCalls int            `json:"vendor_calls,omitempty"`
+	Publishes   int            `json:"publishes,omitempty"`
+	FaultsFired map[string]int `json:"faults_fired,omitempty"`
 	// Details name each bad or visible case: "duplicated notification-outbox-3 ×2".
 	Details []string `json:"details,omitempty"`
 }
@@ -279,3 +283,27 @@ func Check(s State) Verdict {
 
 // explain joins details for a failure message.
 func (v Verdict) explain() string { return strings.Join(v.Details, "\n  ") }
+
+// Judge is Check plus what only the history tells: how many vendor calls
+// and publishes were attempted, and which faults fired, by kind. It is as
+// pure as Check.
+func Judge(history []HistoryEvent, faults []FaultRecord, s State) Verdict {
+	v := Check(s)
+	for _, ev := range history {
+		switch ev.Name {
+		case "vendor-call":
+			v.VendorCalls++
+		case "publish":
+			v.Publishes++
+		}
+	}
+	for _, f := range faults {
+		if f.Fired {
+			if v.FaultsFired == nil {
+				v.FaultsFired = map[string]int{}
+			}
+			v.FaultsFired[f.Kind]++
+		}
+	}
+	return v
+}

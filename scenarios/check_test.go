@@ -70,3 +70,35 @@ func TestQuiescent(t *testing.T) {
 }
 
 func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
+
+// TestJudgeCountsHistory: attempts and fired faults come from the history,
+// and do not change the contract's verdict.
+func TestJudgeCountsHistory(t *testing.T) {
+	t.Parallel()
+	s := State{
+		Intents:    []string{"GRADE_RENEWAL:1"},
+		Outbox:     []OutboxRow{{ID: 1, DedupKey: "GRADE_RENEWAL:1", Status: "PUBLISHED"}},
+		Inbox:      []InboxRow{{MessageID: "notification-outbox-1", OutboxID: 1, Status: "SENT"}},
+		Ledger:     []LedgerEntry{{RefKey: "notification-outbox-1", Phone: "01000000001"}},
+		Registered: []string{"01000000001"},
+		Settled:    true,
+	}
+	h := []HistoryEvent{
+		{Pod: "relay-1", Name: "publish", Attrs: map[string]any{"outcome": "timed-out"}},
+		{Pod: "relay-1", Name: "publish", Attrs: map[string]any{"outcome": "confirmed"}},
+		{Pod: "worker-1", Name: "vendor-call", Attrs: map[string]any{"outcome": "NOT_SENT"}},
+		{Pod: "worker-1", Name: "vendor-call", Attrs: map[string]any{"outcome": "SENT"}},
+		{Pod: "worker-1", Name: "ack"},
+	}
+	f := []FaultRecord{{Kind: "latency", Fired: true}, {Kind: "latency", Fired: true}, {Kind: "down", Fired: false}}
+	v := Judge(h, f, s)
+	if !v.OK() || v.DeliveredOnce != 1 {
+		t.Fatalf("verdict %s, want delivered once and OK", v)
+	}
+	if v.Publishes != 2 || v.VendorCalls != 2 {
+		t.Errorf("publishes=%d vendor_calls=%d, want 2 and 2", v.Publishes, v.VendorCalls)
+	}
+	if v.FaultsFired["latency"] != 2 || v.FaultsFired["down"] != 0 {
+		t.Errorf("faults fired %v, want latency=2 and no down", v.FaultsFired)
+	}
+}

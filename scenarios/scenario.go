@@ -148,8 +148,12 @@ func Run(ctx context.Context, s *Scenario, o Options) Result {
 	}
 	st.Settled = settled
 	res.State = st
-	res.Verdict = Check(st)
 	res.Faults = e.Faults()
+	for _, ev := range e.Events("") {
+		res.Events = append(res.Events, HistoryEvent{At: ev.At.Sub(e.TL.Start()), Pod: ev.Pod, Name: ev.Name, Attrs: ev.Attrs})
+	}
+	sort.SliceStable(res.Events, func(i, j int) bool { return res.Events[i].At < res.Events[j].At })
+	res.Verdict = Judge(res.Events, res.Faults, st)
 	if res.Err == nil {
 		res.Err = e.faultsFired()
 	}
@@ -161,10 +165,6 @@ func Run(ctx context.Context, s *Scenario, o Options) Result {
 	var b strings.Builder
 	_, _ = e.TL.WriteTo(&b)
 	res.Timeline = b.String()
-	for _, ev := range e.Events("") {
-		res.Events = append(res.Events, HistoryEvent{At: ev.At.Sub(e.TL.Start()), Pod: ev.Pod, Name: ev.Name, Attrs: ev.Attrs})
-	}
-	sort.SliceStable(res.Events, func(i, j int) bool { return res.Events[i].At < res.Events[j].At })
 	return res
 }
 

@@ -38,6 +38,8 @@ func (f FaultEvent) String() string {
 	switch f.Kind {
 	case "killpoint", "failpoint":
 		return fmt.Sprintf("%s %s:%d in %s", f.Kind, f.Point, f.Hit, f.Target)
+	case "clock":
+		return "relay clock +1 day"
 	case "vendor":
 		return fmt.Sprintf("vendor %s for %s ×%d", f.Target, mid(int64(f.Msg)), f.Times)
 	default:
@@ -122,6 +124,9 @@ func Generate(d Draw) Schedule {
 		}
 		s.Events = append(s.Events, f)
 	}
+	if d.Int("relay clock past the scheduled date", 0, 5) == 0 {
+		s.Events = append(s.Events, FaultEvent{Kind: "clock", Target: "relay"})
+	}
 	if d.Int("job crash", 0, 3) == 0 {
 		s.Events = append(s.Events, FaultEvent{Kind: "killpoint", Target: "job", Point: killpoint.JobBeforeCommit, Hit: 1})
 	}
@@ -149,6 +154,7 @@ func (s Schedule) Scenario(name string) *Scenario {
 func (s Schedule) drive(ctx context.Context, e *Env) error {
 	opts := map[string][]PodOption{}
 	var net []FaultEvent
+	var relayClock []PodOption
 	jobCrash := false
 	for _, f := range s.Events {
 		switch f.Kind {
@@ -171,6 +177,9 @@ func (s Schedule) drive(ctx context.Context, e *Env) error {
 			}
 		case "failpoint":
 			opts[f.Target] = append(opts[f.Target], Failpoint(fmt.Sprintf("%s:%d", f.Point, f.Hit)))
+		case "clock":
+			relayClock = append(relayClock, WithClock(clock.NewVirtual(nextDay(e.Day, 10, 0), 1).Setting()))
+			e.Fault("clock", "relay", true, "+1 day: past every scheduled date")
 		default:
 			net = append(net, f)
 		}
@@ -197,6 +206,9 @@ func (s Schedule) drive(ctx context.Context, e *Env) error {
 			var o []PodOption
 			if i == 0 {
 				o = opts[role]
+			}
+			if role == "relay" {
+				o = append(append([]PodOption(nil), o...), relayClock...)
 			}
 			p, err := e.Start(ctx, role, o...)
 			if err != nil {
