@@ -59,5 +59,16 @@ chaos:
 report: build
 	./$(BIN) report --checks $(CHECKS) --out reports/RELIABILITY.md
 
+BENCH_FLAGS ?=
+
+## bench: relay and worker throughput beside the raw limits and two classic relay designs (a few minutes); writes reports/PERFORMANCE.md
+bench:
+	$(GO) run ./bench/cmd/outboxbench -out reports/PERFORMANCE.md $(BENCH_FLAGS)
+
+## bench-quick: the same measurements on small sizes, for CI (well under a minute)
+bench-quick:
+	@mkdir -p $(ART)
+	$(GO) run ./bench/cmd/outboxbench -quick -out $(ART)/PERFORMANCE-quick.md $(BENCH_FLAGS)
+
 clean:
 	rm -rf bin artifacts

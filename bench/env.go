@@ -25,61 +25,92 @@ import (
 // every run seeds; outbox rows and messages cycle through them.
 const Members = 1000
 
-// Env is one benchmark run's slice of the shared services: a sandbox
-// (schema and queue prefix), a migrated schema with seeded members, a pool,
-// a virtual clock at 10:00 Seoul (so no time-of-day rule ever blocks), and
-// the list of every exchange and queue declared, deleted by Close.
+// Env is one benchmark run's slice of the shared services: a Postgres schema
+// and a queue-name prefix (normally a sandbox of its own), the schema
+// migrated with seeded members, a pool, a virtual clock at 10:00 Seoul (so
+// no time-of-day rule ever blocks), and the list of every exchange and queue
+// declared, deleted by Close.
 type Env struct {
-	SB    *sandbox.Sandbox
-	Cfg   config.Config // pipeline configuration pointed at the sandbox
-	Pool  *pgxpool.Pool
-	Clock *clock.Virtual
+	Schema string        // Postgres schema of the run
+	Cfg    config.Config // pipeline configuration pointed at the schema and prefix
+	Pool   *pgxpool.Pool
+	Clock  *clock.Virtual
 	// Log is the pipeline's logger in every measurement: JSON at info level
 	// into io.Discard, so formatting costs what it costs in production and
 	// only the write is left out.
 	Log *slog.Logger
 
+	sb         *sandbox.Sandbox // nil when the caller owns schema and prefix
 	mu         sync.Mutex
 	seq        int
 	topologies map[string]bool // prefixes declared with broker.Topology
 }
 
-// NewEnv creates the sandbox, migrates it and seeds the members. On error
-// everything created so far is removed again.
-func NewEnv(ctx context.Context, pgURL, amqpURL string) (_ *Env, err error) {
+// NewEnv creates a sandbox (schema and prefix, see system/sandbox), migrates
+// it and seeds the members; Close drops it all again. On error everything
+// created so far is removed.
+func NewEnv(ctx context.Context, pgURL, amqpURL string) (*Env, error) {
 	sb, err := sandbox.New(ctx, pgURL, amqpURL, "bench")
 	if err != nil {
 		return nil, fmt.Errorf("create sandbox: %w", err)
 	}
-	e := &Env{SB: sb, topologies: map[string]bool{}}
+	e, err := attach(ctx, sb.PGURL, amqpURL, sb.Prefix, sb.Schema, sb, true)
+	if err != nil {
+		_ = sb.Close()
+		return nil, err
+	}
+	return e, nil
+}
+
+// Attach works in an existing schema, already migrated (pgURL's search_path
+// names it, as testenv.NewMigratedSchema gives), and under an existing
+// queue-name prefix. It seeds the members. Close deletes what the run
+// declared and closes the pool; the schema and the prefix stay the caller's.
+func Attach(ctx context.Context, pgURL, amqpURL, prefix string) (*Env, error) {
+	return attach(ctx, pgURL, amqpURL, prefix, "", nil, false)
+}
+
+func attach(ctx context.Context, pgURL, amqpURL, prefix, schemaName string, sb *sandbox.Sandbox, migrate bool) (_ *Env, err error) {
+	e := &Env{Schema: schemaName, sb: sb, topologies: map[string]bool{}}
 	defer func() {
 		if err != nil {
+			e.sb = nil // the caller removes it
 			_ = e.Close()
 		}
 	}()
 	cfg := config.Default()
-	cfg.PGURL = sb.PGURL
+	cfg.PGURL = pgURL
 	cfg.AMQPURL = amqpURL
-	cfg.Prefix = sb.Prefix
+	cfg.Prefix = prefix
 	cfg.Instance = "bench"
+	// Production mode, as production runs: the relay and the worker skip
+	// the non-production registered-number queries (they are still seeded).
+	cfg.Production = true
 	e.Clock = clock.NewVirtual(clock.At(time.Now(), 10, 0), 1)
 	cfg.Clock = e.Clock.Setting()
 	e.Cfg = cfg
 	e.Log = slog.New(slog.NewJSONHandler(io.Discard, nil))
-	if err := app.Migrate(ctx, cfg); err != nil {
-		return e, fmt.Errorf("migrate sandbox schema %s: %w", sb.Schema, err)
+	if migrate {
+		if err := app.Migrate(ctx, cfg); err != nil {
+			return nil, fmt.Errorf("migrate schema %s: %w", schemaName, err)
+		}
 	}
 	if e.Pool, err = app.OpenPool(ctx, cfg); err != nil {
-		return e, err
+		return nil, err
+	}
+	if e.Schema == "" {
+		if err := e.Pool.QueryRow(ctx, `SELECT current_schema()`).Scan(&e.Schema); err != nil {
+			return nil, fmt.Errorf("read current schema: %w", err)
+		}
 	}
 	if err := e.seedMembers(ctx); err != nil {
-		return e, err
+		return nil, err
 	}
 	return e, nil
 }
 
 // Close deletes every exchange and queue the run declared, closes the pool
-// and drops the sandbox. Safe to call twice.
+// and, for a NewEnv sandbox, drops the schema. Safe to call twice.
 func (e *Env) Close() error {
 	if e == nil {
 		return nil
@@ -92,7 +123,7 @@ func (e *Env) Close() error {
 	e.topologies = map[string]bool{}
 	e.mu.Unlock()
 	for _, p := range prefixes {
-		if err := broker.Delete(ctx, e.SB.AMQPURL, p); err != nil {
+		if err := broker.Delete(ctx, e.Cfg.AMQPURL, p); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -100,8 +131,10 @@ func (e *Env) Close() error {
 		e.Pool.Close()
 		e.Pool = nil
 	}
-	if err := e.SB.Close(); err != nil {
-		errs = append(errs, err)
+	if e.sb != nil {
+		if err := e.sb.Close(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -119,7 +152,7 @@ func (e *Env) name(tag string) string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.seq++
-	return fmt.Sprintf("%s.%s%d", e.SB.Prefix, tag, e.seq)
+	return fmt.Sprintf("%s.%s%d", e.Cfg.Prefix, tag, e.seq)
 }
 
 // Topology declares the pipeline's real topology (direct exchange, quorum
@@ -146,7 +179,7 @@ func (e *Env) Topology(tag string) (config.Config, error) {
 
 // DropTopology deletes the exchange and queues under prefix.
 func (e *Env) DropTopology(ctx context.Context, prefix string) error {
-	if err := broker.Delete(ctx, e.SB.AMQPURL, prefix); err != nil {
+	if err := broker.Delete(ctx, e.Cfg.AMQPURL, prefix); err != nil {
 		return fmt.Errorf("delete bench topology %s: %w", prefix, err)
 	}
 	e.mu.Lock()
@@ -274,7 +307,7 @@ func (e *Env) CountStatus(ctx context.Context, status string) (int, error) {
 
 // QueueDepth returns the ready messages in queue.
 func (e *Env) QueueDepth(queue string) (int, error) {
-	conn, ch, err := dial(e.SB.AMQPURL)
+	conn, ch, err := dial(e.Cfg.AMQPURL)
 	if err != nil {
 		return 0, err
 	}

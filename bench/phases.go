@@ -32,11 +32,15 @@ type Phases struct {
 func (p *Phases) Add(phase string, d time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.add(phase, d, 1)
+}
+
+func (p *Phases) add(phase string, d time.Duration, n int) {
 	if p.total == nil {
 		p.total, p.count = map[string]time.Duration{}, map[string]int{}
 	}
 	p.total[phase] += d
-	p.count[phase]++
+	p.count[phase] += n
 }
 
 // Phase is one line of a breakdown.

@@ -171,6 +171,8 @@ func MeasureRelay(ctx context.Context, e *Env, c RelayCase) (res Result) {
 	perRow := c.Design == SeedStyle
 	var lat Latencies
 	var published, batches, busy atomic.Int64
+	var halfOnce sync.Once
+	var half time.Duration
 	errs := make([]error, len(reps))
 	var wg sync.WaitGroup
 	start := time.Now()
@@ -182,7 +184,9 @@ func MeasureRelay(ctx context.Context, e *Env, c RelayCase) (res Result) {
 				t0 := time.Now()
 				claimed, n, err := r.run(ctx)
 				d := time.Since(t0)
-				published.Add(int64(n))
+				if published.Add(int64(n)) >= int64(c.Rows+1)/2 {
+					halfOnce.Do(func() { half = time.Since(start) })
+				}
 				if err != nil {
 					errs[i] = fmt.Errorf("replica %d: %w", i+1, err)
 					return
@@ -207,11 +211,11 @@ func MeasureRelay(ctx context.Context, e *Env, c RelayCase) (res Result) {
 		return res.fail(err)
 	}
 	res.finish(int(published.Load()), elapsed, &lat)
-	res.Unit = "batch"
+	unit := "batch"
 	if c.Design == SeedStyle {
-		res.Unit = fmt.Sprintf("batch of %d", c.Batch)
+		unit = fmt.Sprintf("batch of %d", c.Batch)
 	}
-	res.Breakdown = ph.Breakdown(int(batches.Load()), time.Duration(busy.Load()), "Go code and waits in between")
+	res.trace(ph, unit, int(batches.Load()), time.Duration(busy.Load()), "Go code and waits in between")
 	var failed, other int
 	for _, r := range reps {
 		if r.stats != nil {
@@ -233,6 +237,10 @@ func MeasureRelay(ctx context.Context, e *Env, c RelayCase) (res Result) {
 		return res.fail(fmt.Errorf("queue holds %d messages for %d rows", depth, c.Rows))
 	}
 	res.Note = fmt.Sprintf("all %d rows PUBLISHED, queue holds %d", c.Rows, depth)
+	if half > 0 && elapsed > half {
+		h := float64(c.Rows) / 2
+		res.Note += fmt.Sprintf("; 1st half %.0f/s, 2nd half %.0f/s", h/half.Seconds(), h/(elapsed-half).Seconds())
+	}
 	return res
 }
 

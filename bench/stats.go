@@ -1,7 +1,9 @@
 package bench
 
 import (
+	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 )
@@ -82,20 +84,95 @@ type Result struct {
 	Latency string // what the latency columns mean for this row
 	Note    string // checks and extra figures
 	Err     string // non-empty when the measurement failed
+	Rounds  int    // interleaved rounds merged into this result (0 or 1: one)
 	// Breakdown is where the busy time went, per Unit ("batch" or
 	// "message"), when the measurement traced it.
 	Breakdown []Phase
 	Unit      string
+
+	counted int // the rate's numerator (Msgs, or Msgs−1 for span rates)
+	lat     *Latencies
+	ph      *Phases
+	units   int
+	busy    time.Duration
+	rest    string
 }
 
-// finish fills Rate and the percentiles from msgs, elapsed and lat (nil:
-// no latency column).
-func (r *Result) finish(msgs int, elapsed time.Duration, lat *Latencies) {
-	r.Msgs, r.Elapsed = msgs, elapsed
-	if elapsed > 0 {
-		r.Rate = float64(msgs) / elapsed.Seconds()
+// finish sets the rate's numerator counted (also the shown message count),
+// the timed span and the latencies (nil: no latency column).
+func (r *Result) finish(counted int, elapsed time.Duration, lat *Latencies) {
+	r.counted, r.Msgs, r.Elapsed, r.lat = counted, counted, elapsed, lat
+	r.recompute()
+}
+
+// trace sets the time breakdown: ph over units (batches or messages) of
+// busy time, the remainder named rest.
+func (r *Result) trace(ph *Phases, unit string, units int, busy time.Duration, rest string) {
+	r.ph, r.Unit, r.units, r.busy, r.rest = ph, unit, units, busy, rest
+	r.recompute()
+}
+
+func (r *Result) recompute() {
+	r.Rate = 0
+	if r.Elapsed > 0 {
+		r.Rate = float64(r.counted) / r.Elapsed.Seconds()
 	}
-	if lat != nil && lat.Count() > 0 {
-		r.P50, r.P99 = lat.Percentile(0.50), lat.Percentile(0.99)
+	if r.lat != nil && r.lat.Count() > 0 {
+		r.P50, r.P99 = r.lat.Percentile(0.50), r.lat.Percentile(0.99)
 	}
+	if r.ph != nil {
+		r.Breakdown = r.ph.Breakdown(r.units, r.busy, r.rest)
+	}
+}
+
+// mergeRounds combines the interleaved rounds of one measurement: messages
+// and time add up (rate = all messages / all time), latencies and phases
+// pool. A failed round fails the whole.
+func mergeRounds(rounds []Result) Result {
+	if len(rounds) == 0 {
+		return Result{}
+	}
+	m := rounds[0]
+	m.Msgs, m.counted, m.Elapsed, m.units, m.busy = 0, 0, 0, 0, 0
+	m.lat, m.ph, m.Rounds = &Latencies{}, &Phases{}, len(rounds)
+	var notes []string
+	for i, r := range rounds {
+		if r.Err != "" && m.Err == "" {
+			m.Err = fmt.Sprintf("round %d: %s", i+1, r.Err)
+		}
+		m.Msgs += r.Msgs
+		m.counted += r.counted
+		m.Elapsed += r.Elapsed
+		m.units += r.units
+		m.busy += r.busy
+		if r.lat != nil {
+			r.lat.mu.Lock()
+			m.lat.samples = append(m.lat.samples, r.lat.samples...)
+			r.lat.mu.Unlock()
+		}
+		if r.ph != nil {
+			r.ph.mu.Lock()
+			for k, d := range r.ph.total {
+				m.ph.add(k, d, r.ph.count[k])
+			}
+			r.ph.mu.Unlock()
+		}
+		if r.Err == "" && r.Elapsed > 0 {
+			notes = append(notes, fmt.Sprintf("%.0f", r.Rate))
+		}
+	}
+	if m.Err != "" {
+		return m
+	}
+	if len(rounds) > 1 {
+		m.Note = fmt.Sprintf("%d interleaved rounds (msgs/s %s)", len(rounds), strings.Join(notes, ", "))
+		if last := rounds[len(rounds)-1].Note; last != "" {
+			m.Note += "; last round: " + last
+		}
+	}
+	if rounds[0].ph == nil {
+		m.ph = nil
+	}
+	m.recompute()
+	return m
 }

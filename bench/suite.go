@@ -7,6 +7,7 @@ import (
 	"os"
 	"regexp"
 	"runtime"
+	"sort"
 	"strings"
 	"time"
 
@@ -27,30 +28,32 @@ type Sizes struct {
 	Worker20      int // worker messages at 20 ms vendor latency
 	MemBacklog    int // PENDING rows for the memory measurement and EXPLAIN
 	MemDrain      int // rows the relay child publishes from that backlog
+	Rounds        int // interleaved rounds of the headline and worker stages
 }
 
-// DefaultSizes returns the sizes of `make bench` (full) or `make
-// bench-quick` (quick). n, if positive, overrides RelayRows; the other
-// relay-side sizes follow it.
+// DefaultSizes returns the sizes of `make bench` (full: a few minutes on a
+// loaded 2-core machine) or `make bench-quick` (quick: well under a minute;
+// its memory measurement uses a 100,000-row backlog instead of 1,000,000).
+// n, if positive, overrides RelayRows, and the raw publish and relay SQL
+// sizes follow it.
 func DefaultSizes(quick bool, n int) Sizes {
 	s := Sizes{
-		RelayRows: 100_000, LargeBatch: 500, SeedRows: 5_000,
-		PublishEach: 2_000, PublishWindow: 100_000, SQLRows: 100_000,
-		InboxMsgs: 3_000, ConsumeMsgs: 20_000, Worker0: 5_000, Worker20: 400,
-		MemBacklog: 1_000_000, MemDrain: 100_000,
+		RelayRows: 30_000, LargeBatch: 500, SeedRows: 2_000,
+		PublishEach: 1_000, PublishWindow: 30_000, SQLRows: 30_000,
+		InboxMsgs: 1_500, ConsumeMsgs: 5_000, Worker0: 2_000, Worker20: 300,
+		MemBacklog: 1_000_000, MemDrain: 30_000, Rounds: 3,
 	}
 	if quick {
 		s = Sizes{
-			RelayRows: 5_000, LargeBatch: 500, SeedRows: 500,
-			PublishEach: 300, PublishWindow: 5_000, SQLRows: 5_000,
-			InboxMsgs: 300, ConsumeMsgs: 2_000, Worker0: 500, Worker20: 60,
-			MemBacklog: 1_000_000, MemDrain: 5_000,
+			RelayRows: 4_000, LargeBatch: 500, SeedRows: 300,
+			PublishEach: 200, PublishWindow: 4_000, SQLRows: 4_000,
+			InboxMsgs: 300, ConsumeMsgs: 1_000, Worker0: 300, Worker20: 50,
+			MemBacklog: 100_000, MemDrain: 4_000, Rounds: 2,
 		}
 	}
 	if n > 0 {
 		s.RelayRows, s.PublishWindow, s.SQLRows = n, n, n
 		s.SeedRows = min(s.SeedRows, n)
-		s.MemDrain = min(s.MemDrain, s.MemBacklog)
 	}
 	return s
 }
@@ -65,17 +68,32 @@ type Options struct {
 	Only *regexp.Regexp
 	// Progress gets a line as each measurement starts and ends.
 	Progress io.Writer
+	// Env, if set, is used instead of a new sandbox (and not closed).
+	Env *Env
 }
 
-// step is one measurement of the suite.
+// step is one measurement of the suite. run gets the round (0-based) and
+// the number of rounds, and measures its share of the work.
 type step struct {
 	id, what string
-	run      func(ctx context.Context, e *Env) Result
+	run      func(ctx context.Context, e *Env, round, rounds int) Result
 }
 
+// stage is a group of steps run in interleaved rounds: round r runs every
+// step once, in an order rotated by r, on 1/rounds of its size; each step's
+// rounds are then merged. Interleaving keeps the ratios between the steps of
+// a stage honest when the shared machine's load drifts during the run.
+type stage struct {
+	rounds int
+	steps  []step
+}
+
+// share is n split over rounds, at least least.
+func share(n, rounds, least int) int { return max(n/max(rounds, 1), least) }
+
 // Run performs every measurement in one sandbox and returns the report. It
-// fails only when the sandbox cannot be set up; a failing measurement is
-// recorded in its row (Result.Err) and the others still run.
+// fails only when the sandbox cannot be set up or ctx ends; a failing
+// measurement is recorded in its row (Result.Err) and the others still run.
 func Run(ctx context.Context, o Options) (*Report, error) {
 	if bug := os.Getenv("OUTBOXCHAOS_BUG"); bug != "" {
 		return nil, fmt.Errorf("OUTBOXCHAOS_BUG=%s enables a deliberately broken pipeline: unset it to benchmark", bug)
@@ -87,77 +105,131 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	say := func(format string, args ...any) { fmt.Fprintf(prog, "[bench] "+format+"\n", args...) }
 	s := o.Sizes
 	rep := &Report{Started: time.Now(), Quick: o.Quick, Sizes: s, Cores: runtime.NumCPU(), GoVersion: runtime.Version(), LoadBefore: loadAvg()}
-	say("setting up a sandbox schema and queue prefix")
-	e, err := NewEnv(ctx, o.PGURL, o.AMQPURL)
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		if err := e.Close(); err != nil {
-			say("cleanup: %v", err)
+	e := o.Env
+	if e == nil {
+		say("setting up a sandbox schema and queue prefix")
+		var err error
+		if e, err = NewEnv(ctx, o.PGURL, o.AMQPURL); err != nil {
+			return nil, err
 		}
-	}()
+		defer func() {
+			if err := e.Close(); err != nil {
+				say("cleanup: %v", err)
+			}
+		}()
+	}
 	rep.PGVersion, rep.RabbitVersion = versions(ctx, e)
-	say("sandbox %s; %d cores, %s, PostgreSQL %s, RabbitMQ %s", e.SB.Schema, rep.Cores, rep.GoVersion, rep.PGVersion, rep.RabbitVersion)
+	say("schema %s; %d cores, %s, PostgreSQL %s, RabbitMQ %s", e.Schema, rep.Cores, rep.GoVersion, rep.PGVersion, rep.RabbitVersion)
 
 	relayCase := func(id string, d Design, replicas, batch, rows int) step {
 		c := RelayCase{ID: id, Design: d, Replicas: replicas, Batch: batch, Rows: rows}
-		return step{id, fmt.Sprintf("%s (%d rows)", c.name(), rows), func(ctx context.Context, e *Env) Result { return MeasureRelay(ctx, e, c) }}
+		return step{id, fmt.Sprintf("%s (%d rows)", c.name(), rows), func(ctx context.Context, e *Env, round, rounds int) Result {
+			c := c
+			c.Rows = share(rows, rounds, 1)
+			return MeasureRelay(ctx, e, c)
+		}}
 	}
-	steps := []step{
-		{IDRawPublishEach, fmt.Sprintf("raw publish, wait for each confirm (%d msgs)", s.PublishEach),
-			func(ctx context.Context, e *Env) Result { return RawPublish(ctx, e, IDRawPublishEach, s.PublishEach, 1) }},
-		{IDRawPublishWindow, fmt.Sprintf("raw publish, 50 in flight (%d msgs)", s.PublishWindow),
-			func(ctx context.Context, e *Env) Result { return RawPublish(ctx, e, IDRawPublishWindow, s.PublishWindow, 50) }},
-		{IDRawRelaySQL, fmt.Sprintf("relay SQL alone, batch 50 (%d rows)", s.SQLRows),
-			func(ctx context.Context, e *Env) Result { return RawRelaySQL(ctx, e, IDRawRelaySQL, s.SQLRows, 50) }},
-		{IDRawInboxSQL, fmt.Sprintf("inbox SQL alone (%d msgs)", s.InboxMsgs),
-			func(ctx context.Context, e *Env) Result { return RawInboxSQL(ctx, e, IDRawInboxSQL, s.InboxMsgs) }},
-		{IDRawConsume, fmt.Sprintf("raw consume + ack, prefetch 1 (%d msgs)", s.ConsumeMsgs),
-			func(ctx context.Context, e *Env) Result { return RawConsume(ctx, e, IDRawConsume, s.ConsumeMsgs) }},
-		relayCase(IDRelay, Ours, 1, 50, s.RelayRows),
-		relayCase("relay.r2.b50", Ours, 2, 50, s.RelayRows),
-		relayCase(fmt.Sprintf("relay.r1.b%d", s.LargeBatch), Ours, 1, s.LargeBatch, s.RelayRows),
-		relayCase(fmt.Sprintf("relay.r2.b%d", s.LargeBatch), Ours, 2, s.LargeBatch, s.RelayRows),
-		relayCase(IDLockHolding, LockHolding, 1, 50, s.RelayRows),
-		relayCase("baseline.lockholding.r2.b50", LockHolding, 2, 50, s.RelayRows),
-		relayCase(IDSeedStyle, SeedStyle, 1, 50, s.SeedRows),
-		{IDRawPublishWindowAfter, fmt.Sprintf("raw publish, 50 in flight, again after the relays (%d msgs)", s.PublishWindow),
-			func(ctx context.Context, e *Env) Result {
-				return RawPublish(ctx, e, IDRawPublishWindowAfter, s.PublishWindow, 50)
-			}},
-		{IDWorker0, fmt.Sprintf("system/worker, vendor 0 ms (%d msgs)", s.Worker0),
-			func(ctx context.Context, e *Env) Result { return MeasureWorker(ctx, e, IDWorker0, s.Worker0, 0) }},
-		{"worker.vendor20ms", fmt.Sprintf("system/worker, vendor 20 ms (%d msgs)", s.Worker20),
-			func(ctx context.Context, e *Env) Result {
-				return MeasureWorker(ctx, e, "worker.vendor20ms", s.Worker20, 20*time.Millisecond)
-			}},
+	large := s.LargeBatch
+	rounds := max(s.Rounds, 1)
+	plan := []stage{
+		{1, []step{
+			{IDRawPublishEach, fmt.Sprintf("raw publish, wait for each confirm (%d msgs)", s.PublishEach),
+				func(ctx context.Context, e *Env, _, _ int) Result {
+					return RawPublish(ctx, e, IDRawPublishEach, s.PublishEach, 1)
+				}},
+			{IDRawRelaySQL, fmt.Sprintf("relay SQL alone, batch 50 (%d rows)", s.SQLRows),
+				func(ctx context.Context, e *Env, _, _ int) Result {
+					return RawRelaySQL(ctx, e, IDRawRelaySQL, s.SQLRows, 50)
+				}},
+		}},
+		// The headline ratios: raw limit, our relay and both baselines,
+		// interleaved.
+		{rounds, []step{
+			{IDRawPublishWindow, fmt.Sprintf("raw publish, 50 in flight (%d msgs)", s.PublishWindow),
+				func(ctx context.Context, e *Env, _, rounds int) Result {
+					return RawPublish(ctx, e, IDRawPublishWindow, share(s.PublishWindow, rounds, 100), 50)
+				}},
+			relayCase(IDRelay, Ours, 1, 50, s.RelayRows),
+			relayCase(IDLockHolding, LockHolding, 1, 50, s.RelayRows),
+			relayCase(IDSeedStyle, SeedStyle, 1, 50, s.SeedRows),
+		}},
+		{1, []step{
+			relayCase("relay.r2.b50", Ours, 2, 50, s.RelayRows),
+			relayCase(fmt.Sprintf("relay.r1.b%d", large), Ours, 1, large, s.RelayRows),
+			relayCase(fmt.Sprintf("relay.r2.b%d", large), Ours, 2, large, s.RelayRows),
+			relayCase("baseline.lockholding.r2.b50", LockHolding, 2, 50, s.RelayRows),
+		}},
+		// The worker and its raw limits, interleaved.
+		{rounds, []step{
+			{IDRawConsume, fmt.Sprintf("raw consume + ack, prefetch 1 (%d msgs)", s.ConsumeMsgs),
+				func(ctx context.Context, e *Env, _, rounds int) Result {
+					return RawConsume(ctx, e, IDRawConsume, share(s.ConsumeMsgs, rounds, 10))
+				}},
+			{IDRawInboxSQL, fmt.Sprintf("inbox SQL alone (%d msgs)", s.InboxMsgs),
+				func(ctx context.Context, e *Env, _, rounds int) Result {
+					return RawInboxSQL(ctx, e, IDRawInboxSQL, share(s.InboxMsgs, rounds, 5))
+				}},
+			{IDWorker0, fmt.Sprintf("system/worker, vendor 0 ms (%d msgs)", s.Worker0),
+				func(ctx context.Context, e *Env, _, rounds int) Result {
+					return MeasureWorker(ctx, e, IDWorker0, share(s.Worker0, rounds, 5), 0)
+				}},
+		}},
+		{1, []step{
+			{IDWorker20, fmt.Sprintf("system/worker, vendor 20 ms (%d msgs)", s.Worker20),
+				func(ctx context.Context, e *Env, _, _ int) Result {
+					return MeasureWorker(ctx, e, IDWorker20, s.Worker20, 20*time.Millisecond)
+				}},
+		}},
 	}
-	var todo []step
-	for _, st := range steps {
-		if o.Only == nil || o.Only.MatchString(st.id) {
-			todo = append(todo, st)
+	total := 0
+	for i := range plan {
+		var keep []step
+		for _, st := range plan[i].steps {
+			if o.Only == nil || o.Only.MatchString(st.id) {
+				keep = append(keep, st)
+			}
 		}
+		plan[i].steps = keep
+		total += len(keep) * plan[i].rounds
 	}
 	withMemory := o.Only == nil || o.Only.MatchString(IDMemory)
-	total := len(todo)
 	if withMemory {
 		total++
 	}
-	for i, st := range todo {
-		if err := ctx.Err(); err != nil {
-			return rep, err
+	k := 0
+	for _, sg := range plan {
+		byID := map[string][]Result{}
+		for round := range sg.rounds {
+			for j := range sg.steps {
+				st := sg.steps[(j+round)%len(sg.steps)]
+				if err := ctx.Err(); err != nil {
+					return rep, err
+				}
+				k++
+				tag := st.id
+				if sg.rounds > 1 {
+					tag = fmt.Sprintf("%s [round %d/%d]", st.id, round+1, sg.rounds)
+				}
+				say("(%d/%d) start %s: %s", k, total, tag, st.what)
+				t0 := time.Now()
+				r := st.run(ctx, e, round, sg.rounds)
+				byID[st.id] = append(byID[st.id], r)
+				if r.Err != "" {
+					say("(%d/%d) FAIL  %s after %.1fs: %s", k, total, tag, time.Since(t0).Seconds(), r.Err)
+					continue
+				}
+				say("(%d/%d) done  %s: %s in %.1fs", k, total, tag, r.summary(), time.Since(t0).Seconds())
+			}
 		}
-		say("(%d/%d) start %s: %s", i+1, total, st.id, st.what)
-		t0 := time.Now()
-		r := st.run(ctx, e)
-		rep.Results = append(rep.Results, r)
-		if r.Err != "" {
-			say("(%d/%d) FAIL  %s after %.1fs: %s", i+1, total, st.id, time.Since(t0).Seconds(), r.Err)
-			continue
+		for _, st := range sg.steps {
+			m := mergeRounds(byID[st.id])
+			if sg.rounds > 1 && m.Err == "" {
+				say("      %s over %d rounds: %s", st.id, sg.rounds, m.summary())
+			}
+			rep.Results = append(rep.Results, m)
 		}
-		say("(%d/%d) done  %s: %s in %.1fs", i+1, total, st.id, r.summary(), time.Since(t0).Seconds())
 	}
+	sort.SliceStable(rep.Results, func(i, j int) bool { return displayRank(rep.Results[i].ID) < displayRank(rep.Results[j].ID) })
 	if withMemory {
 		if err := ctx.Err(); err != nil {
 			return rep, err
@@ -178,19 +250,31 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	return rep, nil
 }
 
+// displayRank orders the table: raw limits, our relay, the baselines, the
+// worker.
+func displayRank(id string) int {
+	for i, p := range []string{IDRawPublishEach, IDRawPublishWindow, IDRawRelaySQL, IDRawInboxSQL, IDRawConsume,
+		IDRelay, "relay.r2.b50", "relay.r1.", "relay.r2.", IDLockHolding, "baseline.lockholding.", IDSeedStyle, "worker."} {
+		if strings.HasPrefix(id, p) {
+			return i
+		}
+	}
+	return 100
+}
+
 // Measurement IDs the key lines are computed from.
 const (
-	IDRawPublishEach        = "raw.publish.each"
-	IDRawPublishWindow      = "raw.publish.window50"
-	IDRawPublishWindowAfter = "raw.publish.window50.after"
-	IDRawRelaySQL           = "raw.sql.relay.b50"
-	IDRawInboxSQL           = "raw.sql.inbox"
-	IDRawConsume            = "raw.consume.prefetch1"
-	IDRelay                 = "relay.r1.b50"
-	IDLockHolding           = "baseline.lockholding.r1.b50"
-	IDSeedStyle             = "baseline.seedstyle.r1.b50"
-	IDWorker0               = "worker.vendor0ms"
-	IDMemory                = "memory.relay.1m"
+	IDRawPublishEach   = "raw.publish.each"
+	IDRawPublishWindow = "raw.publish.window50"
+	IDRawRelaySQL      = "raw.sql.relay.b50"
+	IDRawInboxSQL      = "raw.sql.inbox"
+	IDRawConsume       = "raw.consume.prefetch1"
+	IDRelay            = "relay.r1.b50"
+	IDLockHolding      = "baseline.lockholding.r1.b50"
+	IDSeedStyle        = "baseline.seedstyle.r1.b50"
+	IDWorker0          = "worker.vendor0ms"
+	IDWorker20         = "worker.vendor20ms"
+	IDMemory           = "memory.relay.1m"
 )
 
 // versions asks the services for their versions.
@@ -200,7 +284,7 @@ func versions(ctx context.Context, e *Env) (pg, rabbit string) {
 	if err := e.Pool.QueryRow(ctx, `SHOW server_version`).Scan(&v); err == nil {
 		pg = v
 	}
-	conn, err := amqp.DialConfig(e.SB.AMQPURL, amqp.Config{Dial: amqp.DefaultDial(5 * time.Second)})
+	conn, err := amqp.DialConfig(e.Cfg.AMQPURL, amqp.Config{Dial: amqp.DefaultDial(5 * time.Second)})
 	if err == nil {
 		if s, ok := conn.Properties["version"].(string); ok {
 			rabbit = s

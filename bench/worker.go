@@ -26,7 +26,7 @@ const workerStall = 60 * time.Second
 // per second over the same span.
 func MeasureWorker(ctx context.Context, e *Env, id string, n int, latency time.Duration) (res Result) {
 	res = Result{ID: id, Group: groupWorker, Latency: "result → next result",
-		Name: fmt.Sprintf("system/worker, fake vendor at %s latency, prefetch 1", latency)}
+		Name: fmt.Sprintf("system/worker, fake vendor at %d ms latency, prefetch 1 (msgs/s = vendor calls/s)", latency.Milliseconds())}
 	if n < 2 {
 		return res.fail(fmt.Errorf("worker measurement needs at least 2 messages, got %d", n))
 	}
@@ -93,8 +93,6 @@ func MeasureWorker(ctx context.Context, e *Env, id string, n int, latency time.D
 	}
 	busy := time.Since(started)
 	stop()
-	res.Unit = "message"
-	res.Breakdown = ph.Breakdown(n, busy, "broker delivery + ack, Go code (decode, render, logging)")
 	rows, err := e.Pool.Query(ctx, `SELECT updated_at FROM notification_histories WHERE status = $1 ORDER BY updated_at`, inbox.StatusSent)
 	if err != nil {
 		return res.fail(fmt.Errorf("read result times: %w", err))
@@ -119,6 +117,7 @@ func MeasureWorker(ctx context.Context, e *Env, id string, n int, latency time.D
 	span := times[len(times)-1].Sub(times[0])
 	res.finish(len(times)-1, span, &lat)
 	res.Msgs = len(times)
+	res.trace(ph, "message", n, busy, "broker delivery + ack, Go code (decode, render, logging)")
 	calls, refkeys := fv.Calls(), map[string]bool{}
 	for _, l := range fv.Ledger() {
 		refkeys[l.RefKey] = true

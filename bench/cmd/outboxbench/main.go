@@ -45,16 +45,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("outboxbench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	quick := fs.Bool("quick", false, "small sizes for CI (well under a minute)")
-	n := fs.Int("n", 0, "backlog rows per relay measurement (default 100000, or 5000 with -quick)")
+	n := fs.Int("n", 0, "backlog rows per relay measurement; the raw publish and relay SQL sizes follow it (default 30000, or 4000 with -quick)")
 	out := fs.String("out", "reports/PERFORMANCE.md", "write the Markdown report here ('' to skip)")
 	only := fs.String("only", "", "run only the measurements whose ID matches this regular expression")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of this process to the file")
 	pgURL := fs.String("pg-url", defaults.PGURL, "PostgreSQL URL (env OUTBOXCHAOS_PG_URL)")
 	amqpURL := fs.String("amqp-url", defaults.AMQPURL, "RabbitMQ URL (env OUTBOXCHAOS_AMQP_URL)")
-	seedN := fs.Int("seed-n", 0, "backlog rows for the seed-style relay (default 5000, or 500 with -quick)")
-	workerN := fs.Int("worker-n", 0, "messages for the worker at 0 ms vendor latency (default 5000, or 500 with -quick)")
-	memDrain := fs.Int("mem-drain", 0, "rows the relay child publishes from the 1M backlog (default 100000, or 5000 with -quick)")
-	memBacklog := fs.Int("mem-backlog", 0, "PENDING rows for the memory measurement (default 1000000)")
+	seedN := fs.Int("seed-n", 0, "backlog rows for the seed-style relay (default 2000, or 300 with -quick)")
+	workerN := fs.Int("worker-n", 0, "messages for the worker at 0 ms vendor latency (default 2000, or 300 with -quick)")
+	memDrain := fs.Int("mem-drain", 0, "rows the relay child publishes from the memory backlog (default 30000, or 4000 with -quick)")
+	memBacklog := fs.Int("mem-backlog", 0, "PENDING rows for the memory measurement and EXPLAIN (default 1000000, or 100000 with -quick)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
