@@ -22,7 +22,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"net/url"
 	"os"
 	"regexp"
 	"strings"
@@ -35,7 +34,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/outboxchaos/outboxchaos/system/app"
 	"github.com/outboxchaos/outboxchaos/system/broker"
+	"github.com/outboxchaos/outboxchaos/system/sandbox"
 	"github.com/outboxchaos/outboxchaos/system/schema"
 )
 
@@ -239,7 +240,7 @@ func NewSchema(t testing.TB) *DB {
 	Require(t)
 	ctx := context.Background()
 	name := Name(t)
-	u, err := WithSearchPath(PGURL(), name)
+	u, err := sandbox.WithSearchPath(PGURL(), name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,18 +299,6 @@ func DropSchemaURL(ctx context.Context, url, name string) error {
 	return nil
 }
 
-// WithSearchPath returns base with search_path set to schema.
-func WithSearchPath(base, schemaName string) (string, error) {
-	u, err := url.Parse(base)
-	if err != nil {
-		return "", fmt.Errorf("parse Postgres URL: %w", err)
-	}
-	q := u.Query()
-	q.Set("search_path", schemaName)
-	u.RawQuery = q.Encode()
-	return u.String(), nil
-}
-
 // NewPrefix returns a fresh queue-name prefix for t and deletes its queues
 // and exchange in t.Cleanup.
 func NewPrefix(t testing.TB) string {
@@ -326,10 +315,4 @@ func NewPrefix(t testing.TB) string {
 	return p
 }
 
-func redact(s string) string {
-	u, err := url.Parse(s)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	return u.Redacted()
-}
+func redact(s string) string { return app.Redact(s) }
