@@ -60,10 +60,8 @@ func Catalogue() []*Scenario {
 				if err := e.Enqueue(ctx); err != nil {
 					return err
 				}
-				for _, role := range []string{"worker", "cleanup"} {
-					if _, err := e.Start(ctx, role); err != nil {
-						return err
-					}
+				if err := e.StartAll(ctx, "worker", "cleanup"); err != nil {
+					return err
 				}
 				n, err := e.Count(ctx, `SELECT count(*) FROM notification_outbox WHERE status = 'PENDING'`)
 				if err != nil {
@@ -85,10 +83,8 @@ func Catalogue() []*Scenario {
 					return err
 				}
 				tomorrow := clock.NewVirtual(nextDay(e.Day, 10, 0), 1).Setting()
-				for _, role := range []string{"worker", "cleanup"} {
-					if _, err := e.Start(ctx, role); err != nil {
-						return err
-					}
+				if err := e.StartAll(ctx, "worker", "cleanup"); err != nil {
+					return err
 				}
 				if _, err := e.Start(ctx, "relay", WithClock(tomorrow)); err != nil {
 					return err
@@ -193,10 +189,8 @@ func Catalogue() []*Scenario {
 				if err := e.Enqueue(ctx); err != nil {
 					return err
 				}
-				for _, role := range []string{"worker", "cleanup"} {
-					if _, err := e.Start(ctx, role); err != nil {
-						return err
-					}
+				if err := e.StartAll(ctx, "worker", "cleanup"); err != nil {
+					return err
 				}
 				p, err := e.Start(ctx, "relay", Killpoint(killpoint.RelayAfterConfirm))
 				if err != nil {
@@ -224,10 +218,8 @@ func Catalogue() []*Scenario {
 			Fault:       "three relay pods started at once, batch size 5, 60 rows",
 			Outcome:     "SKIP LOCKED hands them disjoint rows; each sent once",
 			Drive: func(ctx context.Context, e *Env) error {
-				for _, role := range []string{"relay", "relay", "relay", "worker", "cleanup"} {
-					if _, err := e.Start(ctx, role); err != nil {
-						return err
-					}
+				if err := e.StartAll(ctx, "relay", "relay", "relay", "worker", "cleanup"); err != nil {
+					return err
 				}
 				// All three relays poll before the rows appear, so they
 				// compete for every batch.
@@ -262,10 +254,8 @@ func Catalogue() []*Scenario {
 			Fault:       "latency 4 s on relay-1's confirms (its timeout is 10 s) while relay-2 reclaims the rows and dies after their confirm",
 			Outcome:     "the run that lost its lease writes 0 rows; the rows are republished with the same message_id; each sent once",
 			Drive: func(ctx context.Context, e *Env) error {
-				for _, role := range []string{"worker", "cleanup"} {
-					if _, err := e.Start(ctx, role); err != nil {
-						return err
-					}
+				if err := e.StartAll(ctx, "worker", "cleanup"); err != nil {
+					return err
 				}
 				r1, err := e.Start(ctx, "relay", WithEnv("OUTBOXCHAOS_CONFIRM_TIMEOUT=10s"))
 				if err != nil {
@@ -361,10 +351,8 @@ func Catalogue() []*Scenario {
 				if err != nil {
 					return err
 				}
-				for _, role := range []string{"relay", "cleanup"} {
-					if _, err := e.Start(ctx, role); err != nil {
-						return err
-					}
+				if err := e.StartAll(ctx, "relay", "cleanup"); err != nil {
+					return err
 				}
 				err = e.WaitEvent(ctx, 20*time.Second, "result-failed", nil)
 				e.Fault("failpoint", w.Name(), FailpointFired(w, killpoint.FailResultUpdate), killpoint.FailResultUpdate)
@@ -467,10 +455,8 @@ func Catalogue() []*Scenario {
 				if err != nil {
 					return err
 				}
-				for _, role := range []string{"relay", "cleanup"} {
-					if _, err := e.Start(ctx, role); err != nil {
-						return err
-					}
+				if err := e.StartAll(ctx, "relay", "cleanup"); err != nil {
+					return err
 				}
 				if err := e.WaitFor(ctx, 20*time.Second, "vendor call for "+mid(1)+" in flight", func(context.Context) (bool, error) {
 					return e.Vendor.Count(mid(1)) == 1, nil
@@ -555,10 +541,8 @@ func Catalogue() []*Scenario {
 				if err != nil {
 					return err
 				}
-				for _, role := range []string{"relay", "cleanup"} {
-					if _, err := e.Start(ctx, role); err != nil {
-						return err
-					}
+				if err := e.StartAll(ctx, "relay", "cleanup"); err != nil {
+					return err
 				}
 				err = e.WaitEvent(ctx, 20*time.Second, "claim-failed", nil)
 				e.Fault("failpoint", w.Name(), FailpointFired(w, killpoint.FailClaimResponse), killpoint.FailClaimResponse)
@@ -601,10 +585,8 @@ func Catalogue() []*Scenario {
 				if err := e.Enqueue(ctx); err != nil {
 					return err
 				}
-				for _, role := range []string{"worker", "cleanup"} {
-					if _, err := e.Start(ctx, role); err != nil {
-						return err
-					}
+				if err := e.StartAll(ctx, "worker", "cleanup"); err != nil {
+					return err
 				}
 				cut := clock.NewVirtual(clock.At(e.Day, 20, 40), 1).Setting()
 				r1, err := e.Start(ctx, "relay", WithClock(cut))
@@ -793,10 +775,8 @@ func crashWorker(ctx context.Context, e *Env, opt PodOption, point string) error
 	if err != nil {
 		return err
 	}
-	for _, role := range []string{"relay", "cleanup"} {
-		if _, err := e.Start(ctx, role); err != nil {
-			return err
-		}
+	if err := e.StartAll(ctx, "relay", "cleanup"); err != nil {
+		return err
 	}
 	if err := e.ExpectKilled(ctx, w, point); err != nil {
 		return err

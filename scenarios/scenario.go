@@ -214,7 +214,12 @@ func (e *Env) Enqueue(ctx context.Context, opts ...PodOption) error {
 
 // Pipeline starts one relay, one worker and one cleanup pod.
 func (e *Env) Pipeline(ctx context.Context) error {
-	for _, role := range []string{"relay", "worker", "cleanup"} {
+	return e.StartAll(ctx, "relay", "worker", "cleanup")
+}
+
+// StartAll starts one pod of each role, in order.
+func (e *Env) StartAll(ctx context.Context, roles ...string) error {
+	for _, role := range roles {
 		if _, err := e.Start(ctx, role); err != nil {
 			return err
 		}

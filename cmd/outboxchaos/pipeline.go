@@ -6,10 +6,13 @@ import (
 	"io"
 	"strings"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/outboxchaos/outboxchaos/fakevendor"
 	"github.com/outboxchaos/outboxchaos/system/app"
 	"github.com/outboxchaos/outboxchaos/system/broker"
 	"github.com/outboxchaos/outboxchaos/system/cleanup"
+	"github.com/outboxchaos/outboxchaos/system/config"
 	"github.com/outboxchaos/outboxchaos/system/jobs"
 	"github.com/outboxchaos/outboxchaos/system/notification"
 	"github.com/outboxchaos/outboxchaos/system/publisher"
@@ -70,16 +73,11 @@ func runEnqueue(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *perKind < 0 {
 		return usagef("--per-kind must not be negative")
 	}
-	parts, err := app.NewParts(*cfg, stderr)
-	if err != nil {
-		return usageError{err}
-	}
-	defer parts.Alerts.Close()
-	pool, err := app.OpenPool(ctx, *cfg)
+	parts, pool, done, err := open(ctx, *cfg, stderr)
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
+	defer done()
 	if *seed {
 		if err := jobs.Seed(ctx, pool, parts.Clock.Now(), *perKind, kinds); err != nil {
 			return err
@@ -103,16 +101,11 @@ func runRelay(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := parse(fs, cfg, args); err != nil {
 		return err
 	}
-	parts, err := app.NewParts(*cfg, stderr)
-	if err != nil {
-		return usageError{err}
-	}
-	defer parts.Alerts.Close()
-	pool, err := app.OpenPool(ctx, *cfg)
+	parts, pool, done, err := open(ctx, *cfg, stderr)
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
+	defer done()
 	if err := app.DeclareTopology(*cfg); err != nil {
 		return err
 	}
@@ -146,16 +139,11 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := parse(fs, cfg, args); err != nil {
 		return err
 	}
-	parts, err := app.NewParts(*cfg, stderr)
-	if err != nil {
-		return usageError{err}
-	}
-	defer parts.Alerts.Close()
-	pool, err := app.OpenPool(ctx, *cfg)
+	parts, pool, done, err := open(ctx, *cfg, stderr)
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
+	defer done()
 	v := vendor.New(cfg.VendorURL, cfg.VendorAccount, cfg.VendorPassword, cfg.VendorTimeout)
 	w := worker.New(*cfg, pool, parts.Clock, v, parts.Alerts, parts.Log)
 	if err := w.Start(ctx); err != nil {
@@ -177,16 +165,11 @@ func runCleanup(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := parse(fs, cfg, args); err != nil {
 		return err
 	}
-	parts, err := app.NewParts(*cfg, stderr)
-	if err != nil {
-		return usageError{err}
-	}
-	defer parts.Alerts.Close()
-	pool, err := app.OpenPool(ctx, *cfg)
+	parts, pool, done, err := open(ctx, *cfg, stderr)
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
+	defer done()
 	c := cleanup.New(*cfg, pool, parts.Clock, parts.Alerts, parts.Log)
 	if *once {
 		n, err := c.RunOnce(ctx)
@@ -233,4 +216,19 @@ func runVendor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	<-ctx.Done()
 	return nil
+}
+
+// open builds the logger, clock and alert sender and connects to Postgres:
+// what every pipeline process needs. done releases them.
+func open(ctx context.Context, cfg config.Config, stderr io.Writer) (app.Parts, *pgxpool.Pool, func(), error) {
+	parts, err := app.NewParts(cfg, stderr)
+	if err != nil {
+		return parts, nil, nil, usageError{err}
+	}
+	pool, err := app.OpenPool(ctx, cfg)
+	if err != nil {
+		parts.Alerts.Close()
+		return parts, nil, nil, err
+	}
+	return parts, pool, func() { pool.Close(); parts.Alerts.Close() }, nil
 }
