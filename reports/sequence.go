@@ -43,7 +43,7 @@ func Sequence(r scenarios.Result) string {
 			}
 		case "claim":
 			if role == "relay" && mine {
-				add(ev.At, "%s->>Outbox: claim %v rows, lease (%s)", ev.Pod, ev.Attrs["count"], ev.Pod)
+				add(ev.At, "%s->>Outbox: claim %v rows with a lease", ev.Pod, ev.Attrs["count"])
 			} else if role == "worker" && mine {
 				add(ev.At, "%s->>Inbox: INSERT SENDING", ev.Pod)
 			}
@@ -109,7 +109,7 @@ func Sequence(r scenarios.Result) string {
 			}
 		case "ack", "requeue", "park":
 			if mine {
-				add(ev.At, "%s->>RabbitMQ: %s (%v%v)", ev.Pod, ev.Name, ev.Attrs["why"], ev.Attrs["reason"])
+				add(ev.At, "%s->>RabbitMQ: %s (%s)", ev.Pod, ev.Name, nonEmpty(ev.Attrs["why"], ev.Attrs["reason"]))
 			}
 		case "sending-timeout":
 			if mine {
@@ -128,7 +128,7 @@ func Sequence(r scenarios.Result) string {
 	sort.SliceStable(steps, func(i, j int) bool { return steps[i].at < steps[j].at })
 	var b strings.Builder
 	b.WriteString("sequenceDiagram\n")
-	for _, p := range []string{"Job", "Outbox", "Relay", "RabbitMQ", "Worker", "Inbox", "Vendor", "Ops"} {
+	for _, p := range []string{"Job", "Outbox", "Relay", "RabbitMQ", "Worker", "Inbox", "Vendor", "Cleanup", "Ops"} {
 		fmt.Fprintf(&b, "    participant %s\n", p)
 	}
 	// Faults: kills as notes, windows as shaded rects around their steps.
@@ -136,18 +136,36 @@ func Sequence(r scenarios.Result) string {
 		start, end time.Duration
 		label      string
 	}
-	var notes []step
+	// A network fault is a window: its steps are shaded with rect. Other
+	// faults are notes at the moment they fired.
 	for _, f := range r.Faults {
-		if f.Kind == "kill-point" {
-			notes = append(notes, step{f.At, fmt.Sprintf("Note over %s: SIGKILL at %s", actorOf(f.Target), f.Detail)})
-		} else {
-			notes = append(notes, step{f.At, fmt.Sprintf("Note over Relay,Vendor: fault %s on %s (fired=%v)", f.Kind, f.Target, f.Fired)})
+		switch {
+		case f.Kind == "kill-point":
+			steps = append(steps, step{f.At, fmt.Sprintf("Note over %s: SIGKILL at %s", actorOf(f.Target), f.Detail)})
+		case f.Start > 0:
+			steps = append(steps,
+				step{f.Start, fmt.Sprintf("rect rgb(255, 228, 225)\n    Note over Relay,Vendor: %s on %s (fired=%v)", f.Kind, f.Target, f.Fired)},
+				step{f.At, "end"})
+		default:
+			steps = append(steps, step{f.At, fmt.Sprintf("Note over Relay,Vendor: %s %s (fired=%v)", f.Kind, f.Target, f.Fired)})
 		}
 	}
-	steps = append(steps, notes...)
 	sort.SliceStable(steps, func(i, j int) bool { return steps[i].at < steps[j].at })
 	if len(steps) > maxSteps {
-		steps = append(steps[:maxSteps-1], step{0, "Note over Relay,Vendor: … (truncated)"})
+		// Keep the rect/end pairs balanced when truncating.
+		open := 0
+		kept := steps[:maxSteps-1]
+		for _, s := range kept {
+			if strings.HasPrefix(s.line, "rect ") {
+				open++
+			} else if s.line == "end" {
+				open--
+			}
+		}
+		steps = append(kept, step{0, "Note over Relay,Vendor: … (truncated)"})
+		for ; open > 0; open-- {
+			steps = append(steps, step{0, "end"})
+		}
 	}
 	for _, s := range steps {
 		line := s.line
@@ -177,7 +195,7 @@ func actorOf(pod string) string {
 	case "job":
 		return "Job"
 	case "cleanup":
-		return "Inbox"
+		return "Cleanup"
 	}
 	return "Relay"
 }
@@ -216,4 +234,15 @@ func focusMessage(r scenarios.Result) string {
 		}
 	}
 	return "notification-outbox-1"
+}
+
+// nonEmpty joins the non-empty values.
+func nonEmpty(vs ...any) string {
+	var parts []string
+	for _, v := range vs {
+		if v != nil && fmt.Sprint(v) != "" {
+			parts = append(parts, fmt.Sprint(v))
+		}
+	}
+	return strings.Join(parts, ", ")
 }

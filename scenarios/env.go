@@ -55,7 +55,8 @@ type Env struct {
 type FaultRecord struct {
 	Kind   string        `json:"kind"`
 	Target string        `json:"target"`
-	At     time.Duration `json:"at"`
+	At     time.Duration `json:"at"`              // when it was recorded (for a window: its end)
+	Start  time.Duration `json:"start,omitempty"` // a window's start (network faults)
 	Fired  bool          `json:"fired"`
 	Detail string        `json:"detail,omitempty"`
 }
@@ -325,10 +326,13 @@ func (e *Env) Fault(kind, target string, fired bool, detail string) {
 	e.faultsIn = append(e.faultsIn, FaultRecord{Kind: kind, Target: target, At: time.Since(e.TL.Start()), Fired: fired, Detail: detail})
 }
 
-// NetFault records a network fault's report.
+// NetFault records a network fault's report, with its window.
 func (e *Env) NetFault(f *faults.Fault) {
 	r := f.Report()
-	e.Fault(r.Kind, r.Target, r.Fired, "")
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.faultsIn = append(e.faultsIn, FaultRecord{Kind: r.Kind, Target: r.Target, Fired: r.Fired, Detail: r.Detail,
+		Start: r.Start.Sub(e.TL.Start()), At: time.Since(e.TL.Start())})
 }
 
 // Faults returns the recorded faults.

@@ -1,0 +1,80 @@
+package reports
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/outboxchaos/outboxchaos/scenarios"
+)
+
+func sample() scenarios.Result {
+	ev := func(at int, pod, name string, attrs map[string]any) scenarios.HistoryEvent {
+		return scenarios.HistoryEvent{At: time.Duration(at) * time.Millisecond, Pod: pod, Name: name, Attrs: attrs}
+	}
+	return scenarios.Result{
+		Name: "confirm-timeout", Row: "4", Seed: 7,
+		Events: []scenarios.HistoryEvent{
+			ev(10, "relay-1", "claim", map[string]any{"count": 1.0, "ids": []any{1.0}}),
+			ev(20, "relay-1", "publish", map[string]any{"message_id": "notification-outbox-1", "outcome": "timed-out"}),
+			ev(30, "worker-1", "delivery", map[string]any{"message_id": "notification-outbox-1", "redelivered": false}),
+			ev(40, "worker-1", "vendor-call", map[string]any{"message_id": "notification-outbox-1", "outcome": "SENT", "code": "1000"}),
+			ev(50, "worker-1", "ack", map[string]any{"message_id": "notification-outbox-1", "why": "sent"}),
+			ev(60, "cleanup-1", "alert", map[string]any{"kind": "SENDING_TIMEOUT"}),
+		},
+		Faults: []scenarios.FaultRecord{
+			{Kind: "latency", Target: "rabbitmq-relay", Start: 15 * time.Millisecond, At: 35 * time.Millisecond, Fired: true},
+			{Kind: "kill-point", Target: "worker-1", At: 45 * time.Millisecond, Fired: true, Detail: "worker.after-send"},
+		},
+	}
+}
+
+// TestSequenceDiagram: the diagram follows the focus message, marks the
+// failed publish with -x, shades the fault window and balances rect/end.
+func TestSequenceDiagram(t *testing.T) {
+	t.Parallel()
+	d := Sequence(sample())
+	for _, want := range []string{
+		"sequenceDiagram", "participant Cleanup",
+		"Relay-xRabbitMQ: publish notification-outbox-1 (timed-out)",
+		"Worker->>Vendor: send refkey=notification-outbox-1 (SENT 1000)",
+		"Worker->>RabbitMQ: ack (sent)",
+		"Note over Worker: SIGKILL at worker.after-send",
+		"rect rgb(", "Cleanup->>Ops: alert SENDING_TIMEOUT",
+	} {
+		if !strings.Contains(d, want) {
+			t.Errorf("diagram lacks %q:\n%s", want, d)
+		}
+	}
+	if strings.Count(d, "rect rgb(") != strings.Count(d, "\n    end\n") {
+		t.Errorf("unbalanced rect/end:\n%s", d)
+	}
+	if strings.Contains(d, "<nil>") {
+		t.Errorf("diagram prints <nil>:\n%s", d)
+	}
+}
+
+// TestWriteReliability renders the failure table, the canary table and a
+// diagram per case.
+func TestWriteReliability(t *testing.T) {
+	t.Parallel()
+	r := sample()
+	r.Verdict = scenarios.Verdict{Intents: 1, DeliveredOnce: 1}
+	var b strings.Builder
+	err := WriteReliability(&b, Reliability{
+		Env:       Environment{Go: "go1.x", Postgres: "15", RabbitMQ: "3.10", Cores: 2, Commit: "abc"},
+		Named:     []scenarios.Result{r},
+		Catalogue: scenarios.Catalogue(),
+		Canaries:  []scenarios.CanaryResult{{Bug: "retry-unknown"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"| 4 | `confirm-timeout` |", "1/1", "`make scenario NAME=confirm-timeout SEED=7`",
+		"| `retry-unknown` | **SURVIVED** |", "```mermaid"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+}
