@@ -60,7 +60,7 @@ func TestRun_TinySuiteSucceeds(t *testing.T) {
 		t.Fatalf("a measurement failed:\n%s\n%s", rep.Text(), progress.String())
 	}
 	want := []string{IDRawPublishEach, IDRawPublishWindow, IDRawRelaySQL, IDRawInboxSQL, IDRawConsume, IDRelay,
-		"relay.r2.b50", "relay.r1.b60", "relay.r2.b60", IDLockHolding, "baseline.lockholding.r2.b50", IDSeedStyle,
+		IDRelayRunOnce, "relay.r2.b50", "relay.r1.b60", "relay.r2.b60", IDLockHolding, "baseline.lockholding.r2.b50", IDSeedStyle,
 		IDWorker0, IDWorker20}
 	interleaved := map[string]bool{IDRawPublishWindow: true, IDRelay: true, IDLockHolding: true, IDSeedStyle: true,
 		IDRawConsume: true, IDRawInboxSQL: true, IDWorker0: true}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/outboxchaos/outboxchaos/system/config"
 	"github.com/outboxchaos/outboxchaos/system/publisher"
-	"github.com/outboxchaos/outboxchaos/system/relay"
 	"github.com/outboxchaos/outboxchaos/system/vendor"
 	"github.com/outboxchaos/outboxchaos/system/worker"
 )
@@ -164,8 +163,22 @@ func openTracedPool(ctx context.Context, cfg config.Config, p *Phases) (*pgxpool
 // timedPublisher times each PublishBatch (publish the batch, wait for every
 // confirm).
 type timedPublisher struct {
-	inner relay.Publisher
+	inner *publisher.Publisher
 	p     *Phases
+}
+
+// Send publishes a batch without waiting (Relay.Drain).
+func (t timedPublisher) Send(ctx context.Context, msgs []publisher.Message) (*publisher.Pending, error) {
+	start := time.Now()
+	defer func() { t.p.Add("broker publish (send)", time.Since(start)) }()
+	return t.inner.Send(ctx, msgs)
+}
+
+// Await waits for a sent batch's confirms (Relay.Drain).
+func (t timedPublisher) Await(ctx context.Context, pd *publisher.Pending) []publisher.Result {
+	start := time.Now()
+	defer func() { t.p.Add("broker confirms (await)", time.Since(start)) }()
+	return t.inner.Await(ctx, pd)
 }
 
 // PublishBatch publishes through the wrapped publisher.

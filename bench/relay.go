@@ -32,7 +32,8 @@ type Design string
 
 // The relay designs.
 const (
-	Ours        Design = "ours"         // system/relay.Relay
+	Ours        Design = "ours"         // system/relay.Relay draining: Relay.Drain
+	OursRunOnce Design = "ours-runonce" // system/relay.Relay one batch at a time: RunOnce
 	SeedStyle   Design = "seed-style"   // baseline.SeedStyle
 	LockHolding Design = "lock-holding" // baseline.LockHolding
 )
@@ -76,11 +77,15 @@ func newReplica(ctx context.Context, e *Env, cfg config.Config, d Design, alerts
 	pub := timedPublisher{r.pub, ph}
 	opts := baseline.Options{Instance: cfg.Instance, BatchSize: cfg.BatchSize, Lease: cfg.Lease}
 	switch d {
-	case Ours:
+	case Ours, OursRunOnce:
 		rl := relay.New(cfg, pool, pub, e.Clock, alerts, e.Log)
 		r.stats = &relay.Stats{}
 		r.run = func(ctx context.Context) (int, int, error) {
-			st, err := rl.RunOnce(ctx)
+			run := rl.Drain
+			if d == OursRunOnce {
+				run = rl.RunOnce
+			}
+			st, err := run(ctx)
 			r.stats.Failed += st.Failed
 			r.stats.Skipped += st.Skipped
 			r.stats.Expired += st.Expired
@@ -119,7 +124,8 @@ type RelayCase struct {
 // name describes c for the table.
 func (c RelayCase) name() string {
 	what := map[Design]string{
-		Ours:        "system/relay RunOnce loop",
+		Ours:        "system/relay Drain (next batch claimed while confirms are out)",
+		OursRunOnce: "system/relay RunOnce loop (one batch at a time)",
 		SeedStyle:   "seed-style: publish 1, wait confirm, mark 1",
 		LockHolding: "lock-holding: FOR UPDATE tx over publish",
 	}[c.Design]
@@ -133,7 +139,7 @@ func (c RelayCase) name() string {
 // run that carried it (claim → marked).
 func MeasureRelay(ctx context.Context, e *Env, c RelayCase) (res Result) {
 	group := groupRelay
-	if c.Design != Ours {
+	if c.Design != Ours && c.Design != OursRunOnce {
 		group = groupBaseline
 	}
 	res = Result{ID: c.ID, Group: group, Name: c.name(), Latency: "its batch: claim → marked"}

@@ -154,6 +154,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			relayCase(IDSeedStyle, SeedStyle, 1, 50, s.SeedRows),
 		}},
 		{1, []step{
+			relayCase(IDRelayRunOnce, OursRunOnce, 1, 50, s.RelayRows),
 			relayCase("relay.r2.b50", Ours, 2, 50, s.RelayRows),
 			relayCase(fmt.Sprintf("relay.r1.b%d", large), Ours, 1, large, s.RelayRows),
 			relayCase(fmt.Sprintf("relay.r2.b%d", large), Ours, 2, large, s.RelayRows),
@@ -254,7 +255,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 // worker.
 func displayRank(id string) int {
 	for i, p := range []string{IDRawPublishEach, IDRawPublishWindow, IDRawRelaySQL, IDRawInboxSQL, IDRawConsume,
-		IDRelay, "relay.r2.b50", "relay.r1.", "relay.r2.", IDLockHolding, "baseline.lockholding.", IDSeedStyle, "worker."} {
+		IDRelay, IDRelayRunOnce, "relay.r2.b50", "relay.r1.", "relay.r2.", IDLockHolding, "baseline.lockholding.", IDSeedStyle, "worker."} {
 		if strings.HasPrefix(id, p) {
 			return i
 		}
@@ -270,6 +271,7 @@ const (
 	IDRawInboxSQL      = "raw.sql.inbox"
 	IDRawConsume       = "raw.consume.prefetch1"
 	IDRelay            = "relay.r1.b50"
+	IDRelayRunOnce     = "runonce.r1.b50"
 	IDLockHolding      = "baseline.lockholding.r1.b50"
 	IDSeedStyle        = "baseline.seedstyle.r1.b50"
 	IDWorker0          = "worker.vendor0ms"

@@ -213,9 +213,11 @@ func Catalogue() []*Scenario {
 		},
 		{
 			Name: "overlapping-relays", Row: "6", PerKind: 10,
-			Configure:   func(c *config.Config) { c.BatchSize = 5 },
+			// Small batches polled every 10 ms: the three relays' claims
+			// really run at the same moments.
+			Configure:   func(c *config.Config) { c.BatchSize, c.RelayInterval = 5, 10*time.Millisecond },
 			Description: "three relay runs overlap on the same outbox",
-			Fault:       "three relay pods started at once, batch size 5, 60 rows",
+			Fault:       "three relay pods polling every 10 ms, batch size 5, 60 rows",
 			Outcome:     "SKIP LOCKED hands them disjoint rows; each sent once",
 			Drive: func(ctx context.Context, e *Env) error {
 				if err := e.StartAll(ctx, "relay", "relay", "relay", "worker", "cleanup"); err != nil {

@@ -56,6 +56,7 @@ type Schedule struct {
 	Relays  int                 `json:"relays"`
 	Workers int                 `json:"workers"`
 	Start   string              `json:"start"` // Seoul time of day the virtual clock starts
+	Drain   bool                `json:"drain"` // relays drain with overlapped batches (Relay.Drain)
 	Events  []FaultEvent        `json:"events"`
 }
 
@@ -68,8 +69,8 @@ func (s Schedule) String() string {
 	for _, k := range s.Kinds {
 		kinds = append(kinds, string(k))
 	}
-	return fmt.Sprintf("%d×[%s] jobs=%d relays=%d workers=%d start=%s faults=[%s]",
-		s.PerKind, strings.Join(kinds, ","), s.JobRuns, s.Relays, s.Workers, s.Start, strings.Join(ev, "; "))
+	return fmt.Sprintf("%d×[%s] jobs=%d relays=%d drain=%v workers=%d start=%s faults=[%s]",
+		s.PerKind, strings.Join(kinds, ","), s.JobRuns, s.Relays, s.Drain, s.Workers, s.Start, strings.Join(ev, "; "))
 }
 
 var (
@@ -90,6 +91,7 @@ func Generate(d Draw) Schedule {
 		Relays:  d.Int("relays", 1, 2),
 		Workers: d.Int("workers", 1, 2),
 		Start:   starts[d.Int("start", 0, len(starts)-1)],
+		Drain:   d.Int("relay drain", 0, 1) == 1,
 	}
 	for _, k := range notification.Kinds {
 		if d.Int("kind "+string(k), 0, 2) > 0 {
@@ -209,6 +211,9 @@ func (s Schedule) drive(ctx context.Context, e *Env) error {
 			}
 			if role == "relay" {
 				o = append(append([]PodOption(nil), o...), relayClock...)
+				if s.Drain {
+					o = append(o, WithEnv("OUTBOXCHAOS_RELAY_DRAIN=true", "OUTBOXCHAOS_BATCH_SIZE=3"))
+				}
 			}
 			p, err := e.Start(ctx, role, o...)
 			if err != nil {

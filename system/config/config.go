@@ -86,6 +86,7 @@ type Config struct {
 	RelayFrom       TimeOfDay // relay runs between RelayFrom and RelayUntil
 	RelayUntil      TimeOfDay
 	BatchSize       int
+	RelayDrain      bool // after a full batch, keep going back to back (Relay.Drain)
 	Lease           time.Duration
 	ConfirmTimeout  time.Duration
 	Backoff         Durations // nth failure waits Backoff[n-1]; the last step repeats
@@ -172,6 +173,7 @@ func (c *Config) fields() []field {
 		{"relay-from", "relay window start hh:mm", &c.RelayFrom},
 		{"relay-until", "relay window end hh:mm", &c.RelayUntil},
 		{"batch-size", "rows claimed per relay run", (*intVal)(&c.BatchSize)},
+		{"relay-drain", "after a full batch, drain the backlog with overlapped batches instead of waiting for the next interval", (*boolVal)(&c.RelayDrain)},
 		{"lease", "relay claim lease", (*durVal)(&c.Lease)},
 		{"confirm-timeout", "publisher confirm timeout", (*durVal)(&c.ConfirmTimeout)},
 		{"backoff", "relay retry backoff steps", &c.Backoff},

@@ -65,10 +65,11 @@ type Publisher struct {
 	url, exchange string
 	timeout       time.Duration
 
-	mu      sync.Mutex
-	conn    *amqp.Connection
-	ch      *amqp.Channel
-	returns chan amqp.Return
+	mu       sync.Mutex
+	conn     *amqp.Connection
+	ch       *amqp.Channel
+	returns  chan amqp.Return
+	returned map[string]string // drained returns not yet claimed by an Await
 }
 
 // returnBuffer bounds the messages published per confirm window: returns
@@ -78,7 +79,7 @@ const returnBuffer = 1024
 // New returns a publisher to exchange at url; confirmTimeout bounds the wait
 // for a batch's confirms.
 func New(url, exchange string, confirmTimeout time.Duration) *Publisher {
-	return &Publisher{url: url, exchange: exchange, timeout: confirmTimeout}
+	return &Publisher{url: url, exchange: exchange, timeout: confirmTimeout, returned: map[string]string{}}
 }
 
 // Connect dials now (normally dialling is lazy), to fail fast at start-up.
@@ -118,7 +119,7 @@ func (p *Publisher) resetLocked() {
 		// in the background.
 		go func(c *amqp.Connection) { _ = c.Close() }(p.conn)
 	}
-	p.conn, p.ch, p.returns = nil, nil, nil
+	p.conn, p.ch, p.returns, p.returned = nil, nil, nil, map[string]string{}
 }
 
 // Close closes the connection. Safe to call twice.
@@ -133,27 +134,57 @@ func (p *Publisher) Close() error {
 // returns one Result per message in order. The error is non-nil only when
 // nothing could be published (no connection); then no message went out.
 func (p *Publisher) PublishBatch(ctx context.Context, msgs []Message) ([]Result, error) {
+	out := make([]Result, 0, len(msgs))
+	for start := 0; start < len(msgs); start += maxWindow {
+		end := min(start+maxWindow, len(msgs))
+		pd, err := p.Send(ctx, msgs[start:end])
+		if err != nil {
+			if start == 0 {
+				return nil, err
+			}
+			for _, m := range msgs[start:end] {
+				out = append(out, Result{MessageID: m.MessageID, Outcome: WriteFailed, Err: err})
+			}
+			continue
+		}
+		out = append(out, p.Await(ctx, pd)...)
+	}
+	return out, nil
+}
+
+// maxWindow bounds one Send, so two windows in flight never overflow the
+// returns buffer.
+const maxWindow = returnBuffer / 2
+
+// Pending is a window of publishes whose confirms are outstanding.
+type Pending struct {
+	msgs     []Message
+	res      []Result
+	dcs      []*amqp.DeferredConfirmation
+	ch       *amqp.Channel
+	deadline time.Time
+	broken   bool
+}
+
+// Send publishes msgs (at most 512) without waiting for their confirms;
+// Await collects them. A relay draining a backlog sends its next batch
+// before awaiting the previous one, so the broker confirms one batch while
+// the database claims the next. The error is non-nil only when nothing was
+// published.
+func (p *Publisher) Send(ctx context.Context, msgs []Message) (*Pending, error) {
+	if len(msgs) > maxWindow {
+		return nil, fmt.Errorf("send %d messages: at most %d per window", len(msgs), maxWindow)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if err := p.ensure(); err != nil {
 		return nil, err
 	}
-	out := make([]Result, 0, len(msgs))
-	for start := 0; start < len(msgs); start += returnBuffer {
-		end := min(start+returnBuffer, len(msgs))
-		out = append(out, p.window(ctx, msgs[start:end])...)
-	}
-	return out, nil
-}
-
-func (p *Publisher) window(ctx context.Context, msgs []Message) []Result {
-	res := make([]Result, len(msgs))
-	dcs := make([]*amqp.DeferredConfirmation, len(msgs))
-	broken := false
+	pd := &Pending{msgs: msgs, res: make([]Result, len(msgs)), dcs: make([]*amqp.DeferredConfirmation, len(msgs)), ch: p.ch}
 	for i, m := range msgs {
-		res[i].MessageID = m.MessageID
-		if broken {
-			res[i].Outcome, res[i].Err = WriteFailed, errors.New("channel broken earlier in the batch")
+		pd.res[i].MessageID = m.MessageID
+		if pd.broken {
+			pd.res[i].Outcome, pd.res[i].Err = WriteFailed, errors.New("channel broken earlier in the batch")
 			continue
 		}
 		dc, err := p.ch.PublishWithDeferredConfirmWithContext(ctx, p.exchange, m.RoutingKey, true, false, amqp.Publishing{
@@ -165,17 +196,25 @@ func (p *Publisher) window(ctx context.Context, msgs []Message) []Result {
 			Body:         m.Body,
 		})
 		if err != nil {
-			res[i].Outcome, res[i].Err = WriteFailed, fmt.Errorf("publish %s: %w", m.MessageID, err)
-			broken = true
+			pd.res[i].Outcome, pd.res[i].Err = WriteFailed, fmt.Errorf("publish %s: %w", m.MessageID, err)
+			pd.broken = true
 			continue
 		}
-		dcs[i] = dc
+		pd.dcs[i] = dc
 	}
+	pd.deadline = time.Now().Add(p.timeout)
 	killpoint.Hit(killpoint.RelayAfterPublish)
-	wctx, cancel := context.WithTimeout(ctx, p.timeout)
+	return pd, nil
+}
+
+// Await waits for pd's confirms (until its deadline: the confirm timeout
+// counted from its Send) and returns one Result per message in order.
+func (p *Publisher) Await(ctx context.Context, pd *Pending) []Result {
+	wctx, cancel := context.WithDeadline(ctx, pd.deadline)
 	defer cancel()
-	reset := broken
-	for i, dc := range dcs {
+	res := pd.res
+	reset := pd.broken
+	for i, dc := range pd.dcs {
 		if dc == nil {
 			continue
 		}
@@ -185,39 +224,48 @@ func (p *Publisher) window(ctx context.Context, msgs []Message) []Result {
 			res[i].Outcome = Confirmed
 			reset = true
 		case err != nil:
-			res[i].Outcome, res[i].Err = TimedOut, fmt.Errorf("confirm of %s: %w", msgs[i].MessageID, err)
+			res[i].Outcome, res[i].Err = TimedOut, fmt.Errorf("confirm of %s: %w", pd.msgs[i].MessageID, err)
 			reset = true
 		case ack:
 			res[i].Outcome = Confirmed
-		case p.ch.IsClosed():
+		case pd.ch.IsClosed():
 			res[i].Outcome, res[i].Err = ChannelClosed, errors.New("channel closed before confirm")
 			reset = true
 		default:
 			res[i].Outcome, res[i].Err = Nacked, errors.New("broker nacked the publish")
 		}
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	// A basic.return precedes the ack of the same message on the wire and
 	// the connection reader hands it to our buffered channel before it
-	// processes the ack, so once the confirms are in, every return is here.
-	returned := map[string]string{}
-	for drained := false; !drained; {
-		select {
-		case r, ok := <-p.returns:
-			if !ok {
+	// processes the ack, so once the confirms are in, every return of this
+	// window is here (returns of a later window wait in the map).
+	if p.ch == pd.ch {
+		for drained := false; !drained; {
+			select {
+			case r, ok := <-p.returns:
+				if !ok {
+					drained = true
+					break
+				}
+				p.returned[r.MessageId] = fmt.Sprintf("%d %s", r.ReplyCode, r.ReplyText)
+			default:
 				drained = true
-				break
 			}
-			returned[r.MessageId] = fmt.Sprintf("%d %s", r.ReplyCode, r.ReplyText)
-		default:
-			drained = true
 		}
 	}
 	for i := range res {
-		if why, ok := returned[res[i].MessageID]; ok && res[i].Outcome == Confirmed && !canary.On(canary.ReturnedAsPublished) {
+		why, ok := p.returned[res[i].MessageID]
+		if !ok {
+			continue
+		}
+		delete(p.returned, res[i].MessageID)
+		if res[i].Outcome == Confirmed && !canary.On(canary.ReturnedAsPublished) {
 			res[i].Outcome, res[i].Err = Returned, fmt.Errorf("returned unroutable: %s", why)
 		}
 	}
-	if reset {
+	if reset && p.ch == pd.ch {
 		// After a timeout or a broken channel, late confirms and returns
 		// would be misattributed: start the next batch on a new channel.
 		p.resetLocked()

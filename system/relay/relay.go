@@ -71,28 +71,130 @@ type claimed struct {
 	attempts      int
 }
 
+// batch is a claimed batch on its way to the broker.
+type batch struct {
+	ctx     context.Context // detached from cancellation once claimed
+	now     time.Time
+	rows    []claimed // the rows to publish, in msgs order
+	msgs    []publisher.Message
+	pending *publisher.Pending // Drain: sent, confirms outstanding
+	sendErr error              // Drain: nothing of the batch went out
+}
+
+// Async is implemented by publisher.Publisher: send a batch now, await its
+// confirms later. Drain uses it to overlap batches.
+type Async interface {
+	Send(ctx context.Context, msgs []publisher.Message) (*publisher.Pending, error)
+	Await(ctx context.Context, pd *publisher.Pending) []publisher.Result
+}
+
+func (s *Stats) add(o Stats) {
+	s.Reclaimed += o.Reclaimed
+	s.Claimed += o.Claimed
+	s.Published += o.Published
+	s.Failed += o.Failed
+	s.Expired += o.Expired
+	s.Deferred += o.Deferred
+	s.Skipped += o.Skipped
+	s.Invalid += o.Invalid
+	s.LostLease += o.LostLease
+}
+
 // RunOnce performs one relay run: reclaim expired leases, claim a batch,
-// decide, publish, mark.
+// decide, publish, wait for the confirms, mark.
 func (r *Relay) RunOnce(ctx context.Context) (Stats, error) {
+	b, st, err := r.prepare(ctx)
+	if err != nil || b == nil {
+		return st, err
+	}
+	results, err := r.pub.PublishBatch(b.ctx, b.msgs)
+	done, err := r.settle(b, results, err)
+	st.add(done)
+	return st, err
+}
+
+// Drain runs batches back to back until a claim comes back short (a
+// backlog's catch-up). Each batch is claimed and published while the
+// previous one's confirms are outstanding, and marked once they are in, so
+// the broker and the database work at the same time. Every rule of RunOnce
+// holds per batch: publish → confirm → mark, writes conditional on the
+// lease. Without an Async publisher it is a loop of RunOnce.
+func (r *Relay) Drain(ctx context.Context) (Stats, error) {
+	var total Stats
+	async, ok := r.pub.(Async)
+	if !ok {
+		for {
+			st, err := r.RunOnce(ctx)
+			total.add(st)
+			if err != nil || st.Claimed < r.cfg.BatchSize || ctx.Err() != nil {
+				return total, err
+			}
+		}
+	}
+	var prev *batch
+	var firstErr error
+	settle := func(b *batch) {
+		var results []publisher.Result
+		if b.sendErr == nil {
+			results = async.Await(b.ctx, b.pending)
+		}
+		st, err := r.settle(b, results, b.sendErr)
+		total.add(st)
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	for {
+		var b *batch
+		full := false
+		if ctx.Err() == nil && firstErr == nil {
+			var st Stats
+			var err error
+			b, st, err = r.prepare(ctx)
+			total.add(st)
+			if err != nil && firstErr == nil {
+				firstErr = err
+			}
+			full = st.Claimed == r.cfg.BatchSize
+			if b != nil {
+				b.pending, b.sendErr = async.Send(b.ctx, b.msgs)
+			}
+		}
+		if prev != nil {
+			settle(prev)
+		}
+		prev = b
+		if !full || firstErr != nil {
+			if prev != nil {
+				settle(prev)
+			}
+			return total, firstErr
+		}
+	}
+}
+
+// prepare reclaims expired leases, claims a batch and decides each row. It
+// returns the rows to publish (nil when there are none).
+func (r *Relay) prepare(ctx context.Context) (*batch, Stats, error) {
 	var st Stats
 	now := r.clock.Now()
 	n, err := r.reclaim(ctx, now)
 	if err != nil {
-		return st, err
+		return nil, st, err
 	}
 	st.Reclaimed = n
 	rows, err := r.claim(ctx, now)
 	if err != nil {
-		return st, err
+		return nil, st, err
 	}
 	st.Claimed = len(rows)
 	if len(rows) == 0 {
-		return st, nil
+		return nil, st, nil
 	}
 	r.log.Info("claimed rows", "event", "claim", "count", len(rows), "ids", ids(rows))
 	if canary.On(canary.MarkBeforePublish) {
 		if _, err := r.markPublished(ctx, ids(rows)); err != nil {
-			return st, err
+			return nil, st, err
 		}
 	}
 	killpoint.Hit(killpoint.RelayAfterClaim)
@@ -103,10 +205,9 @@ func (r *Relay) RunOnce(ctx context.Context) (Stats, error) {
 	members, registered, err := r.lookups(ctx, rows)
 	if err != nil {
 		// Nothing published yet: the lease will hand these rows back.
-		return st, err
+		return nil, st, err
 	}
-	var toPublish []claimed
-	var msgs []publisher.Message
+	b := &batch{ctx: ctx, now: now}
 	for _, row := range rows {
 		var p notification.Payload
 		if err := json.Unmarshal(row.payload, &p); err != nil {
@@ -142,31 +243,39 @@ func (r *Relay) RunOnce(ctx context.Context) (Stats, error) {
 		p.OutboxID, p.DedupKey = row.id, row.dedupKey
 		body, err := json.Marshal(p)
 		if err != nil {
-			return st, fmt.Errorf("encode message of outbox row %d: %w", row.id, err)
+			return nil, st, fmt.Errorf("encode message of outbox row %d: %w", row.id, err)
 		}
-		toPublish = append(toPublish, row)
+		b.rows = append(b.rows, row)
 		msgID := notification.MessageID(row.id)
 		if canary.On(canary.FreshMessageID) {
 			msgID = fmt.Sprintf("%s-%d", msgID, time.Now().UnixNano())
 		}
-		msgs = append(msgs, publisher.Message{MessageID: msgID, RoutingKey: broker.KeySend, Body: body})
+		b.msgs = append(b.msgs, publisher.Message{MessageID: msgID, RoutingKey: broker.KeySend, Body: body})
 	}
-	if len(msgs) == 0 {
-		return st, nil
+	if len(b.msgs) == 0 {
+		return nil, st, nil
 	}
-	results, err := r.pub.PublishBatch(ctx, msgs)
-	if err != nil {
+	return b, st, nil
+}
+
+// settle handles a published batch's outcomes: confirmed rows are marked
+// PUBLISHED, the others go back to PENDING with backoff. pubErr means
+// nothing of the batch went out.
+func (r *Relay) settle(b *batch, results []publisher.Result, pubErr error) (Stats, error) {
+	var st Stats
+	ctx, now := b.ctx, b.now
+	if pubErr != nil {
 		// Nothing went out: release now with backoff.
-		for _, row := range toPublish {
+		for _, row := range b.rows {
 			st.Failed++
-			r.fail(ctx, row, err.Error(), now)
+			r.fail(ctx, row, pubErr.Error(), now)
 		}
-		return st, fmt.Errorf("publish batch: %w", err)
+		return st, fmt.Errorf("publish batch: %w", pubErr)
 	}
 	killpoint.Hit(killpoint.RelayAfterConfirm)
 	var ok []int64
 	for i, res := range results {
-		row := toPublish[i]
+		row := b.rows[i]
 		r.log.Info("publish outcome", "event", "publish", "outbox_id", row.id, "message_id", res.MessageID,
 			"dedup_key", row.dedupKey, "outcome", res.Outcome.String(), "indefinite", res.Outcome.Indefinite())
 		if res.Outcome == publisher.Confirmed {
@@ -434,7 +543,8 @@ func (r *Relay) InWindow(t time.Time) bool {
 	return m >= r.cfg.RelayFrom.Minutes() && m <= r.cfg.RelayUntil.Minutes()
 }
 
-// Start runs RunOnce every RelayInterval inside the daily window until Stop.
+// Start runs RunOnce every RelayInterval inside the daily window until Stop
+// (Drain instead, with RelayDrain set: a backlog is then caught up at once).
 // It returns once the loop is running.
 func (r *Relay) Start(ctx context.Context) error {
 	r.mu.Lock()
@@ -454,7 +564,11 @@ func (r *Relay) loop(ctx context.Context, done chan struct{}) {
 	defer t.Stop()
 	for {
 		if now := r.clock.Now(); r.InWindow(now) {
-			st, err := r.RunOnce(ctx)
+			run := r.RunOnce
+			if r.cfg.RelayDrain {
+				run = r.Drain
+			}
+			st, err := run(ctx)
 			if err != nil && ctx.Err() == nil {
 				r.log.Error("relay run failed", "event", "run-failed", "err", err)
 			} else if st.Claimed > 0 || st.Reclaimed > 0 {
