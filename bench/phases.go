@@ -165,19 +165,38 @@ func openTracedPool(ctx context.Context, cfg config.Config, p *Phases) (*pgxpool
 type timedPublisher struct {
 	inner *publisher.Publisher
 	p     *Phases
+	// Drain only: each batch's send → confirmed time, per message, and the
+	// number of batches sent.
+	lat  *Latencies
+	sent *sync.Map // *publisher.Pending → sendStamp
+}
+
+type sendStamp struct {
+	at time.Time
+	n  int
 }
 
 // Send publishes a batch without waiting (Relay.Drain).
 func (t timedPublisher) Send(ctx context.Context, msgs []publisher.Message) (*publisher.Pending, error) {
 	start := time.Now()
 	defer func() { t.p.Add("broker publish (send)", time.Since(start)) }()
-	return t.inner.Send(ctx, msgs)
+	pd, err := t.inner.Send(ctx, msgs)
+	if err == nil && t.sent != nil {
+		t.sent.Store(pd, sendStamp{start, len(msgs)})
+	}
+	return pd, err
 }
 
 // Await waits for a sent batch's confirms (Relay.Drain).
 func (t timedPublisher) Await(ctx context.Context, pd *publisher.Pending) []publisher.Result {
 	start := time.Now()
-	defer func() { t.p.Add("broker confirms (await)", time.Since(start)) }()
+	defer func() {
+		t.p.Add("broker confirms (await)", time.Since(start))
+		if v, ok := t.sent.LoadAndDelete(pd); ok && t.lat != nil {
+			s := v.(sendStamp)
+			t.lat.Add(time.Since(s.at), s.n)
+		}
+	}()
 	return t.inner.Await(ctx, pd)
 }
 

@@ -251,7 +251,7 @@ func (r *Report) Markdown() string {
 
 	if lines := r.breakdownLines(); len(lines) > 0 {
 		w("## Where the time goes\n\n")
-		w("Wall-clock time per batch (relays) or per message (worker), summed over replicas, split by a pgx query tracer on the pool (a statement's time runs until its rows are closed, commit included for autocommit statements) and by timing wrappers around the publisher's `PublishBatch` and the vendor client's `Send`. The remainder is everything not inside one of those calls.\n\n")
+		w("Wall-clock time per batch (relays) or per message (worker), summed over replicas, split by a pgx query tracer on the pool (a statement's time runs until its rows are closed, commit included for autocommit statements) and by timing wrappers around the publisher's `PublishBatch` and the vendor client's `Send`. The remainder is everything not inside one of those calls. In `relay.*` (Drain) a batch's await and mark run in a goroutine while the next batch is claimed and sent, so its shares overlap and add up to more than 100%%.\n\n")
 		for _, l := range lines {
 			w("- %s\n", l)
 		}

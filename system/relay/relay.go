@@ -103,7 +103,7 @@ func (s *Stats) add(o Stats) {
 // RunOnce performs one relay run: reclaim expired leases, claim a batch,
 // decide, publish, wait for the confirms, mark.
 func (r *Relay) RunOnce(ctx context.Context) (Stats, error) {
-	b, st, err := r.prepare(ctx)
+	b, st, err := r.prepare(ctx, true)
 	if err != nil || b == nil {
 		return st, err
 	}
@@ -114,11 +114,13 @@ func (r *Relay) RunOnce(ctx context.Context) (Stats, error) {
 }
 
 // Drain runs batches back to back until a claim comes back short (a
-// backlog's catch-up). Each batch is claimed and published while the
-// previous one's confirms are outstanding, and marked once they are in, so
-// the broker and the database work at the same time. Every rule of RunOnce
-// holds per batch: publish → confirm → mark, writes conditional on the
-// lease. Without an Async publisher it is a loop of RunOnce.
+// backlog's catch-up). While one batch's confirms are awaited and its rows
+// marked (in a goroutine), the next batch is claimed and published, so the
+// broker and the database work at the same time; at most two batches are in
+// flight. Every rule of RunOnce holds per batch: publish → confirm → mark,
+// writes conditional on the lease. Expired leases are reclaimed once, at the
+// start of the drain (it is one run). Without an Async publisher it is a
+// loop of RunOnce.
 func (r *Relay) Drain(ctx context.Context) (Stats, error) {
 	var total Stats
 	async, ok := r.pub.(Async)
@@ -131,58 +133,77 @@ func (r *Relay) Drain(ctx context.Context) (Stats, error) {
 			}
 		}
 	}
-	var prev *batch
+	var mu sync.Mutex // guards total and firstErr
 	var firstErr error
-	settle := func(b *batch) {
-		var results []publisher.Result
-		if b.sendErr == nil {
-			results = async.Await(b.ctx, b.pending)
-		}
-		st, err := r.settle(b, results, b.sendErr)
+	record := func(st Stats, err error) {
+		mu.Lock()
+		defer mu.Unlock()
 		total.add(st)
 		if err != nil && firstErr == nil {
 			firstErr = err
 		}
 	}
-	for {
+	failed := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return firstErr != nil
+	}
+	settle := func(b *batch) chan struct{} {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			var results []publisher.Result
+			if b.sendErr == nil {
+				results = async.Await(b.ctx, b.pending)
+			}
+			record(r.settle(b, results, b.sendErr))
+		}()
+		return done
+	}
+	var settling chan struct{} // closed once the previous batch is settled
+	for first := true; ; first = false {
 		var b *batch
 		full := false
-		if ctx.Err() == nil && firstErr == nil {
+		if ctx.Err() == nil && !failed() {
 			var st Stats
 			var err error
-			b, st, err = r.prepare(ctx)
-			total.add(st)
-			if err != nil && firstErr == nil {
-				firstErr = err
-			}
-			full = st.Claimed == r.cfg.BatchSize
+			b, st, err = r.prepare(ctx, first)
+			record(st, err)
+			full = err == nil && st.Claimed == r.cfg.BatchSize
 			if b != nil {
 				b.pending, b.sendErr = async.Send(b.ctx, b.msgs)
 			}
 		}
-		if prev != nil {
-			settle(prev)
+		if settling != nil {
+			<-settling
+			settling = nil
 		}
-		prev = b
-		if !full || firstErr != nil {
-			if prev != nil {
-				settle(prev)
+		if b != nil {
+			settling = settle(b)
+		}
+		if !full || failed() {
+			if settling != nil {
+				<-settling
 			}
+			mu.Lock()
+			defer mu.Unlock()
 			return total, firstErr
 		}
 	}
 }
 
-// prepare reclaims expired leases, claims a batch and decides each row. It
-// returns the rows to publish (nil when there are none).
-func (r *Relay) prepare(ctx context.Context) (*batch, Stats, error) {
+// prepare reclaims expired leases (if reclaim), claims a batch and decides
+// each row. It returns the rows to publish (nil when there are none).
+func (r *Relay) prepare(ctx context.Context, reclaim bool) (*batch, Stats, error) {
 	var st Stats
 	now := r.clock.Now()
-	n, err := r.reclaim(ctx, now)
-	if err != nil {
-		return nil, st, err
+	if reclaim {
+		n, err := r.reclaim(ctx, now)
+		if err != nil {
+			return nil, st, err
+		}
+		st.Reclaimed = n
 	}
-	st.Reclaimed = n
 	rows, err := r.claim(ctx, now)
 	if err != nil {
 		return nil, st, err
