@@ -114,10 +114,10 @@ func (r *Relay) RunOnce(ctx context.Context) (Stats, error) {
 }
 
 // Drain runs batches back to back until a claim comes back short (a
-// backlog's catch-up). While one batch's confirms are awaited and its rows
-// marked (in a goroutine), the next batch is claimed and published, so the
-// broker and the database work at the same time; at most two batches are in
-// flight. Every rule of RunOnce holds per batch: publish → confirm → mark,
+// backlog's catch-up). While earlier batches' confirms are awaited and
+// their rows marked (in goroutines), the next batch is claimed and
+// published, so the broker and the database work at the same time; at most
+// drainSettling+1 batches are in flight. Every rule of RunOnce holds per batch: publish → confirm → mark,
 // writes conditional on the lease. Expired leases are reclaimed once, at the
 // start of the drain (it is one run). Without an Async publisher it is a
 // loop of RunOnce.
@@ -148,19 +148,19 @@ func (r *Relay) Drain(ctx context.Context) (Stats, error) {
 		defer mu.Unlock()
 		return firstErr != nil
 	}
-	settle := func(b *batch) chan struct{} {
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			var results []publisher.Result
-			if b.sendErr == nil {
-				results = async.Await(b.ctx, b.pending)
-			}
-			record(r.settle(b, results, b.sendErr))
-		}()
-		return done
+	// Up to drainSettling batches await their confirms and marks in
+	// goroutines while the next one is claimed and sent.
+	sem := make(chan struct{}, drainSettling)
+	var wg sync.WaitGroup
+	settle := func(b *batch) {
+		defer wg.Done()
+		defer func() { <-sem }()
+		var results []publisher.Result
+		if b.sendErr == nil {
+			results = async.Await(b.ctx, b.pending)
+		}
+		record(r.settle(b, results, b.sendErr))
 	}
-	var settling chan struct{} // closed once the previous batch is settled
 	for first := true; ; first = false {
 		var b *batch
 		full := false
@@ -174,23 +174,23 @@ func (r *Relay) Drain(ctx context.Context) (Stats, error) {
 				b.pending, b.sendErr = async.Send(b.ctx, b.msgs)
 			}
 		}
-		if settling != nil {
-			<-settling
-			settling = nil
-		}
 		if b != nil {
-			settling = settle(b)
+			sem <- struct{}{}
+			wg.Add(1)
+			go settle(b)
 		}
 		if !full || failed() {
-			if settling != nil {
-				<-settling
-			}
+			wg.Wait()
 			mu.Lock()
 			defer mu.Unlock()
 			return total, firstErr
 		}
 	}
 }
+
+// drainSettling is how many batches Drain lets await their confirms while
+// it claims and sends the next.
+const drainSettling = 2
 
 // prepare reclaims expired leases (if reclaim), claims a batch and decides
 // each row. It returns the rows to publish (nil when there are none).
