@@ -380,7 +380,7 @@ func Catalogue() []*Scenario {
 		{
 			Name: "vendor-rejects", Row: "12", PerKind: 3,
 			Description: "definitely-not-sent failures: 401, 403, 429, token failure, connection refused",
-			Fault:       "fake vendor answers 401 / 403 / 429×2 / token 500 once; then the vendor link goes down mid-stream",
+			Fault:       "fake vendor answers 401 / 403 / 429×2 / token 500 once; then the vendor link is down when the next batch arrives",
 			Outcome:     "claim deleted and retried (in-listener, then the retry queue); each sent once",
 			Drive: func(ctx context.Context, e *Env) error {
 				rules := []fakevendor.Rule{
@@ -400,13 +400,17 @@ func Catalogue() []*Scenario {
 				if err := e.Pipeline(ctx); err != nil {
 					return err
 				}
-				// Cut the vendor link once the worker holds a token, so the
-				// send itself is refused.
-				if err := e.WaitFor(ctx, 20*time.Second, "first sends", ledgerAtLeast(e, 3)); err != nil {
+				if err := e.WaitFor(ctx, 20*time.Second, "first batch sent", ledgerAtLeast(e, 18)); err != nil {
 					return err
 				}
+				// Connection refused: cut the vendor link while the worker is
+				// idle (a cut mid-request would be an unknown outcome, row 9)
+				// and holds a token, then enqueue more.
 				down, err := e.VendorLink.Down()
 				if err != nil {
+					return err
+				}
+				if err := e.Enqueue(ctx, WithArgs("--per-kind", "4")); err != nil {
 					return err
 				}
 				werr := e.WaitEvent(ctx, 20*time.Second, "vendor-call", func(ev faults.Event) bool { return ev.Str("code") == "CONN_REFUSED" })
@@ -417,7 +421,7 @@ func Catalogue() []*Scenario {
 				if werr != nil {
 					return werr
 				}
-				if err := e.WaitFor(ctx, 20*time.Second, "all sent", ledgerAtLeast(e, 18)); err != nil {
+				if err := e.WaitFor(ctx, 20*time.Second, "all sent", ledgerAtLeast(e, 24)); err != nil {
 					return err
 				}
 				fired := e.Vendor.Fired()
