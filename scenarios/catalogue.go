@@ -346,19 +346,7 @@ func Catalogue() []*Scenario {
 			Fault:       "failpoint worker.result-update in worker-1",
 			Outcome:     "error log + alert, ack; SENDING blocks redelivery; cleanup → ERROR + alert; sent once",
 			Drive: func(ctx context.Context, e *Env) error {
-				if err := e.Enqueue(ctx); err != nil {
-					return err
-				}
-				w, err := e.Start(ctx, "worker", Failpoint(killpoint.FailResultUpdate))
-				if err != nil {
-					return err
-				}
-				if err := e.StartAll(ctx, "relay", "cleanup"); err != nil {
-					return err
-				}
-				err = e.WaitEvent(ctx, 20*time.Second, "result-failed", nil)
-				e.Fault("failpoint", w.Name(), FailpointFired(w, killpoint.FailResultUpdate), killpoint.FailResultUpdate)
-				return err
+				return failWorker(ctx, e, killpoint.FailResultUpdate, "result-failed")
 			},
 			Expect: func(e *Env, s State, v Verdict) error {
 				return all(allOnce(e, s, v), alertsOfKind(s, "RESULT_WRITE_FAILED", 1), alertsOfKind(s, "SENDING_TIMEOUT", 1),
@@ -540,19 +528,7 @@ func Catalogue() []*Scenario {
 			Fault:       "failpoint worker.claim-response in worker-1 (error after the commit)",
 			Outcome:     "requeued; the copy finds its own SENDING row and does not send; cleanup → ERROR + alert (lost, visibly)",
 			Drive: func(ctx context.Context, e *Env) error {
-				if err := e.Enqueue(ctx); err != nil {
-					return err
-				}
-				w, err := e.Start(ctx, "worker", Failpoint(killpoint.FailClaimResponse))
-				if err != nil {
-					return err
-				}
-				if err := e.StartAll(ctx, "relay", "cleanup"); err != nil {
-					return err
-				}
-				err = e.WaitEvent(ctx, 20*time.Second, "claim-failed", nil)
-				e.Fault("failpoint", w.Name(), FailpointFired(w, killpoint.FailClaimResponse), killpoint.FailClaimResponse)
-				return err
+				return failWorker(ctx, e, killpoint.FailClaimResponse, "claim-failed")
 			},
 			Expect: func(e *Env, s State, v Verdict) error {
 				return all(lost(1)(e, s, v), alertsOfKind(s, "SENDING_TIMEOUT", 1))
@@ -788,6 +764,24 @@ func crashWorker(ctx context.Context, e *Env, opt PodOption, point string) error
 		return err
 	}
 	_, err = e.Restart(ctx, w)
+	return err
+}
+
+// failWorker arms a failpoint in worker-1 and waits for the event its
+// injected failure logs.
+func failWorker(ctx context.Context, e *Env, point, event string) error {
+	if err := e.Enqueue(ctx); err != nil {
+		return err
+	}
+	w, err := e.Start(ctx, "worker", Failpoint(point))
+	if err != nil {
+		return err
+	}
+	if err := e.StartAll(ctx, "relay", "cleanup"); err != nil {
+		return err
+	}
+	err = e.WaitEvent(ctx, 20*time.Second, event, nil)
+	e.Fault("failpoint", w.Name(), FailpointFired(w, point), point)
 	return err
 }
 
