@@ -48,6 +48,11 @@ func harnessFailure(r Result) bool {
 	return r.Err != nil && (strings.HasPrefix(r.Err.Error(), "set up:") || strings.HasPrefix(r.Err.Error(), "clean up:"))
 }
 
+// attemptsPerCatcher bounds the runs of one catcher scenario: a canary that
+// opens a race (no-skip-locked) goes red only when the race is hit, so a
+// green run is retried before the canary is declared a survivor.
+const attemptsPerCatcher = 3
+
 // Sweep runs each canary's catchers with the canary enabled in every pod.
 // progress, if set, is told about each run.
 func Sweep(ctx context.Context, o Options, bugs []string, progress func(CanaryResult, Result)) []CanaryResult {
@@ -64,13 +69,17 @@ func Sweep(ctx context.Context, o Options, bugs []string, progress func(CanaryRe
 			}
 			ob := o
 			ob.Bug = bug
-			r := Run(ctx, s, ob)
-			cr.Runs = append(cr.Runs, r)
-			if !r.Pass() && !harnessFailure(r) {
-				cr.CaughtBy = append(cr.CaughtBy, name)
-			}
-			if progress != nil {
-				progress(cr, r)
+			for attempt := 1; attempt <= attemptsPerCatcher; attempt++ {
+				r := Run(ctx, s, ob)
+				cr.Runs = append(cr.Runs, r)
+				if progress != nil {
+					progress(cr, r)
+				}
+				if !r.Pass() && !harnessFailure(r) {
+					cr.CaughtBy = append(cr.CaughtBy, name)
+					break
+				}
+				ob.Seed++
 			}
 		}
 		out = append(out, cr)

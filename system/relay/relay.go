@@ -369,10 +369,10 @@ const ClaimSQL = `
 const claimSQLNoSkipLocked = `
 	UPDATE notification_outbox
 	   SET status = 'PUBLISHING', claimed_by = $1, claimed_until = $2, updated_at = $3
-	 WHERE id IN (SELECT id FROM notification_outbox
-	               WHERE status = 'PENDING' AND next_attempt_at <= $3
-	               ORDER BY next_attempt_at, id
-	               LIMIT $4)
+	 WHERE id = ANY(ARRAY(SELECT id FROM notification_outbox
+	                      WHERE status = 'PENDING' AND next_attempt_at <= $3
+	                      ORDER BY next_attempt_at, id
+	                      LIMIT $4))
 	RETURNING id, dedup_key, payload, advertising, scheduled_date, attempts`
 
 func (r *Relay) claim(ctx context.Context, now time.Time) ([]claimed, error) {
