@@ -30,6 +30,7 @@ var Catchers = map[string][]string{
 	canary.NoReconnect:         {"broker-restart"},
 	canary.AutoAck:             {"worker-crash-before-claim"},
 	canary.NoDedup:             {"parking-replay"},
+	canary.RecentOnly:          {"pending-before-relay"},
 }
 
 // CanaryResult is the sweep's answer for one canary.

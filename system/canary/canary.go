@@ -66,13 +66,16 @@ const (
 	AutoAck = "auto-ack"
 	// NoDedup sends every copy: no peek, no claim.
 	NoDedup = "no-dedup"
+	// RecentOnly claims only rows created within the last relay interval
+	// (windowed polling): a row that missed its run is never relayed.
+	RecentOnly = "recent-only"
 )
 
 // Names lists every canary.
 var Names = []string{MarkBeforePublish, CheckThenAct, RetryUnknown, ReleaseOnCancel, NoSkipLocked,
 	NoClaimedBy, AckBeforeResult, FreshMessageID, ReturnedAsPublished, TimeoutAsConfirmed, NoCleanupAlert,
 	RateLimitAsUnknown, SilentAnniversary, NoAdDeferral, NoExpiry, PlainInsert, MigrateUnlocked, NoReconnect,
-	AutoAck, NoDedup}
+	AutoAck, NoDedup, RecentOnly}
 
 var active string
 

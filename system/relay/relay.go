@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -377,10 +378,15 @@ const claimSQLNoSkipLocked = `
 
 func (r *Relay) claim(ctx context.Context, now time.Time) ([]claimed, error) {
 	q := ClaimSQL
-	if canary.On(canary.NoSkipLocked) {
+	args := []any{r.cfg.Instance, now.Add(r.cfg.Lease), now, r.cfg.BatchSize}
+	switch {
+	case canary.On(canary.NoSkipLocked):
 		q = claimSQLNoSkipLocked
+	case canary.On(canary.RecentOnly):
+		q = strings.Replace(ClaimSQL, "AND next_attempt_at <= $3", "AND next_attempt_at <= $3 AND created_at >= $5", 1)
+		args = append(args, now.Add(-r.cfg.RelayInterval))
 	}
-	rows, err := r.pool.Query(ctx, q, r.cfg.Instance, now.Add(r.cfg.Lease), now, r.cfg.BatchSize)
+	rows, err := r.pool.Query(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("claim outbox rows: %w", err)
 	}
