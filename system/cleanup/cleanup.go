@@ -7,10 +7,8 @@ package cleanup
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -21,6 +19,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/system/config"
 	"github.com/outboxchaos/outboxchaos/system/inbox"
 	"github.com/outboxchaos/outboxchaos/system/killpoint"
+	"github.com/outboxchaos/outboxchaos/system/periodic"
 )
 
 // LockName is the scheduler lock row of the cleanup.
@@ -34,9 +33,7 @@ type Cleanup struct {
 	alerts alert.Sender
 	log    *slog.Logger
 
-	mu     sync.Mutex
-	cancel context.CancelFunc
-	done   chan struct{}
+	loop periodic.Loop
 }
 
 // New returns a cleanup scheduler.
@@ -104,39 +101,16 @@ func (c *Cleanup) RunOnce(ctx context.Context) (int, error) {
 
 // Start runs RunOnce every CleanupInterval until Stop.
 func (c *Cleanup) Start(ctx context.Context) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.done != nil {
-		return errors.New("cleanup already started")
-	}
-	ctx, c.cancel = context.WithCancel(ctx)
-	c.done = make(chan struct{})
-	go func(done chan struct{}) {
-		defer close(done)
-		t := time.NewTicker(c.cfg.CleanupInterval)
-		defer t.Stop()
-		for {
-			if _, err := c.RunOnce(ctx); err != nil && ctx.Err() == nil {
-				c.log.Error("cleanup run failed", "event", "run-failed", "err", err)
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
+	err := c.loop.Start(ctx, c.cfg.CleanupInterval, func(ctx context.Context) {
+		if _, err := c.RunOnce(ctx); err != nil && ctx.Err() == nil {
+			c.log.Error("cleanup run failed", "event", "run-failed", "err", err)
 		}
-	}(c.done)
+	})
+	if err != nil {
+		return fmt.Errorf("start cleanup: %w", err)
+	}
 	return nil
 }
 
 // Stop ends the loop. Safe to call twice or before Start.
-func (c *Cleanup) Stop() {
-	c.mu.Lock()
-	cancel, done := c.cancel, c.done
-	c.mu.Unlock()
-	if cancel == nil {
-		return
-	}
-	cancel()
-	<-done
-}
+func (c *Cleanup) Stop() { c.loop.Stop() }

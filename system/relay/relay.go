@@ -15,7 +15,6 @@ package relay
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -31,6 +30,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/system/config"
 	"github.com/outboxchaos/outboxchaos/system/killpoint"
 	"github.com/outboxchaos/outboxchaos/system/notification"
+	"github.com/outboxchaos/outboxchaos/system/periodic"
 	"github.com/outboxchaos/outboxchaos/system/publisher"
 )
 
@@ -48,9 +48,7 @@ type Relay struct {
 	alerts alert.Sender
 	log    *slog.Logger
 
-	mu     sync.Mutex
-	cancel context.CancelFunc
-	done   chan struct{}
+	loop periodic.Loop
 }
 
 // New returns a relay. claimedBy is cfg.Instance.
@@ -574,52 +572,30 @@ func (r *Relay) InWindow(t time.Time) bool {
 // (Drain instead, with RelayDrain set: a backlog is then caught up at once).
 // It returns once the loop is running.
 func (r *Relay) Start(ctx context.Context) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.done != nil {
-		return errors.New("relay already started")
+	if err := r.loop.Start(ctx, r.cfg.RelayInterval, r.tick); err != nil {
+		return fmt.Errorf("start relay: %w", err)
 	}
-	ctx, r.cancel = context.WithCancel(ctx)
-	r.done = make(chan struct{})
-	go r.loop(ctx, r.done)
 	return nil
 }
 
-func (r *Relay) loop(ctx context.Context, done chan struct{}) {
-	defer close(done)
-	t := time.NewTicker(r.cfg.RelayInterval)
-	defer t.Stop()
-	for {
-		if now := r.clock.Now(); r.InWindow(now) {
-			run := r.RunOnce
-			if r.cfg.RelayDrain {
-				run = r.Drain
-			}
-			st, err := run(ctx)
-			if err != nil && ctx.Err() == nil {
-				r.log.Error("relay run failed", "event", "run-failed", "err", err)
-			} else if st.Claimed > 0 || st.Reclaimed > 0 {
-				r.log.Info("relay run", "event", "run", "claimed", st.Claimed, "published", st.Published,
-					"failed", st.Failed, "expired", st.Expired, "deferred", st.Deferred, "skipped", st.Skipped)
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+// tick is one timer firing: a run inside the daily window.
+func (r *Relay) tick(ctx context.Context) {
+	if !r.InWindow(r.clock.Now()) {
+		return
+	}
+	run := r.RunOnce
+	if r.cfg.RelayDrain {
+		run = r.Drain
+	}
+	st, err := run(ctx)
+	if err != nil && ctx.Err() == nil {
+		r.log.Error("relay run failed", "event", "run-failed", "err", err)
+	} else if st.Claimed > 0 || st.Reclaimed > 0 {
+		r.log.Info("relay run", "event", "run", "claimed", st.Claimed, "published", st.Published,
+			"failed", st.Failed, "expired", st.Expired, "deferred", st.Deferred, "skipped", st.Skipped)
 	}
 }
 
 // Stop ends the loop and waits for the current run. Safe to call twice or
 // before Start.
-func (r *Relay) Stop() {
-	r.mu.Lock()
-	cancel, done := r.cancel, r.done
-	r.mu.Unlock()
-	if cancel == nil {
-		return
-	}
-	cancel()
-	<-done
-}
+func (r *Relay) Stop() { r.loop.Stop() }
