@@ -786,73 +786,53 @@ func failWorker(ctx context.Context, e *Env, point, event string) error {
 }
 
 // takeParked removes the first parked message (the operator's copy).
-func (e *Env) takeParked() (amqp.Delivery, error) {
-	conn, err := amqp.Dial(e.SB.AMQPURL)
-	if err != nil {
-		return amqp.Delivery{}, fmt.Errorf("dial broker: %w", err)
-	}
-	defer conn.Close()
-	ch, err := conn.Channel()
-	if err != nil {
-		return amqp.Delivery{}, fmt.Errorf("open channel: %w", err)
-	}
-	defer ch.Close()
-	msg, ok, err := ch.Get(broker.NamesFor(e.SB.Prefix).Parking, true)
-	if err != nil || !ok {
-		return amqp.Delivery{}, fmt.Errorf("read parking queue: ok=%v err=%v", ok, err)
-	}
-	return msg, nil
+func (e *Env) takeParked() (msg amqp.Delivery, err error) {
+	err = e.withChannel(func(ch *amqp.Channel) error {
+		var ok bool
+		var gerr error
+		msg, ok, gerr = ch.Get(broker.NamesFor(e.SB.Prefix).Parking, true)
+		if gerr != nil || !ok {
+			return fmt.Errorf("read parking queue: ok=%v err=%v", ok, gerr)
+		}
+		return nil
+	})
+	return msg, err
 }
 
 // replay publishes an operator's copy back to the main queue, unchanged.
 func (e *Env) replay(msg amqp.Delivery) error {
-	conn, err := amqp.Dial(e.SB.AMQPURL)
-	if err != nil {
-		return fmt.Errorf("dial broker: %w", err)
-	}
-	defer conn.Close()
-	ch, err := conn.Channel()
-	if err != nil {
-		return fmt.Errorf("open channel: %w", err)
-	}
-	defer ch.Close()
-	if err := ch.Confirm(false); err != nil {
-		return fmt.Errorf("confirm mode: %w", err)
-	}
-	dc, err := ch.PublishWithDeferredConfirm(broker.NamesFor(e.SB.Prefix).Exchange, broker.KeySend, true, false, amqp.Publishing{
-		MessageId: msg.MessageId, Headers: msg.Headers, Body: msg.Body, DeliveryMode: amqp.Persistent, ContentType: msg.ContentType,
+	return e.withChannel(func(ch *amqp.Channel) error {
+		if err := ch.Confirm(false); err != nil {
+			return fmt.Errorf("confirm mode: %w", err)
+		}
+		dc, err := ch.PublishWithDeferredConfirm(broker.NamesFor(e.SB.Prefix).Exchange, broker.KeySend, true, false, amqp.Publishing{
+			MessageId: msg.MessageId, Headers: msg.Headers, Body: msg.Body, DeliveryMode: amqp.Persistent, ContentType: msg.ContentType,
+		})
+		if err != nil {
+			return fmt.Errorf("replay %s: %w", msg.MessageId, err)
+		}
+		if !dc.Wait() {
+			return fmt.Errorf("replay %s: nacked", msg.MessageId)
+		}
+		e.Logf("operator", "replayed %s from parking to the main queue", msg.MessageId)
+		return nil
 	})
-	if err != nil {
-		return fmt.Errorf("replay %s: %w", msg.MessageId, err)
-	}
-	if !dc.Wait() {
-		return fmt.Errorf("replay %s: nacked", msg.MessageId)
-	}
-	e.Logf("operator", "replayed %s from parking to the main queue", msg.MessageId)
-	return nil
 }
 
 // binding adds or removes the main queue's binding, as an operator would.
 func (e *Env) binding(bound bool) error {
-	conn, err := amqp.Dial(e.SB.AMQPURL)
-	if err != nil {
-		return fmt.Errorf("dial broker: %w", err)
-	}
-	defer conn.Close()
-	ch, err := conn.Channel()
-	if err != nil {
-		return fmt.Errorf("open channel: %w", err)
-	}
-	defer ch.Close()
-	n := broker.NamesFor(e.SB.Prefix)
-	if bound {
-		err = ch.QueueBind(n.Main, broker.KeySend, n.Exchange, false, nil)
-	} else {
-		err = ch.QueueUnbind(n.Main, broker.KeySend, n.Exchange, nil)
-	}
-	if err != nil {
-		return fmt.Errorf("change binding of %s: %w", n.Main, err)
-	}
-	e.Logf("operator", "main queue binding: %v", bound)
-	return nil
+	return e.withChannel(func(ch *amqp.Channel) error {
+		n := broker.NamesFor(e.SB.Prefix)
+		var err error
+		if bound {
+			err = ch.QueueBind(n.Main, broker.KeySend, n.Exchange, false, nil)
+		} else {
+			err = ch.QueueUnbind(n.Main, broker.KeySend, n.Exchange, nil)
+		}
+		if err != nil {
+			return fmt.Errorf("change binding of %s: %w", n.Main, err)
+		}
+		e.Logf("operator", "main queue binding: %v", bound)
+		return nil
+	})
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/outboxchaos/outboxchaos/fakevendor"
 	"github.com/outboxchaos/outboxchaos/faults"
 	"github.com/outboxchaos/outboxchaos/system/app"
-	"github.com/outboxchaos/outboxchaos/system/broker"
 	"github.com/outboxchaos/outboxchaos/system/canary"
 	"github.com/outboxchaos/outboxchaos/system/clock"
 	"github.com/outboxchaos/outboxchaos/system/config"
@@ -66,7 +65,6 @@ type Options struct {
 	PGURL, AMQPURL string
 	Bin            string // outboxchaos binary for the pods
 	Seed           int64
-	Live           func(line string) // optional: echo timeline entries
 	// Bug enables a canary bug (system/canary) in every pod.
 	Bug string
 }
@@ -103,9 +101,6 @@ func compressed() config.Config {
 
 func newEnv(ctx context.Context, s *Scenario, o Options) (e *Env, err error) {
 	e = &Env{Scenario: s, Seed: o.Seed, Bin: o.Bin, Bug: o.Bug, TL: faults.NewTimeline(), seq: map[string]int{}}
-	if o.Live != nil {
-		e.TL.SetLive(liveWriter(o.Live))
-	}
 	defer func() {
 		if err != nil {
 			e.close()
@@ -396,20 +391,20 @@ func (e *Env) WaitEvent(ctx context.Context, timeout time.Duration, name string,
 	})
 }
 
-// Depths returns the ready counts of the three queues.
-func (e *Env) Depths() (QueueDepths, error) {
+// withChannel runs fn on a fresh channel of a fresh connection to the
+// broker (direct, not through a proxy), closing both afterwards.
+func (e *Env) withChannel(fn func(ch *amqp.Channel) error) error {
 	conn, err := amqp.Dial(e.SB.AMQPURL)
 	if err != nil {
-		return QueueDepths{}, fmt.Errorf("dial broker: %w", err)
+		return fmt.Errorf("dial broker: %w", err)
 	}
 	defer conn.Close()
 	ch, err := conn.Channel()
 	if err != nil {
-		return QueueDepths{}, fmt.Errorf("open channel: %w", err)
+		return fmt.Errorf("open channel: %w", err)
 	}
 	defer ch.Close()
-	m, r, p, err := broker.Depths(ch, e.SB.Prefix)
-	return QueueDepths{Main: m, Retry: r, Parking: p}, err
+	return fn(ch)
 }
 
 // Supervise restarts p whenever it exits before StopPods — killed at a
@@ -526,29 +521,6 @@ func (e *Env) SQL(ctx context.Context, sql string, args ...any) error {
 		return fmt.Errorf("exec %q: %w", sql, err)
 	}
 	return nil
-}
-
-func liveWriter(f func(string)) *lineWriter { return &lineWriter{f: f} }
-
-type lineWriter struct {
-	mu  sync.Mutex
-	buf []byte
-	f   func(string)
-}
-
-func (w *lineWriter) Write(b []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.buf = append(w.buf, b...)
-	for {
-		i := strings.IndexByte(string(w.buf), '\n')
-		if i < 0 {
-			break
-		}
-		w.f(string(w.buf[:i]))
-		w.buf = w.buf[i+1:]
-	}
-	return len(b), nil
 }
 
 func parseURL(s string) (*url.URL, error) {

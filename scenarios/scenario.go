@@ -44,8 +44,6 @@ type Scenario struct {
 	// Expect checks the verdict and final state beyond the universal
 	// contract (nothing twice, nothing silently lost, nothing stuck).
 	Expect func(e *Env, s State, v Verdict) error
-	// NoSettle skips waiting for quiescence after Drive.
-	NoSettle bool
 	// AllowUnfired accepts faults that never fired (random schedules).
 	AllowUnfired bool
 }
@@ -135,7 +133,7 @@ func Run(ctx context.Context, s *Scenario, o Options) Result {
 	}()
 	res.Err = e.drive(ctx)
 	settled := true
-	if res.Err == nil && !s.NoSettle {
+	if res.Err == nil {
 		if err := e.WaitSettled(ctx, 30*time.Second); err != nil {
 			settled = false
 			e.Logf("harness", "not settled: %v", err)

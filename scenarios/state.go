@@ -149,38 +149,29 @@ func (e *Env) Snapshot(ctx context.Context) (State, error) {
 
 // queues reads the depths and the parked messages (fetched, then returned
 // to the queue when the channel closes).
-func (e *Env) queues() ([]ParkedRecord, QueueDepths, error) {
-	var d QueueDepths
-	conn, err := amqp.Dial(e.SB.AMQPURL)
-	if err != nil {
-		return nil, d, fmt.Errorf("dial broker: %w", err)
-	}
-	defer conn.Close()
-	ch, err := conn.Channel()
-	if err != nil {
-		return nil, d, fmt.Errorf("open channel: %w", err)
-	}
-	defer ch.Close()
-	n := broker.NamesFor(e.SB.Prefix)
-	m, r, p, err := broker.Depths(ch, e.SB.Prefix)
-	if err != nil {
-		// Queues not declared yet (no worker ran): nothing queued.
-		return nil, d, nil
-	}
-	d = QueueDepths{Main: m, Retry: r, Parking: p}
-	var parked []ParkedRecord
-	for i := 0; i < p; i++ {
-		msg, ok, err := ch.Get(n.Parking, false)
-		if err != nil {
-			return nil, d, fmt.Errorf("read parking queue: %w", err)
+func (e *Env) queues() (parked []ParkedRecord, d QueueDepths, err error) {
+	err = e.withChannel(func(ch *amqp.Channel) error {
+		m, r, p, derr := broker.Depths(ch, e.SB.Prefix)
+		if derr != nil {
+			// Queues not declared yet (no worker ran): nothing queued.
+			return nil
 		}
-		if !ok {
-			break
+		d = QueueDepths{Main: m, Retry: r, Parking: p}
+		n := broker.NamesFor(e.SB.Prefix)
+		for i := 0; i < p; i++ {
+			msg, ok, gerr := ch.Get(n.Parking, false)
+			if gerr != nil {
+				return fmt.Errorf("read parking queue: %w", gerr)
+			}
+			if !ok {
+				break
+			}
+			reason, _ := msg.Headers[broker.HeaderFailureReason].(string)
+			parked = append(parked, ParkedRecord{MessageID: msg.MessageId, Reason: reason})
 		}
-		reason, _ := msg.Headers[broker.HeaderFailureReason].(string)
-		parked = append(parked, ParkedRecord{MessageID: msg.MessageId, Reason: reason})
-	}
-	return parked, d, nil
+		return nil
+	})
+	return parked, d, err
 }
 
 // intents derives the dedup keys the business rows call for, for the kinds
