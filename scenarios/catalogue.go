@@ -3,6 +3,8 @@ package scenarios
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -15,6 +17,10 @@ import (
 	"github.com/outboxchaos/outboxchaos/system/killpoint"
 	"github.com/outboxchaos/outboxchaos/system/notification"
 )
+
+// waitLong bounds a wait for something that must happen: generous, so only
+// a condition that never comes (a canary, a real bug) reaches it.
+const waitLong = 30 * time.Second
 
 // mid is the message_id of outbox row id.
 func mid(id int64) string { return notification.MessageID(id) }
@@ -54,7 +60,7 @@ func Catalogue() []*Scenario {
 		{
 			Name: "pending-before-relay", Row: "2",
 			Description: "the job committed but no relay has run yet; the rows wait as PENDING and go out on the next run",
-			Fault:       "no relay running after the commit",
+			Fault:       "no relay running after the commit; the relay's clock starts one minute later",
 			Outcome:     "rows stay PENDING while no relay runs, then each is sent once",
 			Drive: func(ctx context.Context, e *Env) error {
 				if err := e.Enqueue(ctx); err != nil {
@@ -67,9 +73,13 @@ func Catalogue() []*Scenario {
 				if err != nil {
 					return err
 				}
-				e.Fault("relay-absent", "relay", n == 6, fmt.Sprintf("%d rows PENDING with no relay", n))
-				_, err = e.Start(ctx, "relay")
-				return err
+				// The relay first runs a virtual minute after the commit, so
+				// every row is older than any recent window a poller looks at.
+				e.Fault("relay-absent", "relay", n == 6, fmt.Sprintf("%d rows PENDING with no relay for one minute", n))
+				if _, err := e.Start(ctx, "relay", WithClock(e.ClockIn(time.Minute))); err != nil {
+					return err
+				}
+				return e.WaitCount(ctx, waitLong, 6, `SELECT count(*) FROM notification_outbox WHERE status = 'PUBLISHED'`)
 			},
 			Expect: allOnce,
 		},
@@ -213,37 +223,50 @@ func Catalogue() []*Scenario {
 		},
 		{
 			Name: "overlapping-relays", Row: "6", PerKind: 10,
-			// Small batches polled every 10 ms: the three relays' claims
-			// really run at the same moments.
-			Configure:   func(c *config.Config) { c.BatchSize, c.RelayInterval = 5, 10*time.Millisecond },
+			// Small batches polled every 10 ms; a lease and a confirm timeout
+			// no run can outlast, so any row claimed twice was claimed by
+			// overlapping runs.
+			Configure: func(c *config.Config) {
+				c.BatchSize, c.RelayInterval, c.ConfirmTimeout, c.Lease = 5, 10*time.Millisecond, 10*time.Second, 30*time.Second
+			},
 			Description: "three relay runs overlap on the same outbox",
-			Fault:       "three relay pods polling every 10 ms, batch size 5, 60 rows",
-			Outcome:     "SKIP LOCKED hands them disjoint rows; each sent once",
+			Fault:       "a claim held open on the first batch's rows (row locks in an open transaction) while three relay pods poll every 10 ms, batch size 5, 60 rows",
+			Outcome:     "SKIP LOCKED hands them disjoint rows: they skip the held batch and take the rest; each sent once",
 			Drive: func(ctx context.Context, e *Env) error {
-				if err := e.StartAll(ctx, "relay", "relay", "relay", "worker", "cleanup"); err != nil {
-					return err
-				}
-				// All three relays poll before the rows appear, so they
-				// compete for every batch.
-				if err := e.WaitFor(ctx, 20*time.Second, "three relays polling", func(context.Context) (bool, error) {
-					return countEvents(e, "start", "relay") == 3, nil
-				}); err != nil {
-					return err
-				}
 				if err := e.Enqueue(ctx); err != nil {
 					return err
 				}
-				if err := e.WaitCount(ctx, 30*time.Second, 60, `SELECT count(*) FROM notification_outbox WHERE status = 'PUBLISHED'`); err != nil {
+				h, held, err := e.holdRows(ctx, 5)
+				if err != nil {
 					return err
 				}
-				claimers := map[string]bool{}
-				for _, ev := range e.Events("claim") {
-					if ev.Attrs["component"] == "relay" {
-						claimers[ev.Pod] = true
-					}
+				defer func() { _ = h.Release(context.WithoutCancel(ctx)) }()
+				if err := e.StartAll(ctx, "relay", "relay", "relay", "worker", "cleanup"); err != nil {
+					return err
 				}
-				e.Fault("overlap", "relays", len(claimers) >= 2, fmt.Sprintf("%d relays claimed rows", len(claimers)))
-				return nil
+				// Either two relays wait on the held rows (a claim that does not
+				// skip locked rows) or the relays have claimed every other row
+				// around them: the overlap has happened either way.
+				how := ""
+				werr := e.WaitFor(ctx, waitLong, "relays meeting the held claim", func(ctx context.Context) (bool, error) {
+					n, err := h.Waiters(ctx, e.Pool)
+					if err != nil || n >= 2 {
+						how = fmt.Sprintf("%d relay claims waited on the held rows", n)
+						return err == nil, err
+					}
+					c, err := e.Count(ctx, `SELECT count(*) FROM notification_outbox WHERE status <> 'PENDING'`)
+					how = fmt.Sprintf("%d other rows claimed around the held rows %v", c, held)
+					return c == 55, err
+				})
+				rerr := h.Release(ctx)
+				e.Fault("held-claim", "relays", werr == nil, how)
+				if werr != nil {
+					return werr
+				}
+				if rerr != nil {
+					return rerr
+				}
+				return e.WaitCount(ctx, waitLong, 60, `SELECT count(*) FROM notification_outbox WHERE status = 'PUBLISHED'`)
 			},
 			Expect: func(e *Env, s State, v Verdict) error {
 				return all(allOnce(e, s, v), disjointClaims(e))
@@ -253,13 +276,13 @@ func Catalogue() []*Scenario {
 			Name: "stale-relay", Row: "3/5",
 			Kinds:       []notification.Kind{notification.GradeRenewal, notification.MonthlyAwardsWinning},
 			Description: "a relay run loses its lease while waiting for confirms; another run takes the rows over",
-			Fault:       "latency 4 s on relay-1's confirms (its timeout is 10 s) while relay-2 reclaims the rows and dies after their confirm",
+			Fault:       "relay-1's confirms held back (its confirm timeout is 60 s) until relay-2 has reclaimed the rows and died after their confirm",
 			Outcome:     "the run that lost its lease writes 0 rows; the rows are republished with the same message_id; each sent once",
 			Drive: func(ctx context.Context, e *Env) error {
 				if err := e.StartAll(ctx, "worker", "cleanup"); err != nil {
 					return err
 				}
-				r1, err := e.Start(ctx, "relay", WithEnv("OUTBOXCHAOS_CONFIRM_TIMEOUT=10s"))
+				r1, err := e.Start(ctx, "relay", WithEnv("OUTBOXCHAOS_CONFIRM_TIMEOUT=60s"))
 				if err != nil {
 					return err
 				}
@@ -270,7 +293,9 @@ func Catalogue() []*Scenario {
 				if err := e.WaitFor(ctx, 20*time.Second, "first row sent", ledgerAtLeast(e, 1)); err != nil {
 					return err
 				}
-				f, err := e.AMQPRelay.Latency(ctx, faults.Downstream, 4*time.Second, 0)
+				// Hold relay-1's confirms back until relay-2 is dead: removing
+				// a latency toxic lets what it held through at once.
+				f, err := e.AMQPRelay.Latency(ctx, faults.Downstream, time.Hour, 0)
 				if err != nil {
 					return err
 				}
@@ -287,18 +312,18 @@ func Catalogue() []*Scenario {
 				if err != nil {
 					return err
 				}
-				if err := e.ExpectKilled(ctx, r2, killpoint.RelayAfterConfirm); err != nil {
-					return err
-				}
-				werr := e.WaitFor(ctx, 20*time.Second, "relay-1's late confirms", func(context.Context) (bool, error) {
-					return len(podEvents(e, "mark", r1.Name())) >= 2, nil
-				})
+				kerr := e.ExpectKilled(ctx, r2, killpoint.RelayAfterConfirm)
 				if err := f.Remove(); err != nil {
 					return err
 				}
 				e.NetFault(f)
-				if werr != nil {
-					return werr
+				if kerr != nil {
+					return kerr
+				}
+				if err := e.WaitFor(ctx, waitLong, "relay-1's late confirms", func(context.Context) (bool, error) {
+					return len(podEvents(e, "mark", r1.Name())) >= 2, nil
+				}); err != nil {
+					return err
 				}
 				_, err = e.Start(ctx, "relay")
 				return err
@@ -359,7 +384,10 @@ func Catalogue() []*Scenario {
 			Fault:       "kill-point worker.after-result (SIGKILL) in worker-1",
 			Outcome:     "redelivered → history row exists → skipped; sent once",
 			Drive: func(ctx context.Context, e *Env) error {
-				return crashWorker(ctx, e, Killpoint(killpoint.WorkerAfterResult), killpoint.WorkerAfterResult)
+				if err := crashWorker(ctx, e, Killpoint(killpoint.WorkerAfterResult), killpoint.WorkerAfterResult); err != nil {
+					return err
+				}
+				return awaitPeekSkip(ctx, e)
 			},
 			Expect: func(e *Env, s State, v Verdict) error {
 				return all(allOnce(e, s, v), peekSkips(e, 1), inboxAll(s, "SENT"))
@@ -388,7 +416,9 @@ func Catalogue() []*Scenario {
 				if err := e.Pipeline(ctx); err != nil {
 					return err
 				}
-				if err := e.WaitFor(ctx, 20*time.Second, "first batch sent", ledgerAtLeast(e, 18)); err != nil {
+				// Every response read and written down, so no call is in
+				// flight when the link goes down.
+				if err := e.WaitCount(ctx, waitLong, 18, `SELECT count(*) FROM notification_histories WHERE status = 'SENT'`); err != nil {
 					return err
 				}
 				// Connection refused: cut the vendor link while the worker is
@@ -426,7 +456,10 @@ func Catalogue() []*Scenario {
 			Fault:       "kill-point worker.after-send (SIGKILL) in worker-1",
 			Outcome:     "redelivered → its SENDING claim blocks a resend; cleanup → ERROR + alert; the phone got it once",
 			Drive: func(ctx context.Context, e *Env) error {
-				return crashWorker(ctx, e, Killpoint(killpoint.WorkerAfterSend), killpoint.WorkerAfterSend)
+				if err := crashWorker(ctx, e, Killpoint(killpoint.WorkerAfterSend), killpoint.WorkerAfterSend); err != nil {
+					return err
+				}
+				return awaitPeekSkip(ctx, e)
 			},
 			Expect: func(e *Env, s State, v Verdict) error {
 				return all(allOnce(e, s, v), peekSkips(e, 1), alertsOfKind(s, "SENDING_TIMEOUT", 1),
@@ -643,10 +676,15 @@ func Catalogue() []*Scenario {
 		},
 		{
 			Name: "schema-race", Row: "§7",
-			Description: "six instances migrate a fresh schema at the same moment",
-			Fault:       "six migrate pods started together (the pg_type_typname_nsp_index 23505 race)",
-			Outcome:     "all succeed thanks to pg_advisory_lock; the pipeline then sends each once",
+			Description: "six instances migrate a fresh schema while another instance is part-way through its migration",
+			Fault:       "a migration held open (its advisory lock taken, CREATE TABLE members uncommitted) until six migrate pods wait on it",
+			Outcome:     "they wait for pg_advisory_lock and then all succeed (without it: 23505 on pg_type_typname_nsp_index); the pipeline then sends each once",
 			Drive: func(ctx context.Context, e *Env) error {
+				h, err := e.holdMigration(ctx)
+				if err != nil {
+					return err
+				}
+				defer func() { _ = h.Release(context.WithoutCancel(ctx)) }()
 				var pods []*faults.Pod
 				for i := 0; i < 6; i++ {
 					p, err := e.Start(ctx, "migrate")
@@ -655,16 +693,26 @@ func Catalogue() []*Scenario {
 					}
 					pods = append(pods, p)
 				}
+				werr := e.WaitFor(ctx, waitLong, "six migrators at the held migration", func(ctx context.Context) (bool, error) {
+					n, err := migratorsWaiting(ctx, e, h)
+					return n == len(pods), err
+				})
+				rerr := h.Release(ctx)
+				e.Fault("held-migration", "6 migrate pods", werr == nil, "every pod waited on the half-done migration")
+				if werr != nil {
+					return werr
+				}
+				if rerr != nil {
+					return rerr
+				}
 				for _, p := range pods {
-					if err := e.WaitExit(ctx, p, 60*time.Second); err != nil {
+					if err := e.WaitExit(ctx, p, waitLong); err != nil {
 						return err
 					}
 					if p.ExitCode() != 0 {
-						e.Fault("concurrent-migrate", p.Name(), true, "")
 						return fmt.Errorf("%s failed (exit %d): %s", p.Name(), p.ExitCode(), p.Output())
 					}
 				}
-				e.Fault("concurrent-migrate", "6 pods", true, "all exited 0")
 				if err := e.Enqueue(ctx); err != nil {
 					return err
 				}
@@ -745,6 +793,30 @@ func vendorUnknown(name string, sent, notSent fakevendor.Mode, desc string) *Sce
 				expectInt("vendor calls for "+mid(2), calls[mid(2)], 1))
 		},
 	}
+}
+
+// awaitPeekSkip waits until a redelivered copy was skipped at the peek (its
+// history row exists), so the run never settles with the copy in flight.
+func awaitPeekSkip(ctx context.Context, e *Env) error {
+	return e.WaitFor(ctx, waitLong, "the redelivery skipped at the peek", func(context.Context) (bool, error) {
+		return len(peekSkipEvents(e)) >= 1, nil
+	})
+}
+
+// migratorsWaiting counts the migrate pods waiting on the held migration:
+// polling the advisory lock, or blocked behind the uncommitted table.
+func migratorsWaiting(ctx context.Context, e *Env, h *Hold) (int, error) {
+	bs, err := e.podBackends(ctx, "migrate")
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, b := range bs {
+		if strings.Contains(b.Query, "pg_try_advisory_lock") || slices.Contains(b.BlockedBy, h.pid) {
+			n++
+		}
+	}
+	return n, nil
 }
 
 // crashWorker kills worker-1 at a kill-point on its first message, then

@@ -232,6 +232,7 @@ func (e *Env) Start(ctx context.Context, role string, opts ...PodOption) (*fault
 	name := fmt.Sprintf("%s-%d", role, e.seq[role])
 	e.mu.Unlock()
 	c.Instance = name
+	c.PGURL = withQuery(c.PGURL, "application_name", e.appName(name))
 	var ps podSpec
 	for _, o := range opts {
 		o(&ps)
@@ -512,6 +513,18 @@ func replaceHost(rawURL, hostport string) string {
 		return rawURL
 	}
 	u.Host = hostport
+	return u.String()
+}
+
+// withQuery sets one query parameter of a URL.
+func withQuery(rawURL, key, value string) string {
+	u, err := parseURL(rawURL)
+	if err != nil {
+		return rawURL
+	}
+	q := u.Query()
+	q.Set(key, value)
+	u.RawQuery = q.Encode()
 	return u.String()
 }
 

@@ -28,6 +28,12 @@ func (e *Env) Now() time.Time {
 	return c.Now()
 }
 
+// ClockIn returns a clock setting that reads the scenario's virtual time
+// plus d: a pod given it runs d later than the others (a clock step).
+func (e *Env) ClockIn(d time.Duration) string {
+	return clock.NewVirtual(e.Now().Add(d), 1).Setting()
+}
+
 // deferredHorizon: a PENDING row due this far past the virtual now is
 // deferred (the ad cut-off), not stuck.
 const deferredHorizon = time.Hour

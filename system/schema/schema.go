@@ -138,7 +138,9 @@ func MigrateUnlocked(ctx context.Context, conn *pgx.Conn) error {
 	return migrate(ctx, conn, false)
 }
 
-const lockKey = `hashtextextended('outboxchaos.migrate:' || current_schema(), 0)`
+// LockKey is the SQL expression of the migration's advisory lock key: one
+// lock per schema.
+const LockKey = `hashtextextended('outboxchaos.migrate:' || current_schema(), 0)`
 
 func migrate(ctx context.Context, conn *pgx.Conn, lock bool) (err error) {
 	if lock {
@@ -148,7 +150,7 @@ func migrate(ctx context.Context, conn *pgx.Conn, lock bool) (err error) {
 		defer func() {
 			// Use a fresh context: the caller's may be cancelled, and a
 			// session lock left behind would block every later migrator.
-			if _, uerr := conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(`+lockKey+`)`); uerr != nil && err == nil {
+			if _, uerr := conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(`+LockKey+`)`); uerr != nil && err == nil {
 				err = fmt.Errorf("release migration lock: %w", uerr)
 			}
 		}()
@@ -172,7 +174,7 @@ const lockPoll = 50 * time.Millisecond
 func takeLock(ctx context.Context, conn *pgx.Conn) error {
 	for {
 		var ok bool
-		if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock(`+lockKey+`)`).Scan(&ok); err != nil {
+		if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock(`+LockKey+`)`).Scan(&ok); err != nil {
 			return fmt.Errorf("take migration lock: %w", err)
 		}
 		if ok {
@@ -185,6 +187,14 @@ func takeLock(ctx context.Context, conn *pgx.Conn) error {
 		}
 	}
 }
+
+// FirstTable is the table the first migration statement creates.
+const FirstTable = "members"
+
+// FirstStatement is the first migration statement (CREATE TABLE IF NOT
+// EXISTS members): the harness runs it in a held transaction to stand in for
+// a migrator part-way through.
+func FirstStatement() string { return statements[0] }
 
 // Tables lists the tables Migrate creates, for cleanup and reports.
 var Tables = []string{

@@ -1,0 +1,186 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/outboxchaos/outboxchaos/system/schema"
+)
+
+// Hold is a database transaction the harness keeps open to hold pods at a
+// lock: a barrier that makes an overlap certain instead of likely. While it
+// is held, a pod that needs one of its locks waits in PostgreSQL, where the
+// harness can see it (Waiters); Release lets them all go at once.
+type Hold struct {
+	conn     *pgxpool.Conn
+	tx       pgx.Tx
+	pid      uint32
+	what     string
+	unlock   string // SQL run after the commit (a session lock), if any
+	released bool
+}
+
+// holdRows opens a transaction that row-locks the first n PENDING outbox
+// rows in the relay's claim order, as a relay run part-way through its claim
+// does.
+func (e *Env) holdRows(ctx context.Context, n int) (*Hold, []int64, error) {
+	h, err := e.hold(ctx, fmt.Sprintf("row locks on the first %d PENDING outbox rows", n), true)
+	if err != nil {
+		return nil, nil, err
+	}
+	rows, err := h.tx.Query(ctx, `SELECT id FROM notification_outbox WHERE status = 'PENDING'
+		ORDER BY next_attempt_at, id LIMIT $1 FOR UPDATE`, n)
+	if err == nil {
+		var ids []int64
+		ids, err = pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err == nil && len(ids) == n {
+			e.Logf("harness", "holding %s: %v", h.what, ids)
+			return h, ids, nil
+		}
+		if err == nil {
+			err = fmt.Errorf("want %d PENDING rows to lock, found %d", n, len(ids))
+		}
+	}
+	_ = h.Release(context.WithoutCancel(ctx))
+	return nil, nil, fmt.Errorf("hold outbox rows: %w", err)
+}
+
+// holdMigration plays a migrator part-way through its migration: it takes
+// the migration's advisory lock, as Migrate does, and runs the first
+// migration statement in a transaction it keeps open. A migrator that takes
+// the lock waits for it; one that does not runs into the half-created table.
+func (e *Env) holdMigration(ctx context.Context) (*Hold, error) {
+	h, err := e.hold(ctx, "the migration lock and an uncommitted "+schema.FirstTable, false)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := h.conn.Exec(ctx, `SELECT pg_advisory_lock(`+schema.LockKey+`)`); err != nil {
+		_ = h.Release(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("take the migration lock: %w", err)
+	}
+	h.unlock = `SELECT pg_advisory_unlock(` + schema.LockKey + `)`
+	if h.tx, err = h.conn.Begin(ctx); err == nil {
+		_, err = h.tx.Exec(ctx, schema.FirstStatement())
+	}
+	if err != nil {
+		_ = h.Release(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("start the held migration: %w", err)
+	}
+	e.Logf("harness", "holding %s", h.what)
+	return h, nil
+}
+
+// hold acquires a dedicated connection and, if begin, begins a transaction
+// on it.
+func (e *Env) hold(ctx context.Context, what string, begin bool) (*Hold, error) {
+	conn, err := e.Pool.Acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("acquire a connection to hold %s: %w", what, err)
+	}
+	h := &Hold{conn: conn, what: what, pid: conn.Conn().PgConn().PID()}
+	if begin {
+		if h.tx, err = conn.Begin(ctx); err != nil {
+			conn.Release()
+			return nil, fmt.Errorf("begin the transaction holding %s: %w", what, err)
+		}
+	}
+	return h, nil
+}
+
+// Waiters counts the backends waiting, directly or behind another waiter,
+// on a lock this hold owns.
+func (h *Hold) Waiters(ctx context.Context, pool *pgxpool.Pool) (int, error) {
+	rows, err := pool.Query(ctx, `SELECT pid, pg_blocking_pids(pid) FROM pg_stat_activity WHERE wait_event_type = 'Lock'`)
+	if err != nil {
+		return 0, fmt.Errorf("read lock waits: %w", err)
+	}
+	blockers := map[uint32][]uint32{}
+	for rows.Next() {
+		var pid uint32
+		var by []uint32
+		if err := rows.Scan(&pid, &by); err != nil {
+			rows.Close()
+			return 0, fmt.Errorf("read lock waits: %w", err)
+		}
+		blockers[pid] = by
+	}
+	if err := rows.Err(); err != nil {
+		return 0, fmt.Errorf("read lock waits: %w", err)
+	}
+	// A waiter behind a waiter is held by this transaction too.
+	held := map[uint32]bool{h.pid: true}
+	for grew := true; grew; {
+		grew = false
+		for pid, by := range blockers {
+			if held[pid] {
+				continue
+			}
+			for _, b := range by {
+				if held[b] {
+					held[pid], grew = true, true
+					break
+				}
+			}
+		}
+	}
+	return len(held) - 1, nil
+}
+
+// Release commits the transaction (and drops a session lock), letting every
+// waiter go. Safe to call twice.
+func (h *Hold) Release(ctx context.Context) error {
+	if h == nil || h.released {
+		return nil
+	}
+	h.released = true
+	defer h.conn.Release()
+	var err error
+	if h.tx != nil {
+		if err = h.tx.Commit(ctx); err != nil {
+			err = fmt.Errorf("release %s: %w", h.what, err)
+		}
+	}
+	if h.unlock != "" {
+		if _, uerr := h.conn.Exec(ctx, h.unlock); uerr != nil && err == nil {
+			err = fmt.Errorf("release %s: %w", h.what, uerr)
+		}
+	}
+	return err
+}
+
+// podBackend is what PostgreSQL says about one pod's connection.
+type podBackend struct {
+	Pod       string
+	Query     string
+	BlockedBy []uint32
+	PID       uint32
+}
+
+// podBackends lists the connections of this run's pods named prefix-N
+// (each pod names itself in application_name).
+func (e *Env) podBackends(ctx context.Context, role string) ([]podBackend, error) {
+	rows, err := e.Pool.Query(ctx, `SELECT pid, application_name, query, pg_blocking_pids(pid)
+		FROM pg_stat_activity WHERE application_name LIKE $1`, e.appName(role+"-%"))
+	if err != nil {
+		return nil, fmt.Errorf("list the pods' connections: %w", err)
+	}
+	defer rows.Close()
+	var out []podBackend
+	for rows.Next() {
+		var b podBackend
+		if err := rows.Scan(&b.PID, &b.Pod, &b.Query, &b.BlockedBy); err != nil {
+			return nil, fmt.Errorf("list the pods' connections: %w", err)
+		}
+		b.Pod = strings.TrimPrefix(b.Pod, e.SB.Prefix+"/")
+		out = append(out, b)
+	}
+	return out, rows.Err()
+}
+
+// appName is the application_name a pod's connections carry, so the
+// harness can find them in pg_stat_activity.
+func (e *Env) appName(pod string) string { return e.SB.Prefix + "/" + pod }
