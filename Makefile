@@ -5,6 +5,8 @@ BIN       := bin/outboxchaos
 NAME      ?=
 SEED      ?=
 CHECKS    ?= 30
+# CHAOSFLAGS adds go test flags to make chaos, e.g. CHAOSFLAGS=-parallel=4.
+CHAOSFLAGS ?=
 ART       ?= artifacts
 GOTESTSUM := $(GO) run gotest.tools/gotestsum@v1.13.0
 # make chaos draws a fresh seed each run and prints it; SEED=… replays one.
@@ -52,7 +54,7 @@ chaos:
 	@mkdir -p $(ART)
 	@echo "chaos: CHECKS=$(CHECKS) SEED=$(CHAOSSEED)  (replay: make chaos SEED=$(CHAOSSEED))"
 	$(GOTESTSUM) --junitfile $(ART)/chaos-junit.xml --format testname -- \
-		-race -count=1 -timeout 40m -tags chaos ./scenarios/ -rapid.checks=$(CHECKS) -rapid.seed=$(CHAOSSEED) -v \
+		-race -count=1 -timeout 40m $(CHAOSFLAGS) -tags chaos ./scenarios/ -rapid.checks=$(CHECKS) -rapid.seed=$(CHAOSSEED) -v \
 		2>&1 | tee $(ART)/chaos.log; exit $${PIPESTATUS[0]}
 
 ## report: run everything and write reports/RELIABILITY.md
