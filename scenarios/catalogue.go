@@ -168,6 +168,11 @@ func Catalogue() []*Scenario {
 				if err := e.WaitCount(ctx, 20*time.Second, 12, `SELECT count(*) FROM notification_outbox WHERE status = 'PUBLISHED'`); err != nil {
 					return err
 				}
+				// And for the copy to reach a worker, so the run never
+				// settles with it in flight.
+				if err := awaitCopies(ctx, e, 1); err != nil {
+					return err
+				}
 				// Phase 2: the publishes themselves vanish.
 				timedOut := len(e.Events("publish"))
 				stall, err := e.AMQPRelay.Timeout(ctx, faults.Upstream, 0)
@@ -215,7 +220,10 @@ func Catalogue() []*Scenario {
 				if _, err := e.Start(ctx, "relay"); err != nil {
 					return err
 				}
-				return e.WaitCount(ctx, 20*time.Second, 6, `SELECT count(*) FROM notification_outbox WHERE status = 'PUBLISHED'`)
+				if err := e.WaitCount(ctx, 20*time.Second, 6, `SELECT count(*) FROM notification_outbox WHERE status = 'PUBLISHED'`); err != nil {
+					return err
+				}
+				return awaitCopies(ctx, e, 6)
 			},
 			Expect: func(e *Env, s State, v Verdict) error {
 				return all(allOnce(e, s, v), copiesSeen(e, 6))
@@ -800,6 +808,14 @@ func vendorUnknown(name string, sent, notSent fakevendor.Mode, desc string) *Sce
 func awaitPeekSkip(ctx context.Context, e *Env) error {
 	return e.WaitFor(ctx, waitLong, "the redelivery skipped at the peek", func(context.Context) (bool, error) {
 		return len(peekSkipEvents(e)) >= 1, nil
+	})
+}
+
+// awaitCopies waits until n messages were delivered to a worker more than
+// once: the copies a fault made have reached the inbox, not just the queue.
+func awaitCopies(ctx context.Context, e *Env, n int) error {
+	return e.WaitFor(ctx, waitLong, fmt.Sprintf("%d messages delivered twice", n), func(context.Context) (bool, error) {
+		return copiesSeen(e, n) == nil, nil
 	})
 }
 
