@@ -83,7 +83,16 @@ func (c *Cleanup) RunOnce(ctx context.Context) (int, error) {
 		}
 	}()
 	killpoint.Hit(killpoint.CleanupBeforeUpdate)
-	rows, err := inbox.ExpireSending(ctx, c.pool, now.Add(-c.cfg.SendingTimeout), now)
+	// The rows turn ERROR and are alerted inside one transaction that
+	// commits after the alerts: if the commit's answer is lost, the alerts
+	// are already out; if the commit failed, the next sweep alerts again.
+	// Never an ERROR row without its alert.
+	tx, err := c.pool.Begin(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("begin SENDING sweep: %w", err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	rows, err := inbox.ExpireSending(ctx, tx, now.Add(-c.cfg.SendingTimeout), now)
 	if err != nil {
 		return 0, err
 	}
@@ -95,6 +104,9 @@ func (c *Cleanup) RunOnce(ctx context.Context) (int, error) {
 		}
 		c.alerts.Send(ctx, alert.Alert{Kind: alert.KindSendingTimeout, OutboxID: r.OutboxID, MessageID: r.MessageID,
 			DedupKey: r.DedupKey, Reason: "SENDING_TIMEOUT", Instance: c.cfg.Instance, At: now})
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return 0, fmt.Errorf("commit SENDING sweep (its alerts are out; the sweep repeats): %w", err)
 	}
 	return len(rows), nil
 }

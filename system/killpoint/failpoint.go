@@ -21,10 +21,13 @@ const (
 	FailAnniversaryOutbox = "job.anniversary-outbox-insert"
 	FailClaimResponse     = "worker.claim-response"
 	FailResultUpdate      = "worker.result-update"
+	// FailFinishResponse: the relay's final-status UPDATE committed, then
+	// its answer is lost (the connection dropped after the commit).
+	FailFinishResponse = "relay.finish-response"
 )
 
 // FailNames lists every failpoint compiled into system/.
-var FailNames = []string{FailAnniversaryOutbox, FailClaimResponse, FailResultUpdate}
+var FailNames = []string{FailAnniversaryOutbox, FailClaimResponse, FailResultUpdate, FailFinishResponse}
 
 // FailEnvVar is the environment variable that arms failpoints.
 const FailEnvVar = "OUTBOXCHAOS_FAILPOINT"
@@ -70,6 +73,13 @@ func ArmFail(spec string) error {
 		failNth[n] = count
 	}
 	return nil
+}
+
+// DisarmFail disarms every failpoint and forgets their hits (tests).
+func DisarmFail() {
+	failMu.Lock()
+	defer failMu.Unlock()
+	failNth, failHits = map[string]int{}, map[string]int{}
 }
 
 // Fail returns an error wrapping ErrInjected when failpoint p is armed and

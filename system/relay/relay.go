@@ -469,8 +469,20 @@ func mine() string {
 func (r *Relay) finish(ctx context.Context, row claimed, status, reason, alertKind string, now time.Time) {
 	tag, err := r.pool.Exec(ctx, `UPDATE notification_outbox SET status = $3, status_reason = $4, updated_at = $5`+mine(),
 		row.id, r.cfg.Instance, status, reason, now)
+	if err == nil {
+		err = killpoint.Fail(killpoint.FailFinishResponse)
+	}
 	if err != nil {
 		r.log.Error("write final status", "event", "write-failed", "outbox_id", row.id, "status", status, "err", err)
+		// The UPDATE may have committed with only its answer lost: a final
+		// status written without its alert is a silent loss. Alert anyway;
+		// if it did not commit, the lease hands the row back and the next
+		// run alerts again (two alerts, never none).
+		if alertKind != "" {
+			r.alerts.Send(ctx, alert.Alert{Kind: alertKind, OutboxID: row.id, MessageID: notification.MessageID(row.id),
+				DedupKey: row.dedupKey, Reason: reason + " (status write outcome unknown: " + err.Error() + ")",
+				Instance: r.cfg.Instance, At: now})
+		}
 		return
 	}
 	if tag.RowsAffected() == 0 {

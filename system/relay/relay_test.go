@@ -12,6 +12,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/system/alert"
 	"github.com/outboxchaos/outboxchaos/system/broker"
 	"github.com/outboxchaos/outboxchaos/system/clock"
+	"github.com/outboxchaos/outboxchaos/system/killpoint"
 	"github.com/outboxchaos/outboxchaos/system/notification"
 	"github.com/outboxchaos/outboxchaos/system/outbox"
 	"github.com/outboxchaos/outboxchaos/system/publisher"
@@ -511,6 +512,31 @@ func TestExpired_PastScheduledDateAlerts(t *testing.T) {
 				t.Fatalf("published %+v", m)
 			}
 		})
+	}
+}
+
+// A final status whose UPDATE committed but whose answer was lost must
+// still be alerted: EXPIRED without an alert is a silent loss. Found by a
+// random schedule (Postgres link cut while a relay expired rows, saved under
+// scenarios/testdata/rapid/TestProperty/). Not parallel: failpoints are
+// process-wide.
+func TestExpired_AlertsWhenTheStatusAnswerIsLost(t *testing.T) {
+	if err := killpoint.ArmFail(killpoint.FailFinishResponse); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(killpoint.DisarmFail)
+	db := testenv.NewMigratedSchema(t)
+	clk := frozen(10, 0, 0)
+	now := clk.Now()
+	addMember(t, db, 1, true, true)
+	old := enqueue(t, db, now, notification.GradeRenewal, 1, now.AddDate(0, 0, -1))
+	rec := &recorder{}
+	runOnce(t, newRelay(testConfig(db, db.Schema, "relay-x"), db, &fakePub{}, clk, rec))
+	if r := row(t, db, old); r.Status != outbox.StatusExpired {
+		t.Fatalf("row %s, want EXPIRED (the UPDATE committed)", r.Status)
+	}
+	if a := rec.ofKind(alert.KindExpired); len(a) != 1 || a[0].OutboxID != old {
+		t.Fatalf("EXPIRED alerts %+v, want one naming row %d", a, old)
 	}
 }
 
