@@ -467,6 +467,12 @@ func mine() string {
 // finish moves a claimed row to a final status, alerting when alertKind is
 // set.
 func (r *Relay) finish(ctx context.Context, row claimed, status, reason, alertKind string, now time.Time) {
+	alertWith := func(why string) {
+		if alertKind != "" {
+			r.alerts.Send(ctx, alert.Alert{Kind: alertKind, OutboxID: row.id, MessageID: notification.MessageID(row.id),
+				DedupKey: row.dedupKey, Reason: why, Instance: r.cfg.Instance, At: now})
+		}
+	}
 	tag, err := r.pool.Exec(ctx, `UPDATE notification_outbox SET status = $3, status_reason = $4, updated_at = $5`+mine(),
 		row.id, r.cfg.Instance, status, reason, now)
 	if err == nil {
@@ -478,11 +484,7 @@ func (r *Relay) finish(ctx context.Context, row claimed, status, reason, alertKi
 		// status written without its alert is a silent loss. Alert anyway;
 		// if it did not commit, the lease hands the row back and the next
 		// run alerts again (two alerts, never none).
-		if alertKind != "" {
-			r.alerts.Send(ctx, alert.Alert{Kind: alertKind, OutboxID: row.id, MessageID: notification.MessageID(row.id),
-				DedupKey: row.dedupKey, Reason: reason + " (status write outcome unknown: " + err.Error() + ")",
-				Instance: r.cfg.Instance, At: now})
-		}
+		alertWith(reason + " (status write outcome unknown: " + err.Error() + ")")
 		return
 	}
 	if tag.RowsAffected() == 0 {
@@ -491,10 +493,7 @@ func (r *Relay) finish(ctx context.Context, row claimed, status, reason, alertKi
 	}
 	r.log.Info("row finished", "event", "outbox-final", "outbox_id", row.id, "dedup_key", row.dedupKey,
 		"status", status, "reason", reason)
-	if alertKind != "" {
-		r.alerts.Send(ctx, alert.Alert{Kind: alertKind, OutboxID: row.id, MessageID: notification.MessageID(row.id),
-			DedupKey: row.dedupKey, Reason: reason, Instance: r.cfg.Instance, At: now})
-	}
+	alertWith(reason)
 }
 
 func (r *Relay) defer_(ctx context.Context, row claimed, until, now time.Time) {
