@@ -1,107 +1,102 @@
 package faults
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
-	"log/slog"
-	"sync"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/outboxchaos/outboxchaos/fakevendor"
 )
 
-// Fault is one injected network fault. Kind is the toxic type ("latency",
-// "timeout", "reset_peer", "limit_data") or "down"; Target is the proxy name;
-// Detail holds its parameters. End is zero while the fault is active; read it
-// after Remove returns, or use Report.
-type Fault struct {
-	Kind   string
-	Target string
-	Detail string
-	Start  time.Time
-	End    time.Time
-
-	proxy    *Proxy
-	remove   func() error
-	firedNow func() bool
-
-	mu    sync.Mutex
-	ended bool
-	fired bool
+// Fault is one fault as a value, in the shape of etcd robustness's
+// Failpoint: it can be injected into a run's world and recovered from, it
+// says whether it fired (did the pipeline meet it?), and it describes
+// itself. A fault engine — not the scenario — records what was injected
+// and whether it fired, and always recovers, even when a step fails.
+type Fault interface {
+	// Family names the kind of fault ("kill-point", "latency", …).
+	Family() string
+	// Target names what it acts on (a pod role, a link, a message).
+	Target() string
+	// Inject puts the fault in place.
+	Inject(ctx context.Context, w World) error
+	// Recover takes it away again; recovering twice is harmless.
+	Recover(ctx context.Context, w World) error
+	// Fired reports whether the pipeline met the fault, with the evidence.
+	Fired(w World) (bool, string)
+	// String describes the fault and its parameters.
+	String() string
 }
 
-// Remove ends the fault: it removes the toxic (or brings the proxy Up) and
-// records End and whether the fault fired. Removing twice is a no-op.
-func (f *Fault) Remove() error {
-	f.mu.Lock()
-	ended := f.ended
-	f.mu.Unlock()
-	if ended {
+// PodFault is a fault armed in a pod as it starts (a kill-point, a
+// failpoint, a clock step): Inject only remembers it; the pod's
+// environment carries it.
+type PodFault interface {
+	Fault
+	// PodEnv is the KEY=VALUE environment that arms the fault in a pod.
+	PodEnv(w World) []string
+}
+
+// World is what faults act on: one run's links, vendor, pods, database and
+// broker, provided by the scenario engine.
+type World interface {
+	// Link returns the Toxiproxy link called name.
+	Link(name string) (*Proxy, error)
+	// Vendor is the fake SMS vendor.
+	Vendor() *fakevendor.Server
+	// Pods lists every pod started so far; Pod finds one by name.
+	Pods() []*Pod
+	Pod(name string) (*Pod, error)
+	// Now is the run's virtual time.
+	Now() time.Time
+	// DB is the harness's own connection pool to the run's schema.
+	DB() *pgxpool.Pool
+	// Broker performs operator actions on the run's queues.
+	Broker() Broker
+	// Logf adds a line to the run's timeline.
+	Logf(source, format string, args ...any)
+}
+
+// Broker is what an operator can do to the run's RabbitMQ topology.
+type Broker interface {
+	// SetBinding binds or unbinds the main queue from the exchange.
+	SetBinding(ctx context.Context, bound bool) error
+	// ReplayParked publishes the parked copy of messageID back to the main
+	// queue: the first call takes it out of the parking queue, later calls
+	// replay the same copy again. It returns the copy's failure reason.
+	ReplayParked(ctx context.Context, messageID string) (reason string, err error)
+}
+
+// Duration is a time.Duration written in JSON as Go's duration text ("1.5s").
+type Duration time.Duration
+
+// MarshalJSON writes the duration as text.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// UnmarshalJSON reads duration text ("600ms") or a number of nanoseconds.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		var n int64
+		if nerr := json.Unmarshal(b, &n); nerr != nil {
+			return fmt.Errorf("duration: want text like \"1.5s\", got %s", b)
+		}
+		*d = Duration(n)
 		return nil
 	}
-	if err := f.remove(); err != nil {
-		return fmt.Errorf("remove %s fault on %s: %w", f.Kind, f.Target, err)
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("duration %q: %w", s, err)
 	}
-	f.finish()
+	*d = Duration(v)
 	return nil
 }
 
-// Fired reports whether traffic reached the fault while it was active: for a
-// toxic, whether any byte arrived on its stream; for "down", whether any
-// connection was open and cut. While active it answers for the time so far.
-func (f *Fault) Fired() bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.ended {
-		return f.fired
-	}
-	return f.firedNow()
-}
+// D is the duration as a time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
 
-// Active reports whether the fault has not been removed yet.
-func (f *Fault) Active() bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return !f.ended
-}
-
-// Report returns what the fault did, for reports and histories.
-func (f *Fault) Report() FaultReport {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	fired := f.fired
-	if !f.ended {
-		fired = f.firedNow()
-	}
-	return FaultReport{Kind: f.Kind, Target: f.Target, Detail: f.Detail, Start: f.Start, End: f.End, Fired: fired}
-}
-
-// finish records the end of the fault once.
-func (f *Fault) finish() {
-	f.mu.Lock()
-	if f.ended {
-		f.mu.Unlock()
-		return
-	}
-	f.ended = true
-	f.End = time.Now()
-	f.fired = f.firedNow()
-	fired := f.fired
-	f.mu.Unlock()
-	f.proxy.forget(f)
-	f.proxy.net.timeline().Add("faults", "%s on %s removed (fired=%t)", f.Kind, f.Target, fired)
-	slog.Debug("network fault removed", "kind", f.Kind, "target", f.Target, "fired", fired)
-}
-
-func (f *Fault) announce() {
-	f.proxy.net.timeline().Add("faults", "%s on %s injected: %s", f.Kind, f.Target, f.Detail)
-	slog.Debug("network fault injected", "kind", f.Kind, "target", f.Target, "detail", f.Detail)
-}
-
-// FaultReport is what a fault did, like an etcd robustness Failpoint report.
-// End is zero if the fault was still active when the report was taken.
-type FaultReport struct {
-	Kind   string    `json:"kind"`
-	Target string    `json:"target"`
-	Detail string    `json:"detail,omitempty"`
-	Start  time.Time `json:"start"`
-	End    time.Time `json:"end"`
-	Fired  bool      `json:"fired"`
-}
+// String prints the duration as Go does.
+func (d Duration) String() string { return time.Duration(d).String() }

@@ -125,7 +125,7 @@ func (n *Network) Proxy(name, upstream string) (*Proxy, error) {
 		upstream: upstream,
 		tp:       toxiproxy.NewProxy(n.server, name, "127.0.0.1:0", upstream),
 		counters: map[Direction]*flowCounter{Upstream: {}, Downstream: {}},
-		active:   make(map[*Fault]struct{}),
+		active:   make(map[*Toxic]struct{}),
 	}
 	// The counting toxics go in before any connection exists, so they sit
 	// first in both chains and see every connection (see countToxic).
@@ -183,8 +183,8 @@ type Proxy struct {
 	running  bool
 	closed   bool
 	seq      int
-	downedBy *Fault
-	active   map[*Fault]struct{}
+	downedBy *Toxic
+	active   map[*Toxic]struct{}
 }
 
 // Name returns the proxy's name.
@@ -213,7 +213,7 @@ func (p *Proxy) openConns() int64 {
 // offset in [-jitter, +jitter) drawn from the Network's seeded source for
 // this fault (the effective delay is in Fault.Detail). Durations are rounded
 // down to milliseconds.
-func (p *Proxy) Latency(ctx context.Context, stream Direction, latency, jitter time.Duration) (*Fault, error) {
+func (p *Proxy) Latency(ctx context.Context, stream Direction, latency, jitter time.Duration) (*Toxic, error) {
 	if latency < 0 || jitter < 0 {
 		return nil, fmt.Errorf("latency on %s: latency and jitter must not be negative", p.name)
 	}
@@ -227,7 +227,7 @@ func (p *Proxy) Latency(ctx context.Context, stream Direction, latency, jitter t
 // Timeout stalls stream: data is dropped, nothing is delivered, and the
 // connection is closed after `after` (0: never). Removing the fault closes
 // the connections it stalled (Toxiproxy's timeout toxic does so on cleanup).
-func (p *Proxy) Timeout(ctx context.Context, stream Direction, after time.Duration) (*Fault, error) {
+func (p *Proxy) Timeout(ctx context.Context, stream Direction, after time.Duration) (*Toxic, error) {
 	if after < 0 {
 		return nil, fmt.Errorf("timeout on %s: after must not be negative", p.name)
 	}
@@ -239,7 +239,7 @@ func (p *Proxy) Timeout(ctx context.Context, stream Direction, after time.Durati
 // (0: at once). On connections opened after the fault was injected the close
 // is a TCP reset (linger 0), so the peer reads ECONNRESET; connections that
 // were already open see an ordinary close.
-func (p *Proxy) ResetPeer(ctx context.Context, stream Direction, after time.Duration) (*Fault, error) {
+func (p *Proxy) ResetPeer(ctx context.Context, stream Direction, after time.Duration) (*Toxic, error) {
 	if after < 0 {
 		return nil, fmt.Errorf("reset_peer on %s: after must not be negative", p.name)
 	}
@@ -249,7 +249,7 @@ func (p *Proxy) ResetPeer(ctx context.Context, stream Direction, after time.Dura
 
 // LimitData closes each connection once n bytes have passed on stream (counted
 // per connection from the moment the fault is injected).
-func (p *Proxy) LimitData(ctx context.Context, stream Direction, n int64) (*Fault, error) {
+func (p *Proxy) LimitData(ctx context.Context, stream Direction, n int64) (*Toxic, error) {
 	if n < 0 {
 		return nil, fmt.Errorf("limit_data on %s: bytes must not be negative", p.name)
 	}
@@ -261,7 +261,7 @@ func (p *Proxy) LimitData(ctx context.Context, stream Direction, n int64) (*Faul
 // connection through it is cut. The fault fired if at least one connection
 // was open (and so was cut); dials refused while down cannot be observed.
 // Bring it back with Fault.Remove, Up or Heal.
-func (p *Proxy) Down() (*Fault, error) {
+func (p *Proxy) Down() (*Toxic, error) {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -324,7 +324,7 @@ func (p *Proxy) Up() error {
 // internal byte counters stay.
 func (p *Proxy) Heal() error {
 	p.mu.Lock()
-	faults := make([]*Fault, 0, len(p.active))
+	faults := make([]*Toxic, 0, len(p.active))
 	for f := range p.active {
 		if f != p.downedBy {
 			faults = append(faults, f)
@@ -354,7 +354,7 @@ func (p *Proxy) Heal() error {
 }
 
 // inject adds a fault toxic on stream and returns its Fault.
-func (p *Proxy) inject(ctx context.Context, kind string, stream Direction, attrs any, detail string) (*Fault, error) {
+func (p *Proxy) inject(ctx context.Context, kind string, stream Direction, attrs any, detail string) (*Toxic, error) {
 	if err := stream.validate(); err != nil {
 		return nil, fmt.Errorf("%s on %s: %w", kind, p.name, err)
 	}
@@ -413,11 +413,11 @@ func (p *Proxy) removeToxic(name string) error {
 	return nil
 }
 
-func (p *Proxy) newFault(kind, detail string) *Fault {
-	return &Fault{Kind: kind, Target: p.name, Detail: detail, Start: time.Now(), proxy: p}
+func (p *Proxy) newFault(kind, detail string) *Toxic {
+	return &Toxic{Kind: kind, Target: p.name, Detail: detail, Start: time.Now(), proxy: p}
 }
 
-func (p *Proxy) forget(f *Fault) {
+func (p *Proxy) forget(f *Toxic) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.active, f)
@@ -438,7 +438,7 @@ func (p *Proxy) close() {
 	p.closed = true
 	p.running = false
 	p.tp.Stop()
-	faults := make([]*Fault, 0, len(p.active))
+	faults := make([]*Toxic, 0, len(p.active))
 	for f := range p.active {
 		faults = append(faults, f)
 	}

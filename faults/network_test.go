@@ -364,7 +364,7 @@ func TestHealRemovesEveryFault(t *testing.T) {
 	if err := b.proxy.Heal(); err != nil {
 		t.Fatalf("Heal: %v", err)
 	}
-	for _, f := range []*Fault{lat, lim, down} {
+	for _, f := range []*Toxic{lat, lim, down} {
 		if f.Active() {
 			t.Errorf("%s still active after Heal", f.Kind)
 		}

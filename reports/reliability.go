@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/scenarios"
 )
 
@@ -79,7 +80,7 @@ func WriteReliability(w io.Writer, r Reliability) error {
 	p("\n")
 
 	if len(r.Property) > 0 {
-		var tot scenarios.Verdict
+		var tot checker.Verdict
 		faultsByKind := map[string][2]int{}
 		var wall time.Duration
 		slowest := r.Property[0]
@@ -165,7 +166,7 @@ func firstLine(r scenarios.Result) string {
 
 func cell(s string) string { return strings.ReplaceAll(strings.ReplaceAll(s, "|", "\\|"), "\n", " ") }
 
-func fired(fs []scenarios.FaultRecord) string {
+func fired(fs []checker.FaultRecord) string {
 	if len(fs) == 0 {
 		return "none"
 	}
@@ -181,7 +182,7 @@ func fired(fs []scenarios.FaultRecord) string {
 	return fmt.Sprintf("%d of %d", n, len(fs))
 }
 
-func alertCounts(s scenarios.State) string {
+func alertCounts(s checker.State) string {
 	m := map[string]int{}
 	for _, a := range s.Alerts {
 		m[a.Kind]++
@@ -189,7 +190,7 @@ func alertCounts(s scenarios.State) string {
 	return countString(m)
 }
 
-func finalStates(s scenarios.State) string {
+func finalStates(s checker.State) string {
 	o := map[string]int{}
 	for _, r := range s.Outbox {
 		o[r.Status]++

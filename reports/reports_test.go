@@ -5,16 +5,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/scenarios"
 )
 
 func sample() scenarios.Result {
-	ev := func(at int, pod, name string, attrs map[string]any) scenarios.HistoryEvent {
-		return scenarios.HistoryEvent{At: time.Duration(at) * time.Millisecond, Pod: pod, Name: name, Attrs: attrs}
+	ev := func(at int, pod, name string, attrs map[string]any) checker.Event {
+		return checker.Event{At: time.Duration(at) * time.Millisecond, Pod: pod, Name: name, Attrs: attrs}
 	}
 	return scenarios.Result{
 		Name: "confirm-timeout", Row: "4", Seed: 7,
-		Events: []scenarios.HistoryEvent{
+		Events: []checker.Event{
 			ev(10, "relay-1", "claim", map[string]any{"count": 1.0, "ids": []any{1.0}}),
 			ev(20, "relay-1", "publish", map[string]any{"message_id": "notification-outbox-1", "outcome": "timed-out"}),
 			ev(30, "worker-1", "delivery", map[string]any{"message_id": "notification-outbox-1", "redelivered": false}),
@@ -22,7 +23,7 @@ func sample() scenarios.Result {
 			ev(50, "worker-1", "ack", map[string]any{"message_id": "notification-outbox-1", "why": "sent"}),
 			ev(60, "cleanup-1", "alert", map[string]any{"kind": "SENDING_TIMEOUT"}),
 		},
-		Faults: []scenarios.FaultRecord{
+		Faults: []checker.FaultRecord{
 			{Kind: "latency", Target: "rabbitmq-relay", Start: 15 * time.Millisecond, At: 35 * time.Millisecond, Fired: true},
 			{Kind: "kill-point", Target: "worker-1", At: 45 * time.Millisecond, Fired: true, Detail: "worker.after-send"},
 		},
@@ -59,7 +60,7 @@ func TestSequenceDiagram(t *testing.T) {
 func TestWriteReliability(t *testing.T) {
 	t.Parallel()
 	r := sample()
-	r.Verdict = scenarios.Verdict{Intents: 1, DeliveredOnce: 1}
+	r.Verdict = checker.Verdict{Intents: 1, DeliveredOnce: 1}
 	var b strings.Builder
 	err := WriteReliability(&b, Reliability{
 		Env:       Environment{Go: "go1.x", Postgres: "15", RabbitMQ: "3.10", Cores: 2, Commit: "abc"},

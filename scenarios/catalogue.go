@@ -1,31 +1,16 @@
 package scenarios
 
 import (
-	"context"
-	"fmt"
-	"slices"
-	"strings"
 	"time"
 
-	amqp "github.com/rabbitmq/amqp091-go"
-
+	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/fakevendor"
 	"github.com/outboxchaos/outboxchaos/faults"
-	"github.com/outboxchaos/outboxchaos/system/broker"
-	"github.com/outboxchaos/outboxchaos/system/clock"
-	"github.com/outboxchaos/outboxchaos/system/config"
-	"github.com/outboxchaos/outboxchaos/system/killpoint"
+	kp "github.com/outboxchaos/outboxchaos/system/killpoint"
 	"github.com/outboxchaos/outboxchaos/system/notification"
 )
 
-// waitLong bounds a wait for something that must happen: generous, so only
-// a condition that never comes (a canary, a real bug) reaches it.
-const waitLong = 30 * time.Second
-
-// mid is the message_id of outbox row id.
-func mid(id int64) string { return notification.MessageID(id) }
-
-// Catalogue returns every named scenario, in SPEC table order.
+// Catalogue returns every named scenario, in the failure table's order.
 func Catalogue() []*Scenario {
 	return []*Scenario{
 		{
@@ -33,252 +18,96 @@ func Catalogue() []*Scenario {
 			Description: "the batch job dies before its outbox transaction commits; the re-run recomputes the same dedup keys",
 			Fault:       "kill-point job.before-commit (SIGKILL) in the job pod",
 			Outcome:     "no row after the crash; re-run inserts each once; a third run inserts 0; every notification sent once",
-			Drive: func(ctx context.Context, e *Env) error {
-				p, err := e.Start(ctx, "job", WithArgs("--kinds", "all"), Killpoint(killpoint.JobBeforeCommit))
-				if err != nil {
-					return err
-				}
-				if err := e.ExpectKilled(ctx, p, killpoint.JobBeforeCommit); err != nil {
-					return err
-				}
-				if n, err := e.Count(ctx, `SELECT count(*) FROM notification_outbox`); err != nil || n != 0 {
-					return fmt.Errorf("after the crash want 0 outbox rows, got %d (%v)", n, err)
-				}
-				for run := 1; run <= 2; run++ {
-					if err := e.Enqueue(ctx); err != nil {
-						return err
-					}
-					n, err := e.Count(ctx, `SELECT count(*) FROM notification_outbox`)
-					if err != nil || n != 12 {
-						return fmt.Errorf("after re-run %d want 12 outbox rows, got %d (%v)", run, n, err)
-					}
-				}
-				return e.Pipeline(ctx)
+			Steps: []Step{
+				startWith("job", kill(kp.JobBeforeCommit)), await(killed("job-1")),
+				assert(outboxRows("", 0)),
+				enqueue(), assert(outboxRows("", 12)),
+				enqueue(), assert(outboxRows("", 12)),
+				pipeline(),
 			},
-			Expect: allOnce,
+			Expect: rules(allOnce),
 		},
 		{
 			Name: "pending-before-relay", Row: "2",
 			Description: "the job committed but no relay has run yet; the rows wait as PENDING and go out on the next run",
 			Fault:       "no relay running after the commit; the relay's clock starts one minute later",
 			Outcome:     "rows stay PENDING while no relay runs, then each is sent once",
-			Drive: func(ctx context.Context, e *Env) error {
-				if err := e.Enqueue(ctx); err != nil {
-					return err
-				}
-				if err := e.StartAll(ctx, "worker", "cleanup"); err != nil {
-					return err
-				}
-				n, err := e.Count(ctx, `SELECT count(*) FROM notification_outbox WHERE status = 'PENDING'`)
-				if err != nil {
-					return err
-				}
-				// The relay first runs a virtual minute after the commit, so
-				// every row is older than any recent window a poller looks at.
-				e.Fault("relay-absent", "relay", n == 6, fmt.Sprintf("%d rows PENDING with no relay for one minute", n))
-				if _, err := e.Start(ctx, "relay", WithClock(e.ClockIn(time.Minute))); err != nil {
-					return err
-				}
-				return e.WaitCount(ctx, waitLong, 6, `SELECT count(*) FROM notification_outbox WHERE status = 'PUBLISHED'`)
+			Steps: []Step{
+				enqueue(), start("worker", "cleanup"), assert(outboxRows("PENDING", 6)),
+				note(startWith("relay", clockBy(time.Minute)), "every row is older than any recent window a poller looks at"),
+				await(outboxRows("PUBLISHED", 6)),
 			},
-			Expect: allOnce,
+			Expect: rules(allOnce),
 		},
 		{
 			Name: "expired-before-relay", Row: "2*",
 			Description: "the relay first runs after the rows' scheduled date has passed",
 			Fault:       "clock jump: the relay's virtual clock is the next day",
 			Outcome:     "every row EXPIRED with an alert naming it; nothing sent",
-			Drive: func(ctx context.Context, e *Env) error {
-				if err := e.Enqueue(ctx); err != nil {
-					return err
-				}
-				tomorrow := clock.NewVirtual(nextDay(e.Day, 10, 0), 1).Setting()
-				if err := e.StartAll(ctx, "worker", "cleanup"); err != nil {
-					return err
-				}
-				if _, err := e.Start(ctx, "relay", WithClock(tomorrow)); err != nil {
-					return err
-				}
-				err := e.WaitCount(ctx, 20*time.Second, 6, `SELECT count(*) FROM notification_outbox WHERE status = 'EXPIRED'`)
-				e.Fault("clock-jump", "relay", err == nil, "relay clock +1 day")
-				return err
+			Steps: []Step{
+				enqueue(), start("worker", "cleanup"), startWith("relay", clockAt("+1d 10:00")),
+				await(outboxRows("EXPIRED", 6)),
 			},
-			Expect: func(e *Env, s State, v Verdict) error {
-				return all(lost(6)(e, s, v), alertsOfKind(s, "EXPIRED", 6), ledgerSize(s, 0))
-			},
+			Expect: rules(lost(6), alerts(checker.AlertExpired, 6), handsets(0)),
 		},
 		{
 			Name: "relay-crash-after-claim", Row: "3",
 			Description: "the relay dies after its claim committed, before publishing",
 			Fault:       "kill-point relay.after-claim (SIGKILL) in relay-1",
 			Outcome:     "rows stay PUBLISHING until the lease passes, then CLAIM_EXPIRED → PENDING → republished; each sent once",
-			Drive: func(ctx context.Context, e *Env) error {
-				if err := e.Enqueue(ctx); err != nil {
-					return err
-				}
-				p, err := e.Start(ctx, "relay", Killpoint(killpoint.RelayAfterClaim))
-				if err != nil {
-					return err
-				}
-				if err := e.ExpectKilled(ctx, p, killpoint.RelayAfterClaim); err != nil {
-					return err
-				}
-				if n, err := e.Count(ctx, `SELECT count(*) FROM notification_outbox WHERE status = 'PUBLISHING' AND claimed_by = 'relay-1'`); err != nil || n != 6 {
-					return fmt.Errorf("want 6 rows PUBLISHING by relay-1 after the crash, got %d (%v)", n, err)
-				}
-				if err := e.Pipeline(ctx); err != nil {
-					return err
-				}
-				return e.WaitEvent(ctx, 20*time.Second, "reclaim", nil)
+			Steps: []Step{
+				enqueue(), startWith("relay", kill(kp.RelayAfterClaim)), await(killed("relay-1")),
+				assert(Cond{Rows: &Rows{Table: "outbox", Status: "PUBLISHING", ClaimedBy: "relay-1", N: 6}}),
+				pipeline(), await(eventOf("reclaim")),
 			},
-			Expect: allOnce,
+			Expect: rules(allOnce),
 		},
 		{
 			Name: "confirm-timeout", Row: "4",
 			Description: "no confirm within the 5 s (here 600 ms) timeout: once because the confirms are late, once because the publishes never arrived",
 			Fault:       "Toxiproxy latency 1.5 s on RabbitMQ → relay (publishes delivered, confirms late); then a stall on relay → RabbitMQ (publishes lost)",
 			Outcome:     "indefinite outcome treated as failure: backoff republish; the queue may hold copies, the inbox lets one through; nothing lost",
-			Drive: func(ctx context.Context, e *Env) error {
-				if err := e.Enqueue(ctx); err != nil {
-					return err
-				}
-				if err := e.Pipeline(ctx); err != nil {
-					return err
-				}
-				if err := e.WaitFor(ctx, 20*time.Second, "first batch sent", ledgerAtLeast(e, 6)); err != nil {
-					return err
-				}
-				f, err := e.AMQPRelay.Latency(ctx, faults.Downstream, 1500*time.Millisecond, 0)
-				if err != nil {
-					return err
-				}
-				if err := e.Enqueue(ctx, WithArgs("--per-kind", "2")); err != nil {
-					return err
-				}
-				werr := e.WaitEvent(ctx, 20*time.Second, "publish", func(ev faults.Event) bool { return ev.Str("outcome") == "timed-out" })
-				if err := f.Remove(); err != nil {
-					return err
-				}
-				e.NetFault(f)
-				if werr != nil {
-					return werr
-				}
-				// The copies reach handsets before the relay's republish; wait
-				// for the republish too, so the relay holds a live connection.
-				if err := e.WaitCount(ctx, 20*time.Second, 12, `SELECT count(*) FROM notification_outbox WHERE status = 'PUBLISHED'`); err != nil {
-					return err
-				}
-				// And for the copy to reach a worker, so the run never
-				// settles with it in flight.
-				if err := awaitCopies(ctx, e, 1); err != nil {
-					return err
-				}
-				// Phase 2: the publishes themselves vanish.
-				timedOut := len(e.Events("publish"))
-				stall, err := e.AMQPRelay.Timeout(ctx, faults.Upstream, 0)
-				if err != nil {
-					return err
-				}
-				if err := e.Enqueue(ctx, WithArgs("--per-kind", "3")); err != nil {
-					return err
-				}
-				werr = e.WaitEvent(ctx, 20*time.Second, "publish", func(ev faults.Event) bool {
-					return ev.Str("outcome") == "timed-out" && len(e.Events("publish")) > timedOut
-				})
-				if err := stall.Remove(); err != nil {
-					return err
-				}
-				e.NetFault(stall)
-				return werr
+			Steps: []Step{
+				enqueue(), pipeline(), await(ledger(6)),
+				during(fs(latency("rabbitmq-relay", faults.Downstream, 1500*time.Millisecond)), eventWith("publish", "outcome", "timed-out"),
+					enqueueN(2)),
+				note(await(outboxRows("PUBLISHED", 12)), "the republish too, so the relay holds a live connection"),
+				note(await(copiesSeen(1)), "the copy reached a worker: the run never settles with it in flight"),
+				during(fs(stall("rabbitmq-relay", faults.Upstream)),
+					Cond{Event: &EventCond{Name: "publish", Attrs: map[string]string{"outcome": "timed-out"}, Fresh: true}},
+					enqueueN(3)),
 			},
-			Expect: func(e *Env, s State, v Verdict) error {
-				return all(allOnce(e, s, v), copiesSeen(e, 1))
-			},
+			Expect: rules(allOnce, copies(1)),
 		},
 		{
 			Name: "relay-crash-after-confirm", Row: "5",
 			Description: "the broker confirmed, the relay dies before marking PUBLISHED",
 			Fault:       "kill-point relay.after-confirm (SIGKILL) in relay-1",
 			Outcome:     "republished with the same message_id after the lease; the inbox blocks the copy; each sent once",
-			Drive: func(ctx context.Context, e *Env) error {
-				if err := e.Enqueue(ctx); err != nil {
-					return err
-				}
-				if err := e.StartAll(ctx, "worker", "cleanup"); err != nil {
-					return err
-				}
-				p, err := e.Start(ctx, "relay", Killpoint(killpoint.RelayAfterConfirm))
-				if err != nil {
-					return err
-				}
-				if err := e.ExpectKilled(ctx, p, killpoint.RelayAfterConfirm); err != nil {
-					return err
-				}
-				if err := e.WaitFor(ctx, 20*time.Second, "first copies sent", ledgerAtLeast(e, 6)); err != nil {
-					return err
-				}
-				if _, err := e.Start(ctx, "relay"); err != nil {
-					return err
-				}
-				if err := e.WaitCount(ctx, 20*time.Second, 6, `SELECT count(*) FROM notification_outbox WHERE status = 'PUBLISHED'`); err != nil {
-					return err
-				}
-				return awaitCopies(ctx, e, 6)
+			Steps: []Step{
+				enqueue(), start("worker", "cleanup"), startWith("relay", kill(kp.RelayAfterConfirm)), await(killed("relay-1")),
+				await(ledger(6)), start("relay"), await(outboxRows("PUBLISHED", 6)), await(copiesSeen(6)),
 			},
-			Expect: func(e *Env, s State, v Verdict) error {
-				return all(allOnce(e, s, v), copiesSeen(e, 6))
-			},
+			Expect: rules(allOnce, copies(6)),
 		},
 		{
 			Name: "overlapping-relays", Row: "6", PerKind: 10,
 			// Small batches polled every 10 ms; a lease and a confirm timeout
 			// no run can outlast, so any row claimed twice was claimed by
 			// overlapping runs.
-			Configure: func(c *config.Config) {
-				c.BatchSize, c.RelayInterval, c.ConfirmTimeout, c.Lease = 5, 10*time.Millisecond, 10*time.Second, 30*time.Second
-			},
+			Config:      map[string]string{"batch-size": "5", "relay-interval": "10ms", "confirm-timeout": "10s", "lease": "30s"},
 			Description: "three relay runs overlap on the same outbox",
 			Fault:       "a claim held open on the first batch's rows (row locks in an open transaction) while three relay pods poll every 10 ms, batch size 5, 60 rows",
 			Outcome:     "SKIP LOCKED hands them disjoint rows: they skip the held batch and take the rest; each sent once",
-			Drive: func(ctx context.Context, e *Env) error {
-				if err := e.Enqueue(ctx); err != nil {
-					return err
-				}
-				h, held, err := e.holdRows(ctx, 5)
-				if err != nil {
-					return err
-				}
-				defer func() { _ = h.Release(context.WithoutCancel(ctx)) }()
-				if err := e.StartAll(ctx, "relay", "relay", "relay", "worker", "cleanup"); err != nil {
-					return err
-				}
-				// Either two relays wait on the held rows (a claim that does not
-				// skip locked rows) or the relays have claimed every other row
-				// around them: the overlap has happened either way.
-				how := ""
-				werr := e.WaitFor(ctx, waitLong, "relays meeting the held claim", func(ctx context.Context) (bool, error) {
-					n, err := h.Waiters(ctx, e.Pool)
-					if err != nil || n >= 2 {
-						how = fmt.Sprintf("%d relay claims waited on the held rows", n)
-						return err == nil, err
-					}
-					c, err := e.Count(ctx, `SELECT count(*) FROM notification_outbox WHERE status <> 'PENDING'`)
-					how = fmt.Sprintf("%d other rows claimed around the held rows %v", c, held)
-					return c == 55, err
-				})
-				rerr := h.Release(ctx)
-				e.Fault("held-claim", "relays", werr == nil, how)
-				if werr != nil {
-					return werr
-				}
-				if rerr != nil {
-					return rerr
-				}
-				return e.WaitCount(ctx, waitLong, 60, `SELECT count(*) FROM notification_outbox WHERE status = 'PUBLISHED'`)
+			Steps: []Step{
+				enqueue(),
+				note(during(fs(faults.Spec{Kind: "hold-rows", Rows: 5}),
+					anyOf(Cond{Waiters: 2}, Cond{Rows: &Rows{Table: "outbox", NotStatus: "PENDING", N: 55}}),
+					start("relay", "relay", "relay", "worker", "cleanup")),
+					"two relays waiting on the held rows (a claim that does not skip locked rows) or every other row claimed around them: the overlap happened either way"),
+				await(outboxRows("PUBLISHED", 60)),
 			},
-			Expect: func(e *Env, s State, v Verdict) error {
-				return all(allOnce(e, s, v), disjointClaims(e))
-			},
+			Expect: rules(allOnce, checker.Rule{Rule: "disjoint-claims"}),
 		},
 		{
 			Name: "stale-relay", Row: "3/5",
@@ -286,88 +115,38 @@ func Catalogue() []*Scenario {
 			Description: "a relay run loses its lease while waiting for confirms; another run takes the rows over",
 			Fault:       "relay-1's confirms held back (its confirm timeout is 60 s) until relay-2 has reclaimed the rows and died after their confirm",
 			Outcome:     "the run that lost its lease writes 0 rows; the rows are republished with the same message_id; each sent once",
-			Drive: func(ctx context.Context, e *Env) error {
-				if err := e.StartAll(ctx, "worker", "cleanup"); err != nil {
-					return err
-				}
-				r1, err := e.Start(ctx, "relay", WithEnv("OUTBOXCHAOS_CONFIRM_TIMEOUT=60s"))
-				if err != nil {
-					return err
-				}
-				// One row first, so relay-1 holds a broker connection.
-				if err := e.Enqueue(ctx, WithArgs("--kinds", "GRADE_RENEWAL")); err != nil {
-					return err
-				}
-				if err := e.WaitFor(ctx, 20*time.Second, "first row sent", ledgerAtLeast(e, 1)); err != nil {
-					return err
-				}
-				// Hold relay-1's confirms back until relay-2 is dead: removing
-				// a latency toxic lets what it held through at once.
-				f, err := e.AMQPRelay.Latency(ctx, faults.Downstream, time.Hour, 0)
-				if err != nil {
-					return err
-				}
-				// Five rows in one job transaction, so relay-1 claims them in one run.
-				if err := e.Enqueue(ctx, WithArgs("--kinds", "MONTHLY_AWARDS_WINNING", "--per-kind", "5")); err != nil {
-					return err
-				}
-				if err := e.WaitCount(ctx, 20*time.Second, 5, `SELECT count(*) FROM notification_outbox WHERE status = 'PUBLISHING' AND claimed_by = $1`, r1.Name()); err != nil {
-					return err
-				}
-				// relay-2 reaches RabbitMQ through the worker's link, without latency.
-				r2, err := e.Start(ctx, "relay", Killpoint(killpoint.RelayAfterConfirm),
-					WithEnv("OUTBOXCHAOS_AMQP_URL="+replaceHost(e.SB.AMQPURL, e.AMQPWorker.Addr())))
-				if err != nil {
-					return err
-				}
-				kerr := e.ExpectKilled(ctx, r2, killpoint.RelayAfterConfirm)
-				if err := f.Remove(); err != nil {
-					return err
-				}
-				e.NetFault(f)
-				if kerr != nil {
-					return kerr
-				}
-				if err := e.WaitFor(ctx, waitLong, "relay-1's late confirms", func(context.Context) (bool, error) {
-					return len(podEvents(e, "mark", r1.Name())) >= 2, nil
-				}); err != nil {
-					return err
-				}
-				_, err = e.Start(ctx, "relay")
-				return err
+			Steps: []Step{
+				start("worker", "cleanup"),
+				{Do: "start", Roles: []string{"relay"}, Env: []string{"OUTBOXCHAOS_CONFIRM_TIMEOUT=60s"}},
+				note(Step{Do: "enqueue", Kinds: []notification.Kind{notification.GradeRenewal}}, "one row first, so relay-1 holds a broker connection"),
+				await(ledger(1)),
+				note(during(fs(latency("rabbitmq-relay", faults.Downstream, time.Hour)), killed("relay-2"),
+					note(Step{Do: "enqueue", Kinds: []notification.Kind{notification.MonthlyAwardsWinning}, PerKind: 5}, "five rows in one transaction: relay-1 claims them in one run"),
+					await(Cond{Rows: &Rows{Table: "outbox", Status: "PUBLISHING", ClaimedBy: "relay-1", N: 5}}),
+					note(Step{Do: "start", Roles: []string{"relay"}, Link: "rabbitmq-worker", Faults: fs(kill(kp.RelayAfterConfirm))},
+						"relay-2 reaches RabbitMQ through the worker's link, without latency")),
+					"removing a latency toxic lets what it held through at once"),
+				await(podEvent("mark", "relay-1", 2)),
+				start("relay"),
 			},
-			Expect: func(e *Env, s State, v Verdict) error {
-				// relay-1's second run: every row's lease was taken over, so
-				// its mark must write nothing.
-				var second int64 = -1
-				if marks := podEvents(e, "mark", "relay-1"); len(marks) >= 2 {
-					second, _ = marks[1].Int("count")
-				}
-				return all(allOnce(e, s, v), expectInt("rows relay-1 marked after losing its lease", int(second), 0),
-					expectInt("relay-1 lost-lease events", min(len(podEvents(e, "lost-lease", "relay-1")), 5), 5))
-			},
+			Expect: rules(allOnce, checker.Rule{Rule: "late-mark", Pod: "relay-1", N: 0},
+				checker.Rule{Rule: "events", Event: "lost-lease", Pod: "relay-1", N: 5}),
 		},
 		{
 			Name: "worker-crash-before-claim", Row: "7",
 			Description: "the worker dies after the pre-checks, before its claim INSERT",
 			Fault:       "kill-point worker.before-claim (SIGKILL) in worker-1",
 			Outcome:     "not acked → redelivered → the next consumer sends it once",
-			Drive: func(ctx context.Context, e *Env) error {
-				return crashWorker(ctx, e, Killpoint(killpoint.WorkerBeforeClaim), killpoint.WorkerBeforeClaim)
-			},
-			Expect: allOnce,
+			Steps:       crashWorker(kill(kp.WorkerBeforeClaim)),
+			Expect:      rules(allOnce),
 		},
 		{
 			Name: "worker-crash-after-claim", Row: "8",
 			Description: "the worker is killed after its claim committed, before the vendor call",
 			Fault:       "kill-point worker.after-claim (SIGKILL) in worker-1",
 			Outcome:     "SENDING stays; the redelivery does not send; cleanup turns it into ERROR + alert (lost, visibly)",
-			Drive: func(ctx context.Context, e *Env) error {
-				return crashWorker(ctx, e, Killpoint(killpoint.WorkerAfterClaim), killpoint.WorkerAfterClaim)
-			},
-			Expect: func(e *Env, s State, v Verdict) error {
-				return all(lost(1)(e, s, v), alertsOfKind(s, "SENDING_TIMEOUT", 1), ledgerSize(s, 5))
-			},
+			Steps:       crashWorker(kill(kp.WorkerAfterClaim)),
+			Expect:      rules(lost(1), alerts(checker.AlertSendingTimeout, 1), handsets(5)),
 		},
 		vendorUnknown("vendor-timeout", fakevendor.AcceptHang, fakevendor.Hang,
 			"the vendor call times out: once after the message reached the phone, once before"),
@@ -378,202 +157,75 @@ func Catalogue() []*Scenario {
 			Description: "the vendor accepted, the result UPDATE fails",
 			Fault:       "failpoint worker.result-update in worker-1",
 			Outcome:     "error log + alert, ack; SENDING blocks redelivery; cleanup → ERROR + alert; sent once",
-			Drive: func(ctx context.Context, e *Env) error {
-				return failWorker(ctx, e, killpoint.FailResultUpdate, "result-failed")
-			},
-			Expect: func(e *Env, s State, v Verdict) error {
-				return all(allOnce(e, s, v), alertsOfKind(s, "RESULT_WRITE_FAILED", 1), alertsOfKind(s, "SENDING_TIMEOUT", 1),
-					expectInt("ERROR rows that reached the handset", v.ErrorDelivered, 1))
-			},
+			Steps:       failWorker(kp.FailResultUpdate, "result-failed"),
+			Expect: rules(allOnce, alerts(checker.AlertResultWriteFailed, 1), alerts(checker.AlertSendingTimeout, 1),
+				errorDelivered(1)),
 		},
 		{
 			Name: "worker-crash-before-ack", Row: "11",
 			Description: "the result is written, the worker dies before the ack",
 			Fault:       "kill-point worker.after-result (SIGKILL) in worker-1",
 			Outcome:     "redelivered → history row exists → skipped; sent once",
-			Drive: func(ctx context.Context, e *Env) error {
-				if err := crashWorker(ctx, e, Killpoint(killpoint.WorkerAfterResult), killpoint.WorkerAfterResult); err != nil {
-					return err
-				}
-				return awaitPeekSkip(ctx, e)
-			},
-			Expect: func(e *Env, s State, v Verdict) error {
-				return all(allOnce(e, s, v), peekSkips(e, 1), inboxAll(s, "SENT"))
-			},
+			Steps:       append(crashWorker(kill(kp.WorkerAfterResult)), await(peekSkipped(1))),
+			Expect:      rules(allOnce, peekSkips(1), checker.Rule{Rule: "inbox-all", Status: "SENT"}),
 		},
 		{
 			Name: "vendor-rejects", Row: "12", PerKind: 3,
 			Description: "definitely-not-sent failures: 401, 403, 429, token failure, connection refused",
 			Fault:       "fake vendor answers 401 / 403 / 429×2 / token 500 once; then the vendor link is down when the next batch arrives",
 			Outcome:     "claim deleted and retried (in-listener, then the retry queue); each sent once",
-			Drive: func(ctx context.Context, e *Env) error {
-				rules := []fakevendor.Rule{
-					{RefKey: mid(1), Mode: fakevendor.Status401, Times: 1},
-					{RefKey: mid(2), Mode: fakevendor.Status403, Times: 1},
-					{RefKey: mid(3), Mode: fakevendor.Status429, Times: 2},
-					{Mode: fakevendor.TokenFail, Times: 1},
-				}
-				for _, r := range rules {
-					if err := e.Vendor.AddRule(r); err != nil {
-						return err
-					}
-				}
-				if err := e.Enqueue(ctx); err != nil {
-					return err
-				}
-				if err := e.Pipeline(ctx); err != nil {
-					return err
-				}
-				// Every response read and written down, so no call is in
-				// flight when the link goes down.
-				if err := e.WaitCount(ctx, waitLong, 18, `SELECT count(*) FROM notification_histories WHERE status = 'SENT'`); err != nil {
-					return err
-				}
-				// Connection refused: cut the vendor link while the worker is
-				// idle (a cut mid-request would be an unknown outcome, row 9)
-				// and holds a token, then enqueue more.
-				down, err := e.VendorLink.Down()
-				if err != nil {
-					return err
-				}
-				if err := e.Enqueue(ctx, WithArgs("--per-kind", "4")); err != nil {
-					return err
-				}
-				werr := e.WaitEvent(ctx, 20*time.Second, "vendor-call", func(ev faults.Event) bool { return ev.Str("code") == "CONN_REFUSED" })
-				if err := down.Remove(); err != nil {
-					return err
-				}
-				e.Fault("down", "vendor", werr == nil, "connection refused seen by the worker")
-				if werr != nil {
-					return werr
-				}
-				if err := e.WaitFor(ctx, 20*time.Second, "all sent", ledgerAtLeast(e, 24)); err != nil {
-					return err
-				}
-				fired := e.Vendor.Fired()
-				for _, m := range []fakevendor.Mode{fakevendor.Status401, fakevendor.Status403, fakevendor.Status429, fakevendor.TokenFail} {
-					e.Fault("vendor", string(m), fired[m] > 0, fmt.Sprintf("fired %d times", fired[m]))
-				}
-				return nil
+			Steps: []Step{
+				note(during(fs(vendorMode(fakevendor.Status401, 1, 1), vendorMode(fakevendor.Status403, 2, 1),
+					vendorMode(fakevendor.Status429, 3, 2), faults.Spec{Kind: "vendor", Mode: string(fakevendor.TokenFail), Times: 1}),
+					inboxRows("SENT", 18), enqueue(), pipeline()),
+					"every response read and written down, so no call is in flight when the link goes down"),
+				note(during(fs(linkDown("vendor")), eventWith("vendor-call", "code", "CONN_REFUSED"), enqueueN(4)),
+					"connection refused: the link is cut while the worker is idle (a cut mid-request would be row 9)"),
+				await(ledger(24)),
 			},
-			Expect: allOnce,
+			Expect: rules(allOnce),
 		},
 		{
 			Name: "worker-crash-after-send", Row: "8/10",
 			Description: "the worker dies after the vendor accepted, before the result UPDATE",
 			Fault:       "kill-point worker.after-send (SIGKILL) in worker-1",
 			Outcome:     "redelivered → its SENDING claim blocks a resend; cleanup → ERROR + alert; the phone got it once",
-			Drive: func(ctx context.Context, e *Env) error {
-				if err := crashWorker(ctx, e, Killpoint(killpoint.WorkerAfterSend), killpoint.WorkerAfterSend); err != nil {
-					return err
-				}
-				return awaitPeekSkip(ctx, e)
-			},
-			Expect: func(e *Env, s State, v Verdict) error {
-				return all(allOnce(e, s, v), peekSkips(e, 1), alertsOfKind(s, "SENDING_TIMEOUT", 1),
-					expectInt("ERROR rows that reached the handset", v.ErrorDelivered, 1))
-			},
+			Steps:       append(crashWorker(kill(kp.WorkerAfterSend)), await(peekSkipped(1))),
+			Expect:      rules(allOnce, peekSkips(1), alerts(checker.AlertSendingTimeout, 1), errorDelivered(1)),
 		},
 		{
 			Name: "worker-shutdown-mid-send", Row: "§5",
 			Description: "the worker is asked to stop (SIGTERM) while a vendor call is in flight",
-			Fault:       "SIGTERM to worker-1 during its vendor call for " + mid(1) + " (the vendor accepts, then hangs)",
+			Fault:       "SIGTERM to worker-1 during its vendor call for notification-outbox-1 (the vendor accepts, then hangs)",
 			Outcome:     "steps 3–5 finish despite the stop: ERROR + alert for the unknown outcome, no resend by the next worker",
-			Drive: func(ctx context.Context, e *Env) error {
-				if err := e.Vendor.AddRule(fakevendor.Rule{RefKey: mid(1), Mode: fakevendor.AcceptHang}); err != nil {
-					return err
-				}
-				if err := e.Enqueue(ctx); err != nil {
-					return err
-				}
-				w, err := e.Start(ctx, "worker")
-				if err != nil {
-					return err
-				}
-				if err := e.StartAll(ctx, "relay", "cleanup"); err != nil {
-					return err
-				}
-				if err := e.WaitFor(ctx, 20*time.Second, "vendor call for "+mid(1)+" in flight", func(context.Context) (bool, error) {
-					return e.Vendor.Count(mid(1)) == 1, nil
-				}); err != nil {
-					return err
-				}
-				n, err := e.Count(ctx, `SELECT count(*) FROM notification_histories WHERE message_id = $1 AND status = 'SENDING'`, mid(1))
-				if err != nil {
-					return err
-				}
-				e.Logf("harness", "SIGTERM %s while its vendor call is in flight", w.Name())
-				stopErr := w.Stop(10 * time.Second)
-				e.Fault("sigterm", w.Name(), n == 1, "during the vendor call")
-				if stopErr != nil {
-					return stopErr
-				}
-				_, err = e.Start(ctx, "worker")
-				return err
+			Steps: []Step{
+				inject(vendorMode(fakevendor.AcceptHang, 1, 0)),
+				enqueue(), start("worker", "relay", "cleanup"),
+				await(Cond{InFlight: 1}),
+				assert(Cond{Rows: &Rows{Table: "inbox", Status: "SENDING", Msg: 1, N: 1}}),
+				inject(faults.Spec{Kind: "sigterm", Pod: "worker-1"}),
+				start("worker"),
 			},
-			Expect: func(e *Env, s State, v Verdict) error {
-				return all(allOnce(e, s, v), alertsOfKind(s, "VENDOR_UNKNOWN", 1),
-					expectInt("ERROR rows that reached the handset", v.ErrorDelivered, 1))
-			},
+			Expect: rules(allOnce, alerts(checker.AlertVendorUnknown, 1), errorDelivered(1)),
 		},
 		{
 			Name: "unroutable-publish", Row: "§4",
 			Description: "the exchange has no binding for the main queue when the relay publishes",
 			Fault:       "the operator unbinds the main queue; mandatory publishes come back as basic.return (and are still acked)",
 			Outcome:     "a returned message is a failure: PENDING with backoff, republished once the binding is back; sent once",
-			Drive: func(ctx context.Context, e *Env) error {
-				if err := e.Pipeline(ctx); err != nil {
-					return err
-				}
-				if err := e.WaitFor(ctx, 20*time.Second, "relay and worker up", func(context.Context) (bool, error) {
-					return countEvents(e, "start", "relay") == 1 && countEvents(e, "consume-start", "worker") >= 1, nil
-				}); err != nil {
-					return err
-				}
-				if err := e.binding(false); err != nil {
-					return err
-				}
-				if err := e.Enqueue(ctx); err != nil {
-					return err
-				}
-				werr := e.WaitEvent(ctx, 20*time.Second, "publish", func(ev faults.Event) bool { return ev.Str("outcome") == "returned" })
-				e.Fault("unbind", "main queue", werr == nil, "publish returned")
-				if err := e.binding(true); err != nil {
-					return err
-				}
-				return werr
+			Steps: []Step{
+				pipeline(), await(allOf(podEvent("start", "relay-", 1), podEvent("consume-start", "worker-", 1))),
+				during(fs(faults.Spec{Kind: "unbind"}), eventWith("publish", "outcome", "returned"), enqueue()),
 			},
-			Expect: func(e *Env, s State, v Verdict) error {
-				returned := map[int64]bool{}
-				for _, ev := range e.Events("publish") {
-					if ev.Str("outcome") == "returned" {
-						id, _ := ev.Int("outbox_id")
-						returned[id] = true
-					}
-				}
-				var errs []error
-				for _, r := range s.Outbox {
-					if returned[r.ID] && r.Attempts == 0 {
-						errs = append(errs, fmt.Errorf("row %d was returned but not counted as a failed attempt", r.ID))
-					}
-				}
-				if len(returned) == 0 {
-					errs = append(errs, fmt.Errorf("no publish was returned"))
-				}
-				return all(append(errs, allOnce(e, s, v))...)
-			},
+			Expect: rules(allOnce, checker.Rule{Rule: "returned-counted"}),
 		},
 		{
 			Name: "claim-response-lost", Row: "extra",
 			Description: "the claim INSERT commits but its response never reaches the worker",
 			Fault:       "failpoint worker.claim-response in worker-1 (error after the commit)",
 			Outcome:     "requeued; the copy finds its own SENDING row and does not send; cleanup → ERROR + alert (lost, visibly)",
-			Drive: func(ctx context.Context, e *Env) error {
-				return failWorker(ctx, e, killpoint.FailClaimResponse, "claim-failed")
-			},
-			Expect: func(e *Env, s State, v Verdict) error {
-				return all(lost(1)(e, s, v), alertsOfKind(s, "SENDING_TIMEOUT", 1))
-			},
+			Steps:       failWorker(kp.FailClaimResponse, "claim-failed"),
+			Expect:      rules(lost(1), alerts(checker.AlertSendingTimeout, 1)),
 		},
 		{
 			Name: "anniversary-outbox-fails", Row: "extra", PerKind: 2,
@@ -581,186 +233,64 @@ func Catalogue() []*Scenario {
 			Description: "the anniversary job issued the coupon, then its outbox insert fails",
 			Fault:       "failpoint job.anniversary-outbox-insert in the job pod",
 			Outcome:     "the notification is lost on purpose (never twice) with an ANNIVERSARY_LOST alert; the other is sent once",
-			Drive: func(ctx context.Context, e *Env) error {
-				p, err := e.Run(ctx, "job", WithArgs("--kinds", e.Scenario.kindsArg()), Failpoint(killpoint.FailAnniversaryOutbox))
-				if p != nil {
-					e.Fault("failpoint", p.Name(), FailpointFired(p, killpoint.FailAnniversaryOutbox), killpoint.FailAnniversaryOutbox)
-				}
-				if err != nil {
-					return err
-				}
-				if n, err := e.Count(ctx, `SELECT count(*) FROM coupons`); err != nil || n != 2 {
-					return fmt.Errorf("want 2 coupons issued, got %d (%v)", n, err)
-				}
-				return e.Pipeline(ctx)
+			Steps: []Step{
+				{Do: "enqueue", Faults: fs(fail(kp.FailAnniversaryOutbox))},
+				assert(Cond{Rows: &Rows{Table: "coupons", N: 2}}),
+				pipeline(),
 			},
-			Expect: func(e *Env, s State, v Verdict) error {
-				return all(lost(1)(e, s, v), alertsOfKind(s, "ANNIVERSARY_LOST", 1), ledgerSize(s, 1))
-			},
+			Expect: rules(lost(1), alerts(checker.AlertAnniversaryLost, 1), handsets(1)),
 		},
 		{
-			Name: "ad-cutoff-deferral", Row: "2*",
-			Start:       func(now time.Time) time.Time { return clock.At(now, 20, 39).Add(50 * time.Second) },
+			Name: "ad-cutoff-deferral", Row: "2*", Start: "20:39:50",
 			Description: "advertising messages reach the relay after 20:40",
 			Fault:       "clock: the relay starts at 20:40:00, then a relay runs the next day at 08:00",
 			Outcome:     "ads deferred to 08:00 next day (not sent after the cut-off); past their scheduled date they are EXPIRED + alert; the rest sent once",
-			Drive: func(ctx context.Context, e *Env) error {
-				if err := e.Enqueue(ctx); err != nil {
-					return err
-				}
-				if err := e.StartAll(ctx, "worker", "cleanup"); err != nil {
-					return err
-				}
-				cut := clock.NewVirtual(clock.At(e.Day, 20, 40), 1).Setting()
-				r1, err := e.Start(ctx, "relay", WithClock(cut))
-				if err != nil {
-					return err
-				}
-				resume := nextDay(e.Day, 8, 0)
-				err = e.WaitCount(ctx, 20*time.Second, 2, `SELECT count(*) FROM notification_outbox
-					WHERE advertising AND status = 'PENDING' AND status_reason = 'AD_CUTOFF_DEFERRED' AND next_attempt_at = $1`, resume)
-				e.Fault("clock", "relay 20:40", err == nil, "ads deferred to "+resume.Format("2006-01-02 15:04"))
-				if err != nil {
-					return err
-				}
-				if err := e.WaitFor(ctx, 20*time.Second, "non-ads sent", ledgerAtLeast(e, 4)); err != nil {
-					return err
-				}
-				if err := r1.Stop(5 * time.Second); err != nil {
-					return err
-				}
-				if _, err := e.Start(ctx, "relay", WithClock(clock.NewVirtual(resume, 1).Setting())); err != nil {
-					return err
-				}
-				return e.WaitCount(ctx, 20*time.Second, 2, `SELECT count(*) FROM notification_outbox WHERE status = 'EXPIRED'`)
+			Steps: []Step{
+				enqueue(), start("worker", "cleanup"), startWith("relay", clockAt("20:40")),
+				await(Cond{Rows: &Rows{Table: "outbox", Status: "PENDING", Reason: "AD_CUTOFF_DEFERRED", Advertising: true, N: 2}}),
+				await(ledger(4)), stop("relay-1"),
+				startWith("relay", clockAt("+1d 08:00")), await(outboxRows("EXPIRED", 2)),
 			},
-			Expect: func(e *Env, s State, v Verdict) error {
-				return all(lost(2)(e, s, v), alertsOfKind(s, "EXPIRED", 2), ledgerSize(s, 4))
-			},
+			Expect: rules(lost(2), alerts(checker.AlertExpired, 2), handsets(4)),
 		},
 		{
 			Name: "parking-replay", Row: "extra", Kinds: []notification.Kind{notification.GradeRenewal},
 			Description: "an operator moves a parked message back to the main queue, twice",
 			Fault:       "vendor 401 until parked; then the operator replays the parked copy, and replays it again after it was sent",
 			Outcome:     "the first replay sends it once; the replay after it was sent is absorbed by the inbox",
-			Drive: func(ctx context.Context, e *Env) error {
-				if err := e.Vendor.AddRule(fakevendor.Rule{RefKey: mid(1), Mode: fakevendor.Status401}); err != nil {
-					return err
-				}
-				if err := e.Enqueue(ctx); err != nil {
-					return err
-				}
-				if err := e.Pipeline(ctx); err != nil {
-					return err
-				}
-				if err := e.WaitEvent(ctx, 30*time.Second, "park", nil); err != nil {
-					return err
-				}
-				e.Vendor.ResetRules()
-				msg, err := e.takeParked()
-				if err != nil {
-					return err
-				}
-				e.Fault("parked", mid(1), msg.MessageId == mid(1), "reason "+fmt.Sprint(msg.Headers[broker.HeaderFailureReason]))
-				if err := e.replay(msg); err != nil {
-					return err
-				}
-				if err := e.WaitFor(ctx, 20*time.Second, "sent after replay", ledgerAtLeast(e, 1)); err != nil {
-					return err
-				}
-				if err := e.WaitCount(ctx, 20*time.Second, 1, `SELECT count(*) FROM notification_histories WHERE status = 'SENT'`); err != nil {
-					return err
-				}
-				if err := e.replay(msg); err != nil {
-					return err
-				}
-				return e.WaitFor(ctx, 20*time.Second, "second replay absorbed", func(context.Context) (bool, error) {
-					return len(peekSkipEvents(e)) >= 1, nil
-				})
+			Steps: []Step{
+				during(fs(vendorMode(fakevendor.Status401, 1, 0)), eventOf("park"), enqueue(), pipeline()),
+				inject(faults.Spec{Kind: "replay-parked", Msg: 1}),
+				await(ledger(1)), await(inboxRows("SENT", 1)),
+				inject(faults.Spec{Kind: "replay-parked", Msg: 1}),
+				note(await(peekSkipped(1)), "the second replay absorbed"),
 			},
-			Expect: func(e *Env, s State, v Verdict) error {
-				return all(allOnce(e, s, v), alertsOfKind(s, "PARKED", 1))
-			},
+			Expect: rules(allOnce, alerts(checker.AlertParked, 1)),
 		},
 		{
-			Name: "schema-race", Row: "§7",
+			Name: "schema-race", Row: "§7", SelfMigrate: true,
 			Description: "six instances migrate a fresh schema while another instance is part-way through its migration",
 			Fault:       "a migration held open (its advisory lock taken, CREATE TABLE members uncommitted) until six migrate pods wait on it",
 			Outcome:     "they wait for pg_advisory_lock and then all succeed (without it: 23505 on pg_type_typname_nsp_index); the pipeline then sends each once",
-			Drive: func(ctx context.Context, e *Env) error {
-				h, err := e.holdMigration(ctx)
-				if err != nil {
-					return err
-				}
-				defer func() { _ = h.Release(context.WithoutCancel(ctx)) }()
-				var pods []*faults.Pod
-				for i := 0; i < 6; i++ {
-					p, err := e.Start(ctx, "migrate")
-					if err != nil {
-						return err
-					}
-					pods = append(pods, p)
-				}
-				werr := e.WaitFor(ctx, waitLong, "six migrators at the held migration", func(ctx context.Context) (bool, error) {
-					n, err := migratorsWaiting(ctx, e, h)
-					return n == len(pods), err
-				})
-				rerr := h.Release(ctx)
-				e.Fault("held-migration", "6 migrate pods", werr == nil, "every pod waited on the half-done migration")
-				if werr != nil {
-					return werr
-				}
-				if rerr != nil {
-					return rerr
-				}
-				for _, p := range pods {
-					if err := e.WaitExit(ctx, p, waitLong); err != nil {
-						return err
-					}
-					if p.ExitCode() != 0 {
-						return fmt.Errorf("%s failed (exit %d): %s", p.Name(), p.ExitCode(), p.Output())
-					}
-				}
-				if err := e.Enqueue(ctx); err != nil {
-					return err
-				}
-				return e.Pipeline(ctx)
+			Steps: []Step{
+				during(fs(faults.Spec{Kind: "hold-migration"}), Cond{Migrators: 6},
+					start("migrate", "migrate", "migrate", "migrate", "migrate", "migrate")),
+				await(Cond{Succeeded: "migrate-"}),
+				enqueue(), pipeline(),
 			},
-			Expect: allOnce,
+			Expect: rules(allOnce),
 		},
 		{
 			Name: "broker-restart", Row: "extra", PerKind: 5,
 			Description: "every RabbitMQ connection is cut mid-stream and refused for a while",
-			Fault:       "both RabbitMQ links down for 500 ms after the 5th message reached a handset",
+			Fault:       "both RabbitMQ links down after the 5th message reached a handset, until a pod reconnects",
 			Outcome:     "relay and worker reconnect; nothing lost, nothing twice",
-			Drive: func(ctx context.Context, e *Env) error {
-				if err := e.Enqueue(ctx); err != nil {
-					return err
-				}
-				if err := e.Pipeline(ctx); err != nil {
-					return err
-				}
-				if err := e.WaitFor(ctx, 20*time.Second, "stream under way", ledgerAtLeast(e, 5)); err != nil {
-					return err
-				}
-				var downs []*faults.Fault
-				for _, p := range []*faults.Proxy{e.AMQPRelay, e.AMQPWorker} {
-					f, err := p.Down()
-					if err != nil {
-						return err
-					}
-					downs = append(downs, f)
-				}
-				err := e.WaitEvent(ctx, 10*time.Second, "reconnect", nil)
-				for _, f := range downs {
-					if rerr := f.Remove(); rerr != nil {
-						return rerr
-					}
-					e.NetFault(f)
-				}
-				return err
+			Steps: []Step{
+				enqueue(), pipeline(), await(ledger(5)),
+				{Do: "during", Faults: fs(linkDown("rabbitmq-relay"), linkDown("rabbitmq-worker")), Cond: &Cond{Event: &EventCond{Name: "reconnect"}},
+					Timeout: faults.Duration(10 * time.Second)},
 			},
-			Expect: allOnce,
+			Expect: rules(allOnce),
 		},
 	}
 }
@@ -770,157 +300,23 @@ func Catalogue() []*Scenario {
 func vendorUnknown(name string, sent, notSent fakevendor.Mode, desc string) *Scenario {
 	return &Scenario{
 		Name: name, Row: "9", Description: desc,
-		Fault:   fmt.Sprintf("fake vendor %s for %s and %s for %s", sent, mid(1), notSent, mid(2)),
+		Fault:   "fake vendor " + string(sent) + " for notification-outbox-1 and " + string(notSent) + " for notification-outbox-2",
 		Outcome: "both ERROR + alert, never retried; the one that went out reached the phone once, the other is lost visibly",
-		Drive: func(ctx context.Context, e *Env) error {
-			for _, r := range []fakevendor.Rule{{RefKey: mid(1), Mode: sent}, {RefKey: mid(2), Mode: notSent}} {
-				if err := e.Vendor.AddRule(r); err != nil {
-					return err
-				}
-			}
-			if err := e.Enqueue(ctx); err != nil {
-				return err
-			}
-			if err := e.Pipeline(ctx); err != nil {
-				return err
-			}
-			err := e.WaitCount(ctx, 20*time.Second, 2, `SELECT count(*) FROM notification_histories WHERE status = 'ERROR'`)
-			fired := e.Vendor.Fired()
-			e.Fault("vendor", string(sent), fired[sent] > 0, mid(1))
-			e.Fault("vendor", string(notSent), fired[notSent] > 0, mid(2))
-			return err
+		Steps: []Step{
+			inject(vendorMode(sent, 1, 0), vendorMode(notSent, 2, 0)),
+			enqueue(), pipeline(), await(inboxRows("ERROR", 2)),
 		},
-		Expect: func(e *Env, s State, v Verdict) error {
-			calls := map[string]int{}
-			for _, c := range e.Vendor.CallLog() {
-				calls[c.RefKey]++
-			}
-			return all(lost(1)(e, s, v), alertsOfKind(s, "VENDOR_UNKNOWN", 2),
-				expectInt("ERROR rows that reached the handset", v.ErrorDelivered, 1),
-				expectInt("vendor calls for "+mid(1), calls[mid(1)], 1),
-				expectInt("vendor calls for "+mid(2), calls[mid(2)], 1))
-		},
+		Expect: rules(lost(1), alerts(checker.AlertVendorUnknown, 2), errorDelivered(1), vendorCalls(1, 1), vendorCalls(2, 1)),
 	}
 }
 
-// awaitPeekSkip waits until a redelivered copy was skipped at the peek (its
-// history row exists), so the run never settles with the copy in flight.
-func awaitPeekSkip(ctx context.Context, e *Env) error {
-	return e.WaitFor(ctx, waitLong, "the redelivery skipped at the peek", func(context.Context) (bool, error) {
-		return len(peekSkipEvents(e)) >= 1, nil
-	})
+// crashWorker: worker-1 dies at a kill-point on its first message and is
+// restarted, as a deployment would.
+func crashWorker(f faults.Spec) []Step {
+	return []Step{enqueue(), startWith("worker", f), start("relay", "cleanup"), await(killed("worker-1")), restart("worker-1")}
 }
 
-// awaitCopies waits until n messages were delivered to a worker more than
-// once: the copies a fault made have reached the inbox, not just the queue.
-func awaitCopies(ctx context.Context, e *Env, n int) error {
-	return e.WaitFor(ctx, waitLong, fmt.Sprintf("%d messages delivered twice", n), func(context.Context) (bool, error) {
-		return copiesSeen(e, n) == nil, nil
-	})
-}
-
-// migratorsWaiting counts the migrate pods waiting on the held migration:
-// polling the advisory lock, or blocked behind the uncommitted table.
-func migratorsWaiting(ctx context.Context, e *Env, h *Hold) (int, error) {
-	bs, err := e.podBackends(ctx, "migrate")
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, b := range bs {
-		if strings.Contains(b.Query, "pg_try_advisory_lock") || slices.Contains(b.BlockedBy, h.pid) {
-			n++
-		}
-	}
-	return n, nil
-}
-
-// crashWorker kills worker-1 at a kill-point on its first message, then
-// restarts it.
-func crashWorker(ctx context.Context, e *Env, opt PodOption, point string) error {
-	if err := e.Enqueue(ctx); err != nil {
-		return err
-	}
-	w, err := e.Start(ctx, "worker", opt)
-	if err != nil {
-		return err
-	}
-	if err := e.StartAll(ctx, "relay", "cleanup"); err != nil {
-		return err
-	}
-	if err := e.ExpectKilled(ctx, w, point); err != nil {
-		return err
-	}
-	_, err = e.Restart(ctx, w)
-	return err
-}
-
-// failWorker arms a failpoint in worker-1 and waits for the event its
-// injected failure logs.
-func failWorker(ctx context.Context, e *Env, point, event string) error {
-	if err := e.Enqueue(ctx); err != nil {
-		return err
-	}
-	w, err := e.Start(ctx, "worker", Failpoint(point))
-	if err != nil {
-		return err
-	}
-	if err := e.StartAll(ctx, "relay", "cleanup"); err != nil {
-		return err
-	}
-	err = e.WaitEvent(ctx, 20*time.Second, event, nil)
-	e.Fault("failpoint", w.Name(), FailpointFired(w, point), point)
-	return err
-}
-
-// takeParked removes the first parked message (the operator's copy).
-func (e *Env) takeParked() (msg amqp.Delivery, err error) {
-	err = e.withChannel(func(ch *amqp.Channel) error {
-		var ok bool
-		var gerr error
-		msg, ok, gerr = ch.Get(broker.NamesFor(e.SB.Prefix).Parking, true)
-		if gerr != nil || !ok {
-			return fmt.Errorf("read parking queue: ok=%v err=%v", ok, gerr)
-		}
-		return nil
-	})
-	return msg, err
-}
-
-// replay publishes an operator's copy back to the main queue, unchanged.
-func (e *Env) replay(msg amqp.Delivery) error {
-	return e.withChannel(func(ch *amqp.Channel) error {
-		if err := ch.Confirm(false); err != nil {
-			return fmt.Errorf("confirm mode: %w", err)
-		}
-		dc, err := ch.PublishWithDeferredConfirm(broker.NamesFor(e.SB.Prefix).Exchange, broker.KeySend, true, false, amqp.Publishing{
-			MessageId: msg.MessageId, Headers: msg.Headers, Body: msg.Body, DeliveryMode: amqp.Persistent, ContentType: msg.ContentType,
-		})
-		if err != nil {
-			return fmt.Errorf("replay %s: %w", msg.MessageId, err)
-		}
-		if !dc.Wait() {
-			return fmt.Errorf("replay %s: nacked", msg.MessageId)
-		}
-		e.Logf("operator", "replayed %s from parking to the main queue", msg.MessageId)
-		return nil
-	})
-}
-
-// binding adds or removes the main queue's binding, as an operator would.
-func (e *Env) binding(bound bool) error {
-	return e.withChannel(func(ch *amqp.Channel) error {
-		n := broker.NamesFor(e.SB.Prefix)
-		var err error
-		if bound {
-			err = ch.QueueBind(n.Main, broker.KeySend, n.Exchange, false, nil)
-		} else {
-			err = ch.QueueUnbind(n.Main, broker.KeySend, n.Exchange, nil)
-		}
-		if err != nil {
-			return fmt.Errorf("change binding of %s: %w", n.Main, err)
-		}
-		e.Logf("operator", "main queue binding: %v", bound)
-		return nil
-	})
+// failWorker: a failpoint in worker-1, until the event its failure logs.
+func failWorker(point, event string) []Step {
+	return []Step{enqueue(), startWith("worker", fail(point)), start("relay", "cleanup"), await(eventOf(event))}
 }

@@ -35,7 +35,7 @@ func TestProperty(t *testing.T) {
 		n++
 		s := scenarios.Generate(rapidDraw{rt})
 		o := scenarios.DefaultOptions()
-		o.PGURL, o.AMQPURL, o.Bin = testenv.PGURL(), testenv.AMQPURL(), bin
+		o.PGURL, o.AMQPURL, o.Bin, o.Artifacts = testenv.PGURL(), testenv.AMQPURL(), bin, "../artifacts"
 		res := scenarios.Run(context.Background(), s.Scenario(fmt.Sprintf("property-%d", n)), o)
 		t.Logf("check %d seed=%d: %s\n  %.1fs: %s", n, res.Seed, s, res.Duration.Seconds(), res.Verdict)
 		if res.Err != nil {

@@ -1,69 +1,150 @@
-// Package scenarios reproduces every row of the SPEC §6 failure table, and
-// the other loss windows the design names, against the real pipeline on real
-// Postgres and RabbitMQ, and judges what actually happened.
+// Package scenarios reproduces every row of the failure table (see
+// docs/design.md), and the other loss windows the design names, against the
+// real pipeline on real Postgres and RabbitMQ, and has the checker judge
+// what actually happened.
 //
-// A scenario is a value (see Catalogue): a name, the SPEC row it proves, the
-// fault it injects, and a Drive function that starts pods, injects the fault
-// and waits on observable conditions. The runner then lets the pipeline
-// settle, snapshots the final state (outbox and inbox rows, the fake
-// vendor's handset ledger, the queues, the alerts received) and hands it to
-// Check, a pure function, for a verdict. Every scenario asserts both columns
-// of its row — lost? (and if so, visibly: ERROR/EXPIRED/parked with an
-// alert) and twice? — and that its fault actually fired.
+// A scenario is a value: a workload, a list of steps (start pods, enqueue,
+// await a count or an event, hold faults in place until a condition) and
+// its row's expectations as checker rules. It prints and saves as JSON and
+// replays from it. The catalogue's entries and the random schedules are
+// both such values and run on the same engine (engine.go), which records
+// every fault through faults.Engine. After the steps the runner lets the
+// pipeline settle, snapshots the final state and hands the recorded run to
+// the checker package for a verdict; a failing run writes that record
+// under artifacts/.
 //
 // To add a scenario: add one entry to Catalogue.
 package scenarios
 
 import (
-	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/system/clock"
 	"github.com/outboxchaos/outboxchaos/system/config"
 	"github.com/outboxchaos/outboxchaos/system/notification"
 )
 
-// Scenario is one named failure case.
+// Scenario is one failure case, as data.
 type Scenario struct {
-	Name        string
-	Row         string // SPEC §6 row ("4") or the design's other window ("extra")
-	Description string
-	Fault       string // what is injected
-	Outcome     string // what the SPEC says must happen
-	PerKind     int    // notifications of each kind (default 1)
-	Kinds       []notification.Kind
-	// Start places the virtual clock (default: 10:00 Seoul today).
-	Start func(now time.Time) time.Time
-	// Configure tweaks the compressed configuration.
-	Configure func(*config.Config)
-	// Drive runs the scenario: enqueue, start pods, inject the fault, wait.
-	Drive func(ctx context.Context, e *Env) error
-	// Expect checks the verdict and final state beyond the universal
-	// contract (nothing twice, nothing silently lost, nothing stuck).
-	Expect func(e *Env, s State, v Verdict) error
+	Name        string `json:"name"`
+	Row         string `json:"row"` // the failure table's row ("4") or "extra"
+	Description string `json:"description"`
+	Fault       string `json:"fault"`   // what is injected, in words
+	Outcome     string `json:"outcome"` // what must happen, in words
+	// PerKind notifications of each of Kinds (default 1 of every kind).
+	PerKind int                 `json:"per_kind,omitempty"`
+	Kinds   []notification.Kind `json:"kinds,omitempty"`
+	// Start is the Seoul time of day the virtual clock starts, "hh:mm:ss"
+	// (default 10:00:00).
+	Start string `json:"start,omitempty"`
+	// Config sets OUTBOXCHAOS_* settings over the compressed configuration.
+	Config map[string]string `json:"config,omitempty"`
+	// SelfMigrate: the steps migrate the schema themselves; otherwise the
+	// runner migrates before the first step.
+	SelfMigrate bool   `json:"self_migrate,omitempty"`
+	Steps       []Step `json:"steps"`
+	// Expect are the row's rules beyond the contract (nothing twice,
+	// nothing lost silently, nothing stuck), judged by the checker.
+	Expect []checker.Rule `json:"expect,omitempty"`
 	// AllowUnfired accepts faults that never fired (random schedules).
-	AllowUnfired bool
+	AllowUnfired bool `json:"allow_unfired,omitempty"`
 }
 
-func (s *Scenario) perKind() int {
-	if s.PerKind == 0 {
-		return 1
-	}
-	return s.PerKind
-}
+func (s *Scenario) perKind() int { return max(s.PerKind, 1) }
 
-func (s *Scenario) kindsArg() string {
-	if len(s.Kinds) == 0 {
+func kindsArg(kinds []notification.Kind) string {
+	if len(kinds) == 0 {
 		return "all"
 	}
 	var out []string
-	for _, k := range s.Kinds {
+	for _, k := range kinds {
 		out = append(out, string(k))
 	}
 	return strings.Join(out, ",")
+}
+
+// startTime places the virtual clock on the day of now.
+func (s *Scenario) startTime(now time.Time) (time.Time, error) {
+	if s.Start == "" {
+		return clock.At(now, 10, 0), nil
+	}
+	var h, m, sec int
+	if _, err := fmt.Sscanf(s.Start, "%d:%d:%d", &h, &m, &sec); err != nil || h > 23 || m > 59 || sec > 59 {
+		return time.Time{}, fmt.Errorf("start %q: want hh:mm:ss", s.Start)
+	}
+	return clock.At(now, h, m).Add(time.Duration(sec) * time.Second), nil
+}
+
+// Validate reports what is wrong with the scenario before anything runs:
+// unknown step verbs, fault kinds, conditions, rules or kinds.
+func (s *Scenario) Validate() error {
+	var errs []error
+	if s.Name == "" {
+		errs = append(errs, errors.New("no name"))
+	}
+	if _, err := s.startTime(time.Now()); err != nil {
+		errs = append(errs, err)
+	}
+	c := config.Default()
+	if err := applyConfig(&c, s.Config); err != nil {
+		errs = append(errs, err)
+	}
+	for _, k := range s.Kinds {
+		if !slices.Contains(notification.Kinds, k) {
+			errs = append(errs, fmt.Errorf("unknown kind %q", k))
+		}
+	}
+	for i, st := range s.Steps {
+		if err := st.validate(); err != nil {
+			errs = append(errs, fmt.Errorf("step %d (%s): %w", i+1, st.Do, err))
+		}
+	}
+	for _, r := range s.Expect {
+		errs = append(errs, r.Validate())
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("scenario %s: %w", s.Name, err)
+	}
+	return nil
+}
+
+// JSON is the scenario as indented JSON.
+func (s *Scenario) JSON() []byte {
+	b, _ := json.MarshalIndent(s, "", "  ")
+	return append(b, '\n')
+}
+
+// Parse reads a scenario from JSON: a scenario file, or a run.json a run
+// wrote (its "scenario_spec"). Unknown fields are errors.
+func Parse(b []byte) (*Scenario, *checker.Record, error) {
+	var probe map[string]json.RawMessage
+	if err := json.Unmarshal(b, &probe); err != nil {
+		return nil, nil, fmt.Errorf("parse scenario JSON: %w", err)
+	}
+	var rec *checker.Record
+	if spec, ok := probe["scenario_spec"]; ok {
+		rec = &checker.Record{}
+		if err := json.Unmarshal(b, rec); err != nil {
+			return nil, nil, fmt.Errorf("parse run record: %w", err)
+		}
+		b = spec
+	}
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	var s Scenario
+	if err := dec.Decode(&s); err != nil {
+		return nil, nil, fmt.Errorf("parse scenario: %w", err)
+	}
+	if err := s.Validate(); err != nil {
+		return nil, nil, err
+	}
+	return &s, rec, nil
 }
 
 // Lookup returns the scenario named name.
@@ -83,151 +164,6 @@ func Names() []string {
 		out = append(out, s.Name)
 	}
 	return out
-}
-
-// Result is the outcome of one run.
-type Result struct {
-	Name     string
-	Row      string
-	Seed     int64
-	Verdict  Verdict
-	State    State
-	Faults   []FaultRecord
-	Err      error // a scenario-specific expectation or harness failure
-	Duration time.Duration
-	Timeline string
-	Events   []HistoryEvent
-}
-
-// Pass reports whether the run matched its row.
-func (r Result) Pass() bool { return r.Err == nil && r.Verdict.OK() }
-
-// HistoryEvent is one recorded event of the run (pods' structured logs).
-type HistoryEvent struct {
-	At    time.Duration  `json:"at"`
-	Pod   string         `json:"pod"`
-	Name  string         `json:"event"`
-	Attrs map[string]any `json:"attrs,omitempty"`
-}
-
-// Run runs scenario s once and returns its result. It always drops its
-// schema and queues.
-func Run(ctx context.Context, s *Scenario, o Options) Result {
-	start := time.Now()
-	res := Result{Name: s.Name, Row: s.Row, Seed: o.Seed}
-	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
-	defer cancel()
-	e, err := newEnv(ctx, s, o)
-	if err != nil {
-		res.Err = fmt.Errorf("set up: %w", err)
-		res.Duration = time.Since(start)
-		if e != nil {
-			_ = e.close()
-		}
-		return res
-	}
-	defer func() {
-		if cerr := e.close(); cerr != nil && res.Err == nil {
-			res.Err = fmt.Errorf("clean up: %w", cerr)
-		}
-	}()
-	res.Err = e.drive(ctx)
-	settled := true
-	if res.Err == nil {
-		if err := e.WaitSettled(ctx, 30*time.Second); err != nil {
-			settled = false
-			e.Logf("harness", "not settled: %v", err)
-		}
-	}
-	e.StopPods()
-	st, err := e.Snapshot(ctx)
-	if err != nil && res.Err == nil {
-		res.Err = fmt.Errorf("snapshot: %w", err)
-	}
-	st.Settled = settled
-	res.State = st
-	res.Faults = e.Faults()
-	for _, ev := range e.Events("") {
-		res.Events = append(res.Events, HistoryEvent{At: ev.At.Sub(e.TL.Start()), Pod: ev.Pod, Name: ev.Name, Attrs: ev.Attrs})
-	}
-	sort.SliceStable(res.Events, func(i, j int) bool { return res.Events[i].At < res.Events[j].At })
-	res.Verdict = Judge(res.Events, res.Faults, st)
-	if res.Err == nil {
-		res.Err = e.faultsFired()
-	}
-	if res.Err == nil && s.Expect != nil {
-		res.Err = s.Expect(e, st, res.Verdict)
-	}
-	e.Logf("harness", "final: %s", res.Verdict)
-	res.Duration = time.Since(start)
-	var b strings.Builder
-	_, _ = e.TL.WriteTo(&b)
-	res.Timeline = b.String()
-	return res
-}
-
-func (e *Env) drive(ctx context.Context) error {
-	if err := e.migrate(ctx); err != nil {
-		return err
-	}
-	if e.Scenario.Drive == nil {
-		return nil
-	}
-	return e.Scenario.Drive(ctx, e)
-}
-
-// migrate creates the schema once, directly (schema-race does its own).
-func (e *Env) migrate(ctx context.Context) error {
-	if e.Scenario.Name == "schema-race" {
-		return nil
-	}
-	c := e.Cfg
-	c.PGURL = e.SB.PGURL
-	return appMigrate(ctx, c)
-}
-
-// faultsFired fails a run whose fault never happened.
-func (e *Env) faultsFired() error {
-	fs := e.Faults()
-	if e.Scenario.AllowUnfired {
-		return nil
-	}
-	if len(fs) == 0 {
-		return fmt.Errorf("no fault was recorded: the scenario did not inject anything")
-	}
-	for _, f := range fs {
-		if !f.Fired {
-			return fmt.Errorf("fault %s on %s (%s) never fired", f.Kind, f.Target, f.Detail)
-		}
-	}
-	return nil
-}
-
-// Enqueue runs the batch job as a pod to completion.
-func (e *Env) Enqueue(ctx context.Context, opts ...PodOption) error {
-	opts = append([]PodOption{WithArgs("--kinds", e.Scenario.kindsArg())}, opts...)
-	_, err := e.Run(ctx, "job", opts...)
-	return err
-}
-
-// Pipeline starts one relay, one worker and one cleanup pod.
-func (e *Env) Pipeline(ctx context.Context) error {
-	return e.StartAll(ctx, "relay", "worker", "cleanup")
-}
-
-// StartAll starts one pod of each role, in order.
-func (e *Env) StartAll(ctx context.Context, roles ...string) error {
-	for _, role := range roles {
-		if _, err := e.Start(ctx, role); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// nextDay returns the virtual start time moved to hh:mm on the next day.
-func nextDay(t time.Time, hh, mm int) time.Time {
-	return clock.At(clock.At(t, 12, 0).Add(24*time.Hour), hh, mm)
 }
 
 // Notable reports whether a timeline line is worth printing in the short

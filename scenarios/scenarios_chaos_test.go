@@ -8,9 +8,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/system/canary"
 	"github.com/outboxchaos/outboxchaos/system/testenv"
 )
 
@@ -47,11 +49,11 @@ func TestScenario(t *testing.T) {
 		t.Run(s.Name, func(t *testing.T) {
 			t.Parallel()
 			o := scenarios.DefaultOptions()
-			o.PGURL, o.AMQPURL, o.Bin = testenv.PGURL(), testenv.AMQPURL(), bin
+			o.PGURL, o.AMQPURL, o.Bin, o.Artifacts = testenv.PGURL(), testenv.AMQPURL(), bin, "../artifacts"
 			res := scenarios.Run(context.Background(), s, o)
 			t.Logf("%s seed=%d %.1fs: %s", s.Name, res.Seed, res.Duration.Seconds(), res.Verdict)
 			if !res.Pass() {
-				t.Errorf("scenario %s failed (seed %d): %v\n  %s\n--- timeline\n%s", s.Name, res.Seed, res.Err, res.Verdict.Details, res.Timeline)
+				t.Errorf("scenario %s failed (seed %d, record in %s): %v\n  %s\n--- timeline\n%s", s.Name, res.Seed, res.Artifacts, res.Err, res.Verdict.Details, res.Timeline)
 			}
 		})
 	}
@@ -65,12 +67,42 @@ func TestCanaries(t *testing.T) {
 		t.Run(bug, func(t *testing.T) {
 			t.Parallel()
 			o := scenarios.DefaultOptions()
-			o.PGURL, o.AMQPURL, o.Bin = testenv.PGURL(), testenv.AMQPURL(), bin
+			o.PGURL, o.AMQPURL, o.Bin, o.Artifacts = testenv.PGURL(), testenv.AMQPURL(), bin, "../artifacts"
 			res := scenarios.Sweep(context.Background(), o, []string{bug}, nil)[0]
 			if !res.Caught() {
 				t.Errorf("canary %s survived: none of %v went red", bug, catchers)
 			}
 			t.Logf("canary %s caught by %v", bug, res.CaughtBy)
 		})
+	}
+}
+
+// TestReplayFromJSON saves a failing run (a canary caught), replays it
+// from its run.json through the scenario's JSON, and must reach the same
+// verdict.
+func TestReplayFromJSON(t *testing.T) {
+	testenv.Require(t)
+	t.Parallel()
+	s, _ := scenarios.Lookup("worker-crash-after-claim")
+	o := scenarios.DefaultOptions()
+	o.PGURL, o.AMQPURL, o.Bin, o.Artifacts, o.Bug = testenv.PGURL(), testenv.AMQPURL(), bin, t.TempDir(), canary.CheckThenAct
+	first := scenarios.Run(context.Background(), s, o)
+	if first.Pass() || first.Artifacts == "" {
+		t.Fatalf("want a failing run with artifacts, got pass=%v artifacts=%q: %v", first.Pass(), first.Artifacts, first.Err)
+	}
+	b, err := os.ReadFile(filepath.Join(first.Artifacts, "run.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	replay, rec, err := scenarios.Parse(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Seed, o.Bug = rec.Seed, rec.Bug
+	again := scenarios.Run(context.Background(), replay, o)
+	a, b2 := first.Verdict, again.Verdict
+	a.Details, b2.Details = nil, nil
+	if !reflect.DeepEqual(a, b2) || again.Pass() != first.Pass() || fmt.Sprint(again.Err) != fmt.Sprint(first.Err) {
+		t.Errorf("replay differs:\n first: %s %v\n again: %s %v", first.Verdict, first.Err, again.Verdict, again.Err)
 	}
 }

@@ -1,16 +1,14 @@
 package scenarios
 
 import (
-	"context"
 	"fmt"
+	"github.com/outboxchaos/outboxchaos/checker"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/outboxchaos/outboxchaos/fakevendor"
 	"github.com/outboxchaos/outboxchaos/faults"
-	"github.com/outboxchaos/outboxchaos/system/clock"
 	"github.com/outboxchaos/outboxchaos/system/killpoint"
 	"github.com/outboxchaos/outboxchaos/system/notification"
 )
@@ -41,7 +39,7 @@ func (f FaultEvent) String() string {
 	case "clock":
 		return "relay clock +1 day"
 	case "vendor":
-		return fmt.Sprintf("vendor %s for %s ×%d", f.Target, mid(int64(f.Msg)), f.Times)
+		return fmt.Sprintf("vendor %s for %s ×%d", f.Target, checker.MessageID(int64(f.Msg)), f.Times)
 	default:
 		return fmt.Sprintf("%s on %s at +%s for %s", f.Kind, f.Target, f.At, f.For)
 	}
@@ -135,165 +133,82 @@ func Generate(d Draw) Schedule {
 	return s
 }
 
-// Scenario turns the schedule into a runnable scenario. Killed pods are
-// restarted as a deployment would; faults that never fire are allowed.
+// Scenario turns the schedule into a scenario on the same engine as the
+// catalogue: vendor rules injected first, the batch job (crashing before
+// its commit, then re-run), pods with their kill-points, failpoints and
+// clocks armed and supervised (killed pods restart as a deployment's
+// would), then the link faults on the schedule's own time axis. Faults
+// that never fire are allowed.
 func (s Schedule) Scenario(name string) *Scenario {
-	start := s.Start
-	return &Scenario{
-		Name: name, Row: "random", PerKind: s.PerKind, Kinds: s.Kinds, AllowUnfired: true,
+	sc := &Scenario{
+		Name: name, Row: "random", PerKind: s.PerKind, Kinds: s.Kinds, AllowUnfired: true, Start: s.Start,
 		Description: s.String(),
 		Fault:       fmt.Sprintf("%d random faults", len(s.Events)),
 		Outcome:     "nothing twice, nothing lost silently, nothing unexpected, nothing stuck",
-		Start: func(now time.Time) time.Time {
-			var h, m, sec int
-			_, _ = fmt.Sscanf(start, "%d:%d:%d", &h, &m, &sec)
-			return clock.At(now, h, m).Add(time.Duration(sec) * time.Second)
-		},
-		Drive: func(ctx context.Context, e *Env) error { return s.drive(ctx, e) },
 	}
-}
-
-func (s Schedule) drive(ctx context.Context, e *Env) error {
-	opts := map[string][]PodOption{}
-	var net []FaultEvent
-	var relayClock []PodOption
-	jobCrash := false
+	armed := map[string][]faults.Spec{}
+	var vendor []faults.Spec
+	var windows []Step
+	jobCrash, relayClock := false, false
 	for _, f := range s.Events {
 		switch f.Kind {
 		case "vendor":
-			rule := fakevendor.Rule{RefKey: mid(int64(f.Msg)), Mode: fakevendor.Mode(f.Target), Times: f.Times}
-			if rule.Mode == fakevendor.TokenFail {
-				rule.RefKey = ""
+			v := faults.Spec{Kind: "vendor", Mode: f.Target, Msg: int64(f.Msg), Times: f.Times}
+			if fakevendor.Mode(f.Target) == fakevendor.TokenFail {
+				v.Msg = 0
 			}
-			if err := e.Vendor.AddRule(rule); err != nil {
-				return err
-			}
-			e.Fault("vendor", f.Target, true, f.String())
+			vendor = append(vendor, v)
 		case "killpoint":
 			if f.Target == "job" {
 				jobCrash = true
-				continue
-			}
-			if len(opts[f.Target]) == 0 {
-				opts[f.Target] = append(opts[f.Target], Killpoint(fmt.Sprintf("%s:%d", f.Point, f.Hit)))
+			} else if len(armed[f.Target]) == 0 {
+				armed[f.Target] = append(armed[f.Target], faults.Spec{Kind: "kill-point", Point: f.Point, Hit: f.Hit})
 			}
 		case "failpoint":
-			opts[f.Target] = append(opts[f.Target], Failpoint(fmt.Sprintf("%s:%d", f.Point, f.Hit)))
+			armed[f.Target] = append(armed[f.Target], faults.Spec{Kind: "failpoint", Point: f.Point, Hit: f.Hit})
 		case "clock":
-			relayClock = append(relayClock, WithClock(clock.NewVirtual(nextDay(e.Day, 10, 0), 1).Setting()))
-			e.Fault("clock", "relay", true, "+1 day: past every scheduled date")
+			relayClock = true
 		default:
-			net = append(net, f)
+			spec := faults.Spec{Kind: f.Kind, Link: f.Target}
+			if f.Kind == "latency" {
+				spec.Delay, spec.Direction = faults.Duration(700*time.Millisecond), string(faults.Downstream)
+			}
+			windows = append(windows, Step{Do: "during", Faults: []faults.Spec{spec},
+				After: faults.Duration(f.At), For: faults.Duration(f.For), Optional: true})
 		}
 	}
-	// The batch job, possibly crashing before its commit, then re-run.
+	if len(vendor) > 0 {
+		sc.Steps = append(sc.Steps, inject(vendor...))
+	}
 	for i := 0; i < s.JobRuns; i++ {
 		if i == 0 && jobCrash {
-			p, err := e.Start(ctx, "job", WithArgs("--kinds", e.Scenario.kindsArg()), Killpoint(killpoint.JobBeforeCommit))
-			if err != nil {
-				return err
-			}
-			if err := e.WaitExit(ctx, p, 60*time.Second); err != nil {
-				return err
-			}
-			_, hit := p.Killpoint()
-			e.Fault("kill-point", p.Name(), hit, killpoint.JobBeforeCommit)
+			sc.Steps = append(sc.Steps, startWith("job", kill(killpoint.JobBeforeCommit)), await(Cond{Exited: "job-1"}))
 		}
-		if err := e.Enqueue(ctx); err != nil {
-			return err
-		}
+		sc.Steps = append(sc.Steps, enqueue())
 	}
-	start := func(role string, n int) error {
+	pods := func(role string, n int) {
 		for i := 0; i < n; i++ {
-			var o []PodOption
+			st := Step{Do: "start", Roles: []string{role}, Supervise: true}
 			if i == 0 {
-				o = opts[role]
+				st.Faults = append(st.Faults, armed[role]...)
 			}
 			if role == "relay" {
-				o = append(append([]PodOption(nil), o...), relayClock...)
+				if relayClock {
+					st.Faults = append(st.Faults, clockAt("+1d 10:00"))
+				}
 				if s.Drain {
-					o = append(o, WithEnv("OUTBOXCHAOS_RELAY_DRAIN=true", "OUTBOXCHAOS_BATCH_SIZE=3"))
+					st.Env = []string{"OUTBOXCHAOS_RELAY_DRAIN=true", "OUTBOXCHAOS_BATCH_SIZE=3"}
 				}
 			}
-			p, err := e.Start(ctx, role, o...)
-			if err != nil {
-				return err
-			}
-			e.Supervise(p)
-		}
-		return nil
-	}
-	if err := start("worker", s.Workers); err != nil {
-		return err
-	}
-	if err := start("relay", s.Relays); err != nil {
-		return err
-	}
-	if err := start("cleanup", 1); err != nil {
-		return err
-	}
-	// Network faults on the schedule's own time axis.
-	sort.Slice(net, func(i, j int) bool { return net[i].At < net[j].At })
-	t0 := time.Now()
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var firstErr error
-	for _, f := range net {
-		wg.Add(1)
-		go func(f FaultEvent) {
-			defer wg.Done()
-			if err := e.netFault(ctx, t0, f); err != nil {
-				mu.Lock()
-				if firstErr == nil {
-					firstErr = err
-				}
-				mu.Unlock()
-			}
-		}(f)
-	}
-	wg.Wait()
-	return firstErr
-}
-
-func (e *Env) proxy(name string) *faults.Proxy {
-	for _, p := range []*faults.Proxy{e.PG, e.AMQPRelay, e.AMQPWorker, e.VendorLink} {
-		if p.Name() == name {
-			return p
+			sc.Steps = append(sc.Steps, st)
 		}
 	}
-	return nil
-}
-
-func (e *Env) netFault(ctx context.Context, t0 time.Time, f FaultEvent) error {
-	p := e.proxy(f.Target)
-	if p == nil {
-		return fmt.Errorf("no link %q", f.Target)
+	pods("worker", s.Workers)
+	pods("relay", s.Relays)
+	pods("cleanup", 1)
+	if len(windows) > 0 {
+		sort.SliceStable(windows, func(i, j int) bool { return windows[i].After < windows[j].After })
+		sc.Steps = append(sc.Steps, Step{Do: "parallel", Steps: windows})
 	}
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(time.Until(t0.Add(f.At))):
-	}
-	var fault *faults.Fault
-	var err error
-	switch f.Kind {
-	case "down":
-		fault, err = p.Down()
-	case "latency":
-		fault, err = p.Latency(ctx, faults.Downstream, 700*time.Millisecond, 0)
-	default:
-		return fmt.Errorf("unknown network fault %q", f.Kind)
-	}
-	if err != nil {
-		// Two overlapping downs on one link: the first one covers it.
-		e.Logf("harness", "skip %s: %v", f, err)
-		return nil
-	}
-	select {
-	case <-ctx.Done():
-	case <-time.After(f.For):
-	}
-	rerr := fault.Remove()
-	e.NetFault(fault)
-	return rerr
+	return sc
 }

@@ -20,6 +20,7 @@ func runCanary(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.SetOutput(stderr)
 	bug := fs.String("bug", "", "only this canary (default: all): "+strings.Join(canary.Names, ", "))
 	seed := fs.Int64("seed", 0, "seed for the fault network (0: from the time)")
+	artifacts := fs.String("artifacts", "artifacts", "directory for the records of the runs that went red (each a checker fixture)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
@@ -41,7 +42,7 @@ func runCanary(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return fmt.Errorf("find own binary for the pods: %w", err)
 	}
 	o := scenarios.DefaultOptions()
-	o.Bin = bin
+	o.Bin, o.Artifacts = bin, *artifacts
 	if *seed != 0 {
 		o.Seed = *seed
 	}

@@ -7,20 +7,21 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/system/canary"
 )
 
 var errVerdictFailed = errors.New("verdict: FAIL")
 
 func runScenario(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return usagef("want `scenario list` or `scenario run NAME|all`")
+		return usagef("want `scenario list`, `scenario show NAME`, `scenario run NAME|all|--file FILE` or `scenario check RUN.json…`")
 	}
 	switch args[0] {
 	case "list":
@@ -32,8 +33,12 @@ func runScenario(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return tw.Flush()
 	case "run":
 		return scenarioRun(ctx, args[1:], stdout, stderr)
+	case "show":
+		return scenarioShow(args[1:], stdout, stderr)
+	case "check":
+		return scenarioCheck(args[1:], stdout)
 	default:
-		return usagef("unknown scenario subcommand %q (want list or run)", args[0])
+		return usagef("unknown scenario subcommand %q (want list, show, run or check)", args[0])
 	}
 }
 
@@ -43,7 +48,10 @@ func scenarioRun(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	seed := fs.Int64("seed", 0, "seed for the fault network (0: from the time)")
 	quiet := fs.Bool("quiet", false, "print only the verdict lines")
 	verbose := fs.Bool("v", false, "print every log line of every pod in the timeline")
-	artifacts := fs.String("artifacts", "artifacts", "directory for the logs and timeline of failed runs")
+	artifacts := fs.String("artifacts", "artifacts", "directory for the record, scenario and timeline of failed runs")
+	record := fs.Bool("record", false, "write the artifacts of passing runs too")
+	file := fs.String("file", "", "run the scenario in this JSON file (a scenario, or a run.json to replay with its seed and canary)")
+	bug := fs.String("bug", "", "enable this canary bug in every pod")
 	// Allow NAME before or after the flags.
 	var names []string
 	for len(args) > 0 {
@@ -59,15 +67,24 @@ func scenarioRun(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		names = append(names, fs.Arg(0))
 		args = fs.Args()[1:]
 	}
-	if len(names) != 1 {
-		fmt.Fprintln(stderr, "usage: outboxchaos scenario run NAME|all [--seed N] [--quiet] [-v]")
+	var list []*scenarios.Scenario
+	var recorded *checker.Record
+	switch {
+	case *file != "" && len(names) > 0:
+		return usagef("give a scenario name or --file, not both")
+	case *file != "":
+		s, rec, err := loadScenario(*file)
+		if err != nil {
+			return err
+		}
+		list, recorded = []*scenarios.Scenario{s}, rec
+	case len(names) != 1:
+		fmt.Fprintln(stderr, "usage: outboxchaos scenario run NAME|all|--file FILE [--seed N] [--bug B] [--quiet] [-v] [--record]")
 		printNames(stderr)
 		return usagef("want exactly one scenario name, got %d", len(names))
-	}
-	var list []*scenarios.Scenario
-	if names[0] == "all" {
+	case names[0] == "all":
 		list = scenarios.Catalogue()
-	} else {
+	default:
 		s, ok := scenarios.Lookup(names[0])
 		if !ok {
 			printNames(stderr)
@@ -80,9 +97,18 @@ func scenarioRun(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return fmt.Errorf("find own binary for the pods: %w", err)
 	}
 	o := scenarios.DefaultOptions()
-	o.Bin = bin
+	o.Bin, o.Artifacts, o.RecordAll, o.Bug = bin, *artifacts, *record, *bug
+	if recorded != nil {
+		o.Seed = recorded.Seed
+		if *bug == "" {
+			o.Bug = recorded.Bug
+		}
+	}
 	if *seed != 0 {
 		o.Seed = *seed
+	}
+	if o.Bug != "" && !canary.Known(o.Bug) {
+		return usagef("unknown canary %q (known: %s)", o.Bug, strings.Join(canary.Names, ", "))
 	}
 	failed := 0
 	start := time.Now()
@@ -95,13 +121,14 @@ func scenarioRun(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			printResult(stdout, res, *verbose)
 		}
 		fmt.Fprintln(stdout, verdictLine(res))
+		if res.Artifacts != "" {
+			fmt.Fprintf(stdout, "    artifacts: %s\n", res.Artifacts)
+		}
+		if recorded != nil {
+			fmt.Fprintln(stdout, compareRecorded(*recorded, res))
+		}
 		if !res.Pass() {
 			failed++
-			if dir, err := saveArtifacts(*artifacts, res); err == nil {
-				fmt.Fprintf(stdout, "    artifacts: %s\n", dir)
-			} else {
-				fmt.Fprintf(stderr, "save artifacts: %v\n", err)
-			}
 		}
 	}
 	if len(list) > 1 {
@@ -179,17 +206,4 @@ func countBy(n int, key func(int) string) string {
 		parts = append(parts, fmt.Sprintf("%s=%d", k, m[k]))
 	}
 	return strings.Join(parts, " ")
-}
-
-// saveArtifacts keeps the timeline and verdict of a failed run.
-func saveArtifacts(dir string, r scenarios.Result) (string, error) {
-	d := filepath.Join(dir, fmt.Sprintf("%s-%d", r.Name, r.Seed))
-	if err := os.MkdirAll(d, 0o755); err != nil {
-		return "", fmt.Errorf("create artifacts dir: %w", err)
-	}
-	body := verdictLine(r) + "\n\n" + r.Timeline
-	if err := os.WriteFile(filepath.Join(d, "timeline.txt"), []byte(body), 0o644); err != nil {
-		return "", fmt.Errorf("write timeline: %w", err)
-	}
-	return d, nil
 }

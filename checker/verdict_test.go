@@ -1,4 +1,4 @@
-package scenarios
+package checker
 
 import (
 	"bytes"
@@ -10,10 +10,10 @@ import (
 )
 
 // TestCheckRecordedStates runs the pure checker on hand-written final
-// states with known verdicts (testdata/checker/*.json): no services needed.
+// states with known verdicts (testdata/states/*.json): no services needed.
 func TestCheckRecordedStates(t *testing.T) {
 	t.Parallel()
-	files, err := filepath.Glob(filepath.Join("testdata", "checker", "*.json"))
+	files, err := filepath.Glob(filepath.Join("testdata", "states", "*.json"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no checker testdata: %v", err)
 	}
@@ -52,19 +52,19 @@ func TestCheckRecordedStates(t *testing.T) {
 func TestQuiescent(t *testing.T) {
 	t.Parallel()
 	published := State{Outbox: []OutboxRow{{ID: 1, Status: "PUBLISHED"}}}
-	if quiescent(published) {
+	if Quiescent(published) {
 		t.Error("a PUBLISHED row with no inbox row, parked copy or skip is not quiescent")
 	}
 	published.Inbox = []InboxRow{{MessageID: "notification-outbox-1", Status: "SENT"}}
-	if !quiescent(published) {
+	if !Quiescent(published) {
 		t.Error("a PUBLISHED row with a SENT inbox row is quiescent")
 	}
 	published.Queues.Retry = 1
-	if quiescent(published) {
+	if Quiescent(published) {
 		t.Error("a message in the retry queue is not quiescent")
 	}
 	deferred := State{Outbox: []OutboxRow{{ID: 1, Status: "PENDING", Deferred: true}}}
-	if !quiescent(deferred) {
+	if !Quiescent(deferred) {
 		t.Error("an ad deferred to the next day is quiescent")
 	}
 }
@@ -83,7 +83,7 @@ func TestJudgeCountsHistory(t *testing.T) {
 		Registered: []string{"01000000001"},
 		Settled:    true,
 	}
-	h := []HistoryEvent{
+	h := []Event{
 		{Pod: "relay-1", Name: "publish", Attrs: map[string]any{"outcome": "timed-out"}},
 		{Pod: "relay-1", Name: "publish", Attrs: map[string]any{"outcome": "confirmed"}},
 		{Pod: "worker-1", Name: "vendor-call", Attrs: map[string]any{"outcome": "NOT_SENT"}},

@@ -1,4 +1,4 @@
-package scenarios
+package faults
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 // is held, a pod that needs one of its locks waits in PostgreSQL, where the
 // harness can see it (Waiters); Release lets them all go at once.
 type Hold struct {
+	pool     *pgxpool.Pool
 	conn     *pgxpool.Conn
 	tx       pgx.Tx
 	pid      uint32
@@ -27,8 +28,8 @@ type Hold struct {
 // holdRows opens a transaction that row-locks the first n PENDING outbox
 // rows in the relay's claim order, as a relay run part-way through its claim
 // does.
-func (e *Env) holdRows(ctx context.Context, n int) (*Hold, []int64, error) {
-	h, err := e.hold(ctx, fmt.Sprintf("row locks on the first %d PENDING outbox rows", n), true)
+func holdRows(ctx context.Context, pool *pgxpool.Pool, n int) (*Hold, []int64, error) {
+	h, err := hold(ctx, pool, fmt.Sprintf("row locks on the first %d PENDING outbox rows", n), true)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -38,7 +39,6 @@ func (e *Env) holdRows(ctx context.Context, n int) (*Hold, []int64, error) {
 		var ids []int64
 		ids, err = pgx.CollectRows(rows, pgx.RowTo[int64])
 		if err == nil && len(ids) == n {
-			e.Logf("harness", "holding %s: %v", h.what, ids)
 			return h, ids, nil
 		}
 		if err == nil {
@@ -53,8 +53,8 @@ func (e *Env) holdRows(ctx context.Context, n int) (*Hold, []int64, error) {
 // the migration's advisory lock, as Migrate does, and runs the first
 // migration statement in a transaction it keeps open. A migrator that takes
 // the lock waits for it; one that does not runs into the half-created table.
-func (e *Env) holdMigration(ctx context.Context) (*Hold, error) {
-	h, err := e.hold(ctx, "the migration lock and an uncommitted "+schema.FirstTable, false)
+func holdMigration(ctx context.Context, pool *pgxpool.Pool) (*Hold, error) {
+	h, err := hold(ctx, pool, "the migration lock and an uncommitted "+schema.FirstTable, false)
 	if err != nil {
 		return nil, err
 	}
@@ -70,18 +70,17 @@ func (e *Env) holdMigration(ctx context.Context) (*Hold, error) {
 		_ = h.Release(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("start the held migration: %w", err)
 	}
-	e.Logf("harness", "holding %s", h.what)
 	return h, nil
 }
 
 // hold acquires a dedicated connection and, if begin, begins a transaction
 // on it.
-func (e *Env) hold(ctx context.Context, what string, begin bool) (*Hold, error) {
-	conn, err := e.Pool.Acquire(ctx)
+func hold(ctx context.Context, pool *pgxpool.Pool, what string, begin bool) (*Hold, error) {
+	conn, err := pool.Acquire(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("acquire a connection to hold %s: %w", what, err)
 	}
-	h := &Hold{conn: conn, what: what, pid: conn.Conn().PgConn().PID()}
+	h := &Hold{pool: pool, conn: conn, what: what, pid: conn.Conn().PgConn().PID()}
 	if begin {
 		if h.tx, err = conn.Begin(ctx); err != nil {
 			conn.Release()
@@ -93,8 +92,8 @@ func (e *Env) hold(ctx context.Context, what string, begin bool) (*Hold, error) 
 
 // Waiters counts the backends waiting, directly or behind another waiter,
 // on a lock this hold owns.
-func (h *Hold) Waiters(ctx context.Context, pool *pgxpool.Pool) (int, error) {
-	rows, err := pool.Query(ctx, `SELECT pid, pg_blocking_pids(pid) FROM pg_stat_activity WHERE wait_event_type = 'Lock'`)
+func (h *Hold) Waiters(ctx context.Context) (int, error) {
+	rows, err := h.pool.Query(ctx, `SELECT pid, pg_blocking_pids(pid) FROM pg_stat_activity WHERE wait_event_type = 'Lock'`)
 	if err != nil {
 		return 0, fmt.Errorf("read lock waits: %w", err)
 	}
@@ -152,35 +151,33 @@ func (h *Hold) Release(ctx context.Context) error {
 	return err
 }
 
-// podBackend is what PostgreSQL says about one pod's connection.
-type podBackend struct {
+// PID is the backend process holding the locks.
+func (h *Hold) PID() uint32 { return h.pid }
+
+// PodBackend is what PostgreSQL says about one pod's connection.
+type PodBackend struct {
 	Pod       string
 	Query     string
 	BlockedBy []uint32
-	PID       uint32
 }
 
-// podBackends lists the connections of this run's pods named prefix-N
-// (each pod names itself in application_name).
-func (e *Env) podBackends(ctx context.Context, role string) ([]podBackend, error) {
-	rows, err := e.Pool.Query(ctx, `SELECT pid, application_name, query, pg_blocking_pids(pid)
-		FROM pg_stat_activity WHERE application_name LIKE $1`, e.appName(role+"-%"))
+// PodBackends lists the connections of the pods named role-N whose
+// application_name is app+"/"+pod (each pod names itself so).
+func PodBackends(ctx context.Context, pool *pgxpool.Pool, app, role string) ([]PodBackend, error) {
+	rows, err := pool.Query(ctx, `SELECT application_name, query, pg_blocking_pids(pid)
+		FROM pg_stat_activity WHERE application_name LIKE $1`, app+"/"+role+"-%")
 	if err != nil {
 		return nil, fmt.Errorf("list the pods' connections: %w", err)
 	}
 	defer rows.Close()
-	var out []podBackend
+	var out []PodBackend
 	for rows.Next() {
-		var b podBackend
-		if err := rows.Scan(&b.PID, &b.Pod, &b.Query, &b.BlockedBy); err != nil {
+		var b PodBackend
+		if err := rows.Scan(&b.Pod, &b.Query, &b.BlockedBy); err != nil {
 			return nil, fmt.Errorf("list the pods' connections: %w", err)
 		}
-		b.Pod = strings.TrimPrefix(b.Pod, e.SB.Prefix+"/")
+		b.Pod = strings.TrimPrefix(b.Pod, app+"/")
 		out = append(out, b)
 	}
 	return out, rows.Err()
 }
-
-// appName is the application_name a pod's connections carry, so the
-// harness can find them in pg_stat_activity.
-func (e *Env) appName(pod string) string { return e.SB.Prefix + "/" + pod }

@@ -4,20 +4,19 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/outboxchaos/outboxchaos/system/app"
+	"github.com/outboxchaos/outboxchaos/checker"
+	"github.com/outboxchaos/outboxchaos/faults"
 	"github.com/outboxchaos/outboxchaos/system/broker"
 	"github.com/outboxchaos/outboxchaos/system/clock"
-	"github.com/outboxchaos/outboxchaos/system/config"
 	"github.com/outboxchaos/outboxchaos/system/inbox"
 	"github.com/outboxchaos/outboxchaos/system/notification"
 	"github.com/outboxchaos/outboxchaos/system/outbox"
 )
-
-func appMigrate(ctx context.Context, c config.Config) error { return app.Migrate(ctx, c) }
 
 // Now is the scenario's virtual time.
 func (e *Env) Now() time.Time {
@@ -28,78 +27,32 @@ func (e *Env) Now() time.Time {
 	return c.Now()
 }
 
-// ClockIn returns a clock setting that reads the scenario's virtual time
-// plus d: a pod given it runs d later than the others (a clock step).
-func (e *Env) ClockIn(d time.Duration) string {
-	return clock.NewVirtual(e.Now().Add(d), 1).Setting()
-}
-
 // deferredHorizon: a PENDING row due this far past the virtual now is
 // deferred (the ad cut-off), not stuck.
 const deferredHorizon = time.Hour
 
-// WaitSettled waits for quiescence: no row PENDING (unless deferred) or
-// PUBLISHING, no inbox row SENDING, main and retry queues empty, and every
-// PUBLISHED row accounted for by an inbox row, a parked copy or a worker
-// skip.
+// WaitSettled waits for quiescence (checker.Quiescent).
 func (e *Env) WaitSettled(ctx context.Context, timeout time.Duration) error {
 	return e.WaitFor(ctx, timeout, "quiescence", func(ctx context.Context) (bool, error) {
 		s, err := e.Snapshot(ctx)
 		if err != nil {
 			return false, err
 		}
-		return quiescent(s), nil
+		return checker.Quiescent(s), nil
 	})
-}
-
-func quiescent(s State) bool {
-	if s.Queues.Main > 0 || s.Queues.Retry > 0 {
-		return false
-	}
-	in := map[string]string{}
-	for _, r := range s.Inbox {
-		if r.Status == inbox.StatusSending {
-			return false
-		}
-		in[r.MessageID] = r.Status
-	}
-	parked := map[string]bool{}
-	for _, p := range s.Parked {
-		parked[p.MessageID] = true
-	}
-	skipped := map[string]bool{}
-	for _, m := range s.WorkerSkips {
-		skipped[m] = true
-	}
-	for _, r := range s.Outbox {
-		switch r.Status {
-		case outbox.StatusPublishing:
-			return false
-		case outbox.StatusPending:
-			if !r.Deferred {
-				return false
-			}
-		case outbox.StatusPublished:
-			mid := messageID(r.ID)
-			if in[mid] == "" && !parked[mid] && !skipped[mid] {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // Snapshot reads the final state: rows, ledger, alerts, queues, parked
 // messages (read and left in place), registered numbers, intents.
-func (e *Env) Snapshot(ctx context.Context) (State, error) {
-	var s State
+func (e *Env) Snapshot(ctx context.Context) (checker.State, error) {
+	var s checker.State
 	now := e.Now()
 	rows, err := outbox.All(ctx, e.Pool)
 	if err != nil {
 		return s, err
 	}
 	for _, r := range rows {
-		o := OutboxRow{ID: r.ID, DedupKey: r.DedupKey, Kind: r.Kind, Status: r.Status, Attempts: r.Attempts}
+		o := checker.OutboxRow{ID: r.ID, DedupKey: r.DedupKey, Kind: r.Kind, Status: r.Status, Attempts: r.Attempts}
 		if r.StatusReason != nil {
 			o.Reason = *r.StatusReason
 		}
@@ -111,13 +64,16 @@ func (e *Env) Snapshot(ctx context.Context) (State, error) {
 		return s, err
 	}
 	for _, h := range hist {
-		s.Inbox = append(s.Inbox, InboxRow{MessageID: h.MessageID, OutboxID: h.OutboxID, DedupKey: h.DedupKey, Status: h.Status})
+		s.Inbox = append(s.Inbox, checker.InboxRow{MessageID: h.MessageID, OutboxID: h.OutboxID, DedupKey: h.DedupKey, Status: h.Status})
 	}
-	for _, l := range e.Vendor.Ledger() {
-		s.Ledger = append(s.Ledger, LedgerEntry{RefKey: l.RefKey, Phone: l.Phone})
+	for _, c := range e.vendor.CallLog() {
+		s.VendorCalls = append(s.VendorCalls, checker.VendorCall{RefKey: c.RefKey, Mode: string(c.Mode)})
+	}
+	for _, l := range e.vendor.Ledger() {
+		s.Ledger = append(s.Ledger, checker.LedgerEntry{RefKey: l.RefKey, Phone: l.Phone})
 	}
 	for _, a := range e.Sink.Alerts() {
-		rec := AlertRecord{}
+		rec := checker.AlertRecord{}
 		rec.Kind, _ = a.Fields["kind"].(string)
 		if n, ok := a.Fields["outbox_id"].(json.Number); ok {
 			rec.OutboxID, _ = n.Int64()
@@ -155,14 +111,14 @@ func (e *Env) Snapshot(ctx context.Context) (State, error) {
 
 // queues reads the depths and the parked messages (fetched, then returned
 // to the queue when the channel closes).
-func (e *Env) queues() (parked []ParkedRecord, d QueueDepths, err error) {
+func (e *Env) queues() (parked []checker.ParkedRecord, d checker.QueueDepths, err error) {
 	err = e.withChannel(func(ch *amqp.Channel) error {
 		m, r, p, derr := broker.Depths(ch, e.SB.Prefix)
 		if derr != nil {
 			// Queues not declared yet (no worker ran): nothing queued.
 			return nil
 		}
-		d = QueueDepths{Main: m, Retry: r, Parking: p}
+		d = checker.QueueDepths{Main: m, Retry: r, Parking: p}
 		n := broker.NamesFor(e.SB.Prefix)
 		for i := 0; i < p; i++ {
 			msg, ok, gerr := ch.Get(n.Parking, false)
@@ -173,11 +129,49 @@ func (e *Env) queues() (parked []ParkedRecord, d QueueDepths, err error) {
 				break
 			}
 			reason, _ := msg.Headers[broker.HeaderFailureReason].(string)
-			parked = append(parked, ParkedRecord{MessageID: msg.MessageId, Reason: reason})
+			parked = append(parked, checker.ParkedRecord{MessageID: msg.MessageId, Reason: reason})
 		}
 		return nil
 	})
 	return parked, d, err
+}
+
+// Events returns the events of every pod.
+func (e *Env) Events(name string) []faults.Event {
+	var out []faults.Event
+	for _, p := range e.Pods() {
+		for _, ev := range p.Events() {
+			if name == "" || ev.Name == name {
+				out = append(out, ev)
+			}
+		}
+	}
+	return out
+}
+
+// WaitFor polls cond until it holds or timeout passes.
+func (e *Env) WaitFor(ctx context.Context, timeout time.Duration, what string, cond func(ctx context.Context) (bool, error)) error {
+	return faults.WaitFor(ctx, timeout, what, cond)
+}
+
+// Count runs a count query on the scenario's schema.
+func (e *Env) Count(ctx context.Context, sql string, args ...any) (int, error) {
+	var n int
+	if err := e.Pool.QueryRow(ctx, sql, args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count: %w", err)
+	}
+	return n, nil
+}
+
+// history returns every pod's events as the checker's history, in time
+// order, at their offsets from the start of the run.
+func (e *Env) history() []checker.Event {
+	var out []checker.Event
+	for _, ev := range e.Events("") {
+		out = append(out, checker.Event{At: ev.At.Sub(e.TL.Start()), Pod: ev.Pod, Name: ev.Name, Attrs: ev.Attrs})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].At < out[j].At })
+	return out
 }
 
 // intents derives the dedup keys the business rows call for, for the kinds

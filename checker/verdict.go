@@ -1,78 +1,10 @@
-package scenarios
+package checker
 
 import (
 	"fmt"
 	"sort"
 	"strings"
 )
-
-// State is the final state of one run, as plain data: what the checker
-// reads besides the history. It is JSON-serialisable so checker tests keep
-// hand-written states in testdata/.
-type State struct {
-	Intents    []string       `json:"intents"` // dedup keys the business rows call for
-	Outbox     []OutboxRow    `json:"outbox"`
-	Inbox      []InboxRow     `json:"inbox"`
-	Ledger     []LedgerEntry  `json:"ledger"`
-	Alerts     []AlertRecord  `json:"alerts"`
-	Parked     []ParkedRecord `json:"parked"`
-	Queues     QueueDepths    `json:"queues"`
-	Registered []string       `json:"registered"` // phones allowed outside production
-	Production bool           `json:"production"`
-	// WorkerSkips are message_ids the worker skipped on purpose (consent
-	// withdrawn, unregistered number) without a history row.
-	WorkerSkips []string `json:"worker_skips,omitempty"`
-	// Settled is false when the run hit its deadline before quiescence.
-	Settled bool `json:"settled"`
-}
-
-// OutboxRow is one notification_outbox row.
-type OutboxRow struct {
-	ID       int64  `json:"id"`
-	DedupKey string `json:"dedup_key"`
-	Kind     string `json:"kind"`
-	Status   string `json:"status"`
-	Reason   string `json:"reason,omitempty"`
-	Attempts int    `json:"attempts,omitempty"`
-	// Deferred: PENDING but due only after the run (ad cut-off).
-	Deferred bool `json:"deferred,omitempty"`
-}
-
-// InboxRow is one notification_histories row.
-type InboxRow struct {
-	MessageID string `json:"message_id"`
-	OutboxID  int64  `json:"outbox_id"`
-	DedupKey  string `json:"dedup_key"`
-	Status    string `json:"status"`
-}
-
-// LedgerEntry is one message that reached a handset.
-type LedgerEntry struct {
-	RefKey string `json:"refkey"`
-	Phone  string `json:"phone"`
-}
-
-// AlertRecord is one alert received by the sink.
-type AlertRecord struct {
-	Kind      string `json:"kind"`
-	OutboxID  int64  `json:"outbox_id,omitempty"`
-	MessageID string `json:"message_id,omitempty"`
-	DedupKey  string `json:"dedup_key,omitempty"`
-	Reason    string `json:"reason,omitempty"`
-}
-
-// ParkedRecord is one message left in the parking queue.
-type ParkedRecord struct {
-	MessageID string `json:"message_id"`
-	Reason    string `json:"reason"`
-}
-
-// QueueDepths are the ready counts at the end.
-type QueueDepths struct {
-	Main    int `json:"main"`
-	Retry   int `json:"retry"`
-	Parking int `json:"parking"`
-}
 
 // Verdict is the checker's answer, in the vocabulary of Jepsen's queue
 // checkers plus ours (lost visibly, stuck).
@@ -107,8 +39,6 @@ func (v Verdict) String() string {
 		v.Intents, v.DeliveredOnce, v.Duplicated, v.LostSilently, v.LostVisibly, v.Skipped, v.Deferred, v.Unexpected, v.Stuck)
 }
 
-func messageID(outboxID int64) string { return fmt.Sprintf("notification-outbox-%d", outboxID) }
-
 // Check is the pure checker: final state → verdict. It never talks to a
 // service.
 func Check(s State) Verdict {
@@ -119,7 +49,7 @@ func Check(s State) Verdict {
 	byMID := map[string]OutboxRow{}
 	for _, r := range s.Outbox {
 		byKey[r.DedupKey] = r
-		byMID[messageID(r.ID)] = r
+		byMID[MessageID(r.ID)] = r
 	}
 	inbox := map[string]InboxRow{}
 	for _, r := range s.Inbox {
@@ -154,7 +84,7 @@ func Check(s State) Verdict {
 		keyHandset[row.DedupKey]++
 	}
 	alerted := func(r OutboxRow) bool {
-		mid := messageID(r.ID)
+		mid := MessageID(r.ID)
 		for _, a := range s.Alerts {
 			if (a.OutboxID != 0 && a.OutboxID == r.ID) || (a.MessageID != "" && a.MessageID == mid) || (a.DedupKey != "" && a.DedupKey == r.DedupKey) {
 				return true
@@ -205,7 +135,7 @@ func Check(s State) Verdict {
 			}
 			continue
 		}
-		mid := messageID(row.ID)
+		mid := MessageID(row.ID)
 		n := handset[mid]
 		if kn := keyHandset[key]; kn > n {
 			n = kn
@@ -281,13 +211,13 @@ func Check(s State) Verdict {
 	return v
 }
 
-// explain joins details for a failure message.
-func (v Verdict) explain() string { return strings.Join(v.Details, "\n  ") }
+// Explain joins the details for a failure message.
+func (v Verdict) Explain() string { return strings.Join(v.Details, "\n  ") }
 
 // Judge is Check plus what only the history tells: how many vendor calls
 // and publishes were attempted, and which faults fired, by kind. It is as
 // pure as Check.
-func Judge(history []HistoryEvent, faults []FaultRecord, s State) Verdict {
+func Judge(history []Event, faults []FaultRecord, s State) Verdict {
 	v := Check(s)
 	for _, ev := range history {
 		switch ev.Name {

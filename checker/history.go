@@ -1,0 +1,171 @@
+package checker
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Event is one recorded event of a run: a pod's structured log line with
+// an "event" key, at its offset from the start of the run.
+type Event struct {
+	At    time.Duration  `json:"at"`
+	Pod   string         `json:"pod"`
+	Name  string         `json:"event"`
+	Attrs map[string]any `json:"attrs,omitempty"`
+}
+
+// Str returns attribute key as a string ("" if absent).
+func (e Event) Str(key string) string {
+	v, ok := e.Attrs[key]
+	if !ok || v == nil {
+		return ""
+	}
+	if s, ok := v.(string); ok {
+		return s
+	}
+	return fmt.Sprint(v)
+}
+
+// Int returns attribute key as an integer (JSON numbers and numeric strings).
+func (e Event) Int(key string) (int64, bool) {
+	switch v := e.Attrs[key].(type) {
+	case float64:
+		return int64(v), v == float64(int64(v))
+	case int64:
+		return v, true
+	case int:
+		return int64(v), true
+	case json.Number:
+		n, err := v.Int64()
+		return n, err == nil
+	case string:
+		var n int64
+		if _, err := fmt.Sscan(v, &n); err == nil {
+			return n, true
+		}
+	}
+	return 0, false
+}
+
+// FaultRecord is one injected fault and whether it fired, as the fault
+// engine recorded it.
+type FaultRecord struct {
+	Kind   string        `json:"kind"`
+	Target string        `json:"target"`
+	At     time.Duration `json:"at"`              // when it was recovered (or the run ended)
+	Start  time.Duration `json:"start,omitempty"` // when it was injected
+	Fired  bool          `json:"fired"`
+	Detail string        `json:"detail,omitempty"`
+}
+
+// Record is one recorded run: everything the checker reads. A failing run
+// writes its Record as run.json; copying that file into testdata/runs/
+// makes it a regression fixture.
+type Record struct {
+	Scenario string `json:"scenario"`
+	Row      string `json:"row,omitempty"`
+	Seed     int64  `json:"seed"`
+	// Bug is the canary armed in every pod, if any.
+	Bug string `json:"bug,omitempty"`
+	// ScenarioSpec is the scenario that ran, as its JSON, for replay.
+	ScenarioSpec json.RawMessage `json:"scenario_spec,omitempty"`
+	// Expect are the scenario's row-specific rules, beyond the contract.
+	Expect []Rule `json:"expect,omitempty"`
+	// AllowUnfired accepts faults that never fired (random schedules).
+	AllowUnfired bool          `json:"allow_unfired,omitempty"`
+	History      []Event       `json:"history"`
+	Faults       []FaultRecord `json:"faults"`
+	State        State         `json:"state"`
+	// HarnessError is why the run could not be driven to its end (a
+	// condition that never came, a pod that would not start), if it could not.
+	HarnessError string `json:"harness_error,omitempty"`
+	// Verdict and Failure are what the checker said when the run was recorded.
+	Verdict Verdict `json:"verdict"`
+	Failure string  `json:"failure,omitempty"`
+}
+
+// Events returns the history's events called name, in time order.
+func (r Record) Events(name string) []Event {
+	var out []Event
+	for _, e := range r.History {
+		if name == "" || e.Name == name {
+			out = append(out, e)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].At < out[j].At })
+	return out
+}
+
+// Count counts the events called name logged by pods whose name is pod or,
+// when pod ends in "-", starts with it; whose attributes match attrs.
+func Count(history []Event, name, pod string, attrs map[string]string) int {
+	n := 0
+	for _, e := range history {
+		if e.Name == name && podMatches(e.Pod, pod) && attrsMatch(e, attrs) {
+			n++
+		}
+	}
+	return n
+}
+
+func podMatches(got, want string) bool {
+	if want == "" {
+		return true
+	}
+	if strings.HasSuffix(want, "-") {
+		return strings.HasPrefix(got, want)
+	}
+	return got == want
+}
+
+func attrsMatch(e Event, attrs map[string]string) bool {
+	for k, v := range attrs {
+		if e.Str(k) != v {
+			return false
+		}
+	}
+	return true
+}
+
+// Copies counts the message_ids delivered to a worker more than once: the
+// copies a fault made that the inbox had to absorb.
+func Copies(history []Event) int {
+	per := map[string]int{}
+	for _, e := range history {
+		if e.Name == "delivery" {
+			per[e.Str("message_id")]++
+		}
+	}
+	n := 0
+	for _, c := range per {
+		if c > 1 {
+			n++
+		}
+	}
+	return n
+}
+
+// PeekSkips counts redeliveries the worker acked at the peek because the
+// message's history row already existed.
+func PeekSkips(history []Event) int {
+	return Count(history, "ack", "", map[string]string{"why": "history row exists"})
+}
+
+// FaultsFired fails a run whose faults never happened, unless allowed.
+func FaultsFired(faults []FaultRecord, allowUnfired bool) error {
+	if allowUnfired {
+		return nil
+	}
+	if len(faults) == 0 {
+		return fmt.Errorf("no fault was recorded: the scenario did not inject anything")
+	}
+	for _, f := range faults {
+		if !f.Fired {
+			return fmt.Errorf("fault %s on %s (%s) never fired", f.Kind, f.Target, f.Detail)
+		}
+	}
+	return nil
+}

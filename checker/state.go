@@ -1,0 +1,139 @@
+// Package checker judges one recorded run of the pipeline: its final state
+// (outbox and inbox rows, the handset ledger, alerts, queues) and its
+// history (the pods' events and the faults injected). It is pure by
+// construction: it imports nothing that talks to a database, a broker or
+// the network, so a verdict can always be recomputed from a saved run
+// (testdata/runs/*/run.json), as porcupine checks a saved history.
+package checker
+
+import "fmt"
+
+// State is the final state of one run, as plain data: what the checker
+// reads besides the history. It is JSON-serialisable so checker tests keep
+// hand-written states in testdata/.
+type State struct {
+	Intents    []string       `json:"intents"` // dedup keys the business rows call for
+	Outbox     []OutboxRow    `json:"outbox"`
+	Inbox      []InboxRow     `json:"inbox"`
+	Ledger     []LedgerEntry  `json:"ledger"`
+	Alerts     []AlertRecord  `json:"alerts"`
+	Parked     []ParkedRecord `json:"parked"`
+	Queues     QueueDepths    `json:"queues"`
+	Registered []string       `json:"registered"` // phones allowed outside production
+	Production bool           `json:"production"`
+	// WorkerSkips are message_ids the worker skipped on purpose (consent
+	// withdrawn, unregistered number) without a history row.
+	WorkerSkips []string `json:"worker_skips,omitempty"`
+	// VendorCalls are the send requests the vendor received, in order,
+	// whatever their outcome.
+	VendorCalls []VendorCall `json:"vendor_calls,omitempty"`
+	// Settled is false when the run hit its deadline before quiescence.
+	Settled bool `json:"settled"`
+}
+
+// VendorCall is one send request the vendor received.
+type VendorCall struct {
+	RefKey string `json:"refkey"`
+	Mode   string `json:"mode"` // the fault mode applied ("accept" when none)
+}
+
+// OutboxRow is one notification_outbox row.
+type OutboxRow struct {
+	ID       int64  `json:"id"`
+	DedupKey string `json:"dedup_key"`
+	Kind     string `json:"kind"`
+	Status   string `json:"status"`
+	Reason   string `json:"reason,omitempty"`
+	Attempts int    `json:"attempts,omitempty"`
+	// Deferred: PENDING but due only after the run (ad cut-off).
+	Deferred bool `json:"deferred,omitempty"`
+}
+
+// InboxRow is one notification_histories row.
+type InboxRow struct {
+	MessageID string `json:"message_id"`
+	OutboxID  int64  `json:"outbox_id"`
+	DedupKey  string `json:"dedup_key"`
+	Status    string `json:"status"`
+}
+
+// LedgerEntry is one message that reached a handset.
+type LedgerEntry struct {
+	RefKey string `json:"refkey"`
+	Phone  string `json:"phone"`
+}
+
+// AlertRecord is one alert received by the sink.
+type AlertRecord struct {
+	Kind      string `json:"kind"`
+	OutboxID  int64  `json:"outbox_id,omitempty"`
+	MessageID string `json:"message_id,omitempty"`
+	DedupKey  string `json:"dedup_key,omitempty"`
+	Reason    string `json:"reason,omitempty"`
+}
+
+// ParkedRecord is one message left in the parking queue.
+type ParkedRecord struct {
+	MessageID string `json:"message_id"`
+	Reason    string `json:"reason"`
+}
+
+// QueueDepths are the ready counts at the end.
+type QueueDepths struct {
+	Main    int `json:"main"`
+	Retry   int `json:"retry"`
+	Parking int `json:"parking"`
+}
+
+// Alert kinds the pipeline sends (the alert's "kind" field).
+const (
+	AlertExpired           = "EXPIRED"
+	AlertSendingTimeout    = "SENDING_TIMEOUT"
+	AlertVendorUnknown     = "VENDOR_UNKNOWN"
+	AlertResultWriteFailed = "RESULT_WRITE_FAILED"
+	AlertAnniversaryLost   = "ANNIVERSARY_LOST"
+	AlertParked            = "PARKED"
+)
+
+// MessageID is the message_id of outbox row id: notification-outbox-{id}.
+func MessageID(outboxID int64) string { return fmt.Sprintf("notification-outbox-%d", outboxID) }
+
+// Quiescent reports whether a state has settled: no row PENDING (unless
+// deferred) or PUBLISHING, no inbox row SENDING, main and retry queues
+// empty, and every PUBLISHED row accounted for by an inbox row, a parked
+// copy or a worker skip.
+func Quiescent(s State) bool {
+	if s.Queues.Main > 0 || s.Queues.Retry > 0 {
+		return false
+	}
+	in := map[string]string{}
+	for _, r := range s.Inbox {
+		if r.Status == "SENDING" {
+			return false
+		}
+		in[r.MessageID] = r.Status
+	}
+	accounted := map[string]bool{}
+	for _, p := range s.Parked {
+		accounted[p.MessageID] = true
+	}
+	for _, m := range s.WorkerSkips {
+		accounted[m] = true
+	}
+	for _, r := range s.Outbox {
+		switch r.Status {
+		case "PUBLISHING":
+			return false
+		case "PENDING":
+			if !r.Deferred {
+				return false
+			}
+		case "PUBLISHED":
+			mid := MessageID(r.ID)
+			if in[mid] == "" && !accounted[mid] {
+				return false
+			}
+		}
+	}
+	return true
+}

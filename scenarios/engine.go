@@ -1,0 +1,225 @@
+package scenarios
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/outboxchaos/outboxchaos/faults"
+)
+
+// waitLong bounds a wait for something that must happen: generous, so only
+// a condition that never comes (a canary, a real bug) reaches it.
+const waitLong = 30 * time.Second
+
+// runner runs a scenario's steps on one Env, injecting faults through the
+// fault engine.
+type runner struct {
+	e   *Env
+	eng *faults.Engine
+
+	mu    sync.Mutex
+	holds []interface{ Hold() *faults.Hold }
+}
+
+// steps runs steps in order and stops at the first failure.
+func (r *runner) steps(ctx context.Context, steps []Step) error {
+	for i, st := range steps {
+		if err := r.step(ctx, st); err != nil {
+			return fmt.Errorf("step %d (%s): %w", i+1, st, err)
+		}
+	}
+	return nil
+}
+
+func (r *runner) step(ctx context.Context, st Step) error {
+	switch st.Do {
+	case "enqueue":
+		ps, err := r.podSpec(st)
+		if err != nil {
+			return err
+		}
+		if st.PerKind > 0 {
+			ps.args = append(ps.args, "--per-kind", strconv.Itoa(st.PerKind))
+		}
+		if len(st.Kinds) > 0 {
+			ps.args = append(ps.args, "--kinds", kindsArg(st.Kinds))
+		}
+		_, err = r.e.Run(ctx, "job", ps)
+		return err
+	case "start":
+		return r.start(ctx, st)
+	case "await":
+		return r.await(ctx, st.Cond, st.Timeout)
+	case "assert":
+		ok, err := r.newProbe(st.Cond).holds(ctx, st.Cond)
+		if err == nil && !ok {
+			err = errors.New("does not hold")
+		}
+		return err
+	case "inject":
+		for _, sp := range st.Faults {
+			f, _ := sp.Build()
+			if err := r.eng.Inject(ctx, f); err != nil {
+				return err
+			}
+		}
+		return nil
+	case "during":
+		return r.during(ctx, st)
+	case "parallel":
+		return r.parallel(ctx, st.Steps)
+	case "restart":
+		p, err := r.e.Pod(st.Pod)
+		if err != nil {
+			return err
+		}
+		_, err = r.e.Restart(ctx, p)
+		return err
+	case "stop":
+		p, err := r.e.Pod(st.Pod)
+		if err != nil {
+			return err
+		}
+		return p.Stop(5 * time.Second)
+	}
+	return fmt.Errorf("unknown step %q", st.Do)
+}
+
+// podSpec arms the step's pod faults in the pod's environment.
+func (r *runner) podSpec(st Step) (podSpec, error) {
+	ps := podSpec{env: append([]string(nil), st.Env...), link: st.Link}
+	for _, sp := range st.Faults {
+		f, err := sp.Build()
+		if err != nil {
+			return ps, err
+		}
+		pf, ok := f.(faults.PodFault)
+		if !ok {
+			return ps, fmt.Errorf("%s is not armed in a pod", f)
+		}
+		ps.env = append(ps.env, r.eng.Arm(pf)...)
+	}
+	return ps, nil
+}
+
+// start starts one pod per role; the step's faults are armed in the first.
+func (r *runner) start(ctx context.Context, st Step) error {
+	first, err := r.podSpec(st)
+	if err != nil {
+		return err
+	}
+	for i, role := range st.Roles {
+		ps := podSpec{env: st.Env, link: st.Link}
+		if i == 0 {
+			ps = first
+		}
+		p, err := r.e.Start(ctx, role, ps)
+		if err != nil {
+			return err
+		}
+		if st.Supervise {
+			r.e.Supervise(p)
+		}
+	}
+	return nil
+}
+
+func (r *runner) await(ctx context.Context, c *Cond, timeout faults.Duration) error {
+	d := timeout.D()
+	if d == 0 {
+		d = waitLong
+	}
+	p := r.newProbe(c)
+	var failed error
+	err := r.e.WaitFor(ctx, d, c.String(), func(ctx context.Context) (bool, error) {
+		if failed != nil {
+			return false, failed
+		}
+		ok, err := p.holds(ctx, c)
+		if errors.Is(err, errFailed) {
+			failed = err
+		}
+		return ok, err
+	})
+	if failed != nil {
+		return failed
+	}
+	return err
+}
+
+// during holds the step's faults in place while its inner steps run and
+// until its condition holds (or for its duration), then recovers them.
+func (r *runner) during(ctx context.Context, st Step) error {
+	if st.After > 0 {
+		if err := pause(ctx, st.After.D()); err != nil {
+			return err
+		}
+	}
+	var fs []faults.Fault
+	for _, sp := range st.Faults {
+		f, _ := sp.Build()
+		fs = append(fs, f)
+		if h, ok := f.(interface{ Hold() *faults.Hold }); ok {
+			r.mu.Lock()
+			r.holds = append(r.holds, h)
+			r.mu.Unlock()
+		}
+	}
+	err := r.eng.During(ctx, fs, st.Cond != nil, func(ctx context.Context) error {
+		if err := r.steps(ctx, st.Steps); err != nil {
+			return err
+		}
+		if st.Cond != nil {
+			return r.await(ctx, st.Cond, st.Timeout)
+		}
+		return pause(ctx, st.For.D())
+	})
+	var ie *faults.InjectError
+	if st.Optional && errors.As(err, &ie) {
+		r.e.Logf("harness", "skip %v", err)
+		return nil
+	}
+	return err
+}
+
+// pause waits d: only random schedules space their faults in wall time,
+// and their verdicts never depend on where a fault lands.
+func pause(ctx context.Context, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
+}
+
+// hold is the latest hold a during step put in place.
+func (r *runner) hold() (*faults.Hold, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := len(r.holds) - 1; i >= 0; i-- {
+		if h := r.holds[i].Hold(); h != nil {
+			return h, nil
+		}
+	}
+	return nil, errors.New("no hold in place: waiters and migrators need a hold-rows or hold-migration fault")
+}
+
+// parallel runs steps concurrently and returns their errors joined.
+func (r *runner) parallel(ctx context.Context, steps []Step) error {
+	var wg sync.WaitGroup
+	errs := make([]error, len(steps))
+	for i, st := range steps {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = r.step(ctx, st)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}

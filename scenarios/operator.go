@@ -1,0 +1,96 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/outboxchaos/outboxchaos/system/broker"
+)
+
+// The operator's actions on the run's queues (faults.Broker): what a
+// person with the RabbitMQ console can do.
+
+func (e *Env) withChannel(fn func(ch *amqp.Channel) error) error {
+	conn, err := amqp.Dial(e.SB.AMQPURL)
+	if err != nil {
+		return fmt.Errorf("dial broker: %w", err)
+	}
+	defer conn.Close()
+	ch, err := conn.Channel()
+	if err != nil {
+		return fmt.Errorf("open channel: %w", err)
+	}
+	defer ch.Close()
+	return fn(ch)
+}
+
+// SetBinding adds or removes the main queue's binding.
+func (e *Env) SetBinding(_ context.Context, bound bool) error {
+	return e.withChannel(func(ch *amqp.Channel) error {
+		n := broker.NamesFor(e.SB.Prefix)
+		var err error
+		if bound {
+			err = ch.QueueBind(n.Main, broker.KeySend, n.Exchange, false, nil)
+		} else {
+			err = ch.QueueUnbind(n.Main, broker.KeySend, n.Exchange, nil)
+		}
+		if err != nil {
+			return fmt.Errorf("change binding of %s: %w", n.Main, err)
+		}
+		e.Logf("operator", "main queue binding: %v", bound)
+		return nil
+	})
+}
+
+// ReplayParked publishes the parked copy of messageID back to the main
+// queue, unchanged: the first time it takes the copy out of the parking
+// queue (the operator keeps it), later times it replays the kept copy.
+func (e *Env) ReplayParked(_ context.Context, messageID string) (string, error) {
+	e.mu.Lock()
+	msg, kept := e.parked[messageID]
+	e.mu.Unlock()
+	if !kept {
+		var err error
+		if msg, err = e.takeParked(messageID); err != nil {
+			return "", err
+		}
+		e.mu.Lock()
+		e.parked[messageID] = msg
+		e.mu.Unlock()
+	}
+	reason := fmt.Sprint(msg.Headers[broker.HeaderFailureReason])
+	return reason, e.withChannel(func(ch *amqp.Channel) error {
+		if err := ch.Confirm(false); err != nil {
+			return fmt.Errorf("confirm mode: %w", err)
+		}
+		dc, err := ch.PublishWithDeferredConfirm(broker.NamesFor(e.SB.Prefix).Exchange, broker.KeySend, true, false, amqp.Publishing{
+			MessageId: msg.MessageId, Headers: msg.Headers, Body: msg.Body, DeliveryMode: amqp.Persistent, ContentType: msg.ContentType,
+		})
+		if err != nil {
+			return fmt.Errorf("replay %s: %w", msg.MessageId, err)
+		}
+		if !dc.Wait() {
+			return fmt.Errorf("replay %s: nacked", msg.MessageId)
+		}
+		e.Logf("operator", "replayed %s from parking to the main queue", msg.MessageId)
+		return nil
+	})
+}
+
+// takeParked removes the parked message messageID (the first one parked).
+func (e *Env) takeParked(messageID string) (msg amqp.Delivery, err error) {
+	err = e.withChannel(func(ch *amqp.Channel) error {
+		m, ok, gerr := ch.Get(broker.NamesFor(e.SB.Prefix).Parking, true)
+		if gerr != nil || !ok {
+			return fmt.Errorf("read parking queue: ok=%v err=%v", ok, gerr)
+		}
+		if m.MessageId != messageID {
+			return fmt.Errorf("parking queue holds %s first, want %s", m.MessageId, messageID)
+		}
+		msg = m
+		return nil
+	})
+	return msg, err
+}

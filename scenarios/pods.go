@@ -1,0 +1,190 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/outboxchaos/outboxchaos/faults"
+	"github.com/outboxchaos/outboxchaos/system/canary"
+	"github.com/outboxchaos/outboxchaos/system/killpoint"
+)
+
+// podSpec is what a start step asks of one pod beyond its role.
+type podSpec struct {
+	env  []string // extra KEY=VALUE settings (armed faults among them)
+	args []string // extra arguments
+	link string   // the RabbitMQ link, if not the role's own
+}
+
+// Start starts a pod of role relay, worker, cleanup, job (enqueue) or
+// migrate, named role-N.
+func (e *Env) Start(ctx context.Context, role string, ps podSpec) (*faults.Pod, error) {
+	c := e.Cfg
+	c.AMQPURL = replaceHost(e.SB.AMQPURL, e.AMQPRelay.Addr())
+	var args []string
+	switch role {
+	case "relay":
+		args = []string{"relay"}
+	case "worker":
+		c.AMQPURL = replaceHost(e.SB.AMQPURL, e.AMQPWorker.Addr())
+		args = []string{"worker"}
+	case "cleanup":
+		args = []string{"cleanup"}
+	case "job":
+		args = []string{"enqueue", "--per-kind", strconv.Itoa(e.Scenario.perKind()), "--kinds", kindsArg(e.Scenario.Kinds)}
+	case "migrate":
+		args = []string{"migrate"}
+	default:
+		return nil, fmt.Errorf("unknown pod role %q", role)
+	}
+	e.mu.Lock()
+	e.seq[role]++
+	name := fmt.Sprintf("%s-%d", role, e.seq[role])
+	e.mu.Unlock()
+	c.Instance = name
+	c.PGURL = withQuery(c.PGURL, "application_name", e.appName(name))
+	if ps.link != "" {
+		l, err := e.Link(ps.link)
+		if err != nil {
+			return nil, err
+		}
+		c.AMQPURL = replaceHost(e.SB.AMQPURL, l.Addr())
+	}
+	env := append(c.Env(), "OUTBOXCHAOS_LOG_FORMAT=json")
+	if e.Bug != "" {
+		env = append(env, canary.EnvVar+"="+e.Bug)
+	}
+	env = append(env, ps.env...)
+	p, err := faults.StartPod(ctx, faults.PodSpec{Name: name, Binary: e.Bin, Args: append(args, ps.args...), Env: env}, e.TL)
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	e.mu.Lock()
+	e.pods = append(e.pods, p)
+	e.mu.Unlock()
+	return p, nil
+}
+
+// Run starts a pod and waits for it to exit, returning an error unless it
+// exits 0.
+func (e *Env) Run(ctx context.Context, role string, ps podSpec) (*faults.Pod, error) {
+	p, err := e.Start(ctx, role, ps)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.WaitExit(ctx, p, 60*time.Second); err != nil {
+		return p, err
+	}
+	if p.ExitCode() != 0 {
+		return p, fmt.Errorf("%s exited %d", p.Name(), p.ExitCode())
+	}
+	return p, nil
+}
+
+// Restart starts a fresh pod of the same role without its kill-point or
+// failpoints, as a deployment would after a crash.
+func (e *Env) Restart(ctx context.Context, p *faults.Pod) (*faults.Pod, error) {
+	np, err := p.Restart(ctx, faults.RestartWithout(killpoint.EnvVar, killpoint.FailEnvVar))
+	if err != nil {
+		return nil, fmt.Errorf("restart %s: %w", p.Name(), err)
+	}
+	e.mu.Lock()
+	e.pods = append(e.pods, np)
+	e.mu.Unlock()
+	e.Logf("harness", "restarted %s", p.Name())
+	return np, nil
+}
+
+// WaitExit waits for p to exit within timeout.
+func (e *Env) WaitExit(ctx context.Context, p *faults.Pod, timeout time.Duration) error {
+	select {
+	case <-p.Done():
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(timeout):
+		return fmt.Errorf("%s did not exit within %s", p.Name(), timeout)
+	}
+}
+
+// Pods returns every pod started.
+func (e *Env) Pods() []*faults.Pod {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]*faults.Pod(nil), e.pods...)
+}
+
+// Pod returns the pod called name (the latest, if restarted).
+func (e *Env) Pod(name string) (*faults.Pod, error) {
+	ps := e.Pods()
+	for i := len(ps) - 1; i >= 0; i-- {
+		if ps[i].Name() == name {
+			return ps[i], nil
+		}
+	}
+	return nil, fmt.Errorf("no pod %q", name)
+}
+
+// Supervise restarts p whenever it exits before StopPods — killed at a
+// kill-point, or exiting non-zero because a dependency was unreachable at
+// start-up — as a deployment would: without its kill-point or failpoints,
+// after a short back-off, at most maxRestarts times.
+func (e *Env) Supervise(p *faults.Pod) {
+	go func() {
+		for i := 0; i < maxRestarts; i++ {
+			<-p.Done()
+			if e.isStopping() {
+				return
+			}
+			time.Sleep(restartBackoff) // a deployment's restart delay, not synchronisation
+			if e.isStopping() {
+				return
+			}
+			np, err := e.Restart(context.Background(), p)
+			if err != nil {
+				e.Logf("harness", "restart %s: %v", p.Name(), err)
+				return
+			}
+			if e.isStopping() {
+				_ = np.Kill()
+				return
+			}
+			p = np
+		}
+	}()
+}
+
+const (
+	maxRestarts    = 20
+	restartBackoff = 200 * time.Millisecond
+)
+
+func (e *Env) isStopping() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.stopping
+}
+
+// StopPods stops every running pod (SIGTERM, then SIGKILL).
+func (e *Env) StopPods() {
+	e.mu.Lock()
+	e.stopping = true
+	e.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, p := range e.Pods() {
+		select {
+		case <-p.Done():
+			continue
+		default:
+		}
+		wg.Add(1)
+		go func(p *faults.Pod) {
+			defer wg.Done()
+			_ = p.Stop(5 * time.Second)
+		}(p)
+	}
+	wg.Wait()
+}

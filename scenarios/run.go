@@ -1,0 +1,146 @@
+package scenarios
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/outboxchaos/outboxchaos/checker"
+	"github.com/outboxchaos/outboxchaos/faults"
+	"github.com/outboxchaos/outboxchaos/system/app"
+)
+
+// Result is the outcome of one run.
+type Result struct {
+	Name     string
+	Row      string
+	Seed     int64
+	Verdict  checker.Verdict
+	State    checker.State
+	Faults   []checker.FaultRecord
+	Err      error // a row-specific rule, an unfired fault, or a harness failure
+	Duration time.Duration
+	Timeline string
+	Events   []checker.Event
+	// Record is what the checker judged; Artifacts is the folder it was
+	// written to, if it was.
+	Record    checker.Record
+	Artifacts string
+}
+
+// Pass reports whether the run matched its row.
+func (r Result) Pass() bool { return r.Err == nil && r.Verdict.OK() }
+
+// runTimeout bounds one whole run.
+const runTimeout = 90 * time.Second
+
+// Run runs scenario s once and returns its result. It always drops its
+// schema and queues and recovers every fault it injected.
+func Run(ctx context.Context, s *Scenario, o Options) Result {
+	start := time.Now()
+	res := Result{Name: s.Name, Row: s.Row, Seed: o.Seed}
+	if err := s.Validate(); err != nil {
+		res.Err = fmt.Errorf("set up: %w", err)
+		return res
+	}
+	ctx, cancel := context.WithTimeout(ctx, runTimeout)
+	defer cancel()
+	e, err := newEnv(ctx, s, o)
+	if err != nil {
+		res.Err = fmt.Errorf("set up: %w", err)
+		res.Duration = time.Since(start)
+		if e != nil {
+			_ = e.close()
+		}
+		return res
+	}
+	eng := faults.NewEngine(e, e.TL.Start())
+	herr := e.drive(ctx, eng)
+	if rerr := eng.RecoverAll(ctx); herr == nil && rerr != nil {
+		herr = rerr
+	}
+	settled := true
+	if herr == nil {
+		if err := e.WaitSettled(ctx, 30*time.Second); err != nil {
+			settled = false
+			e.Logf("harness", "not settled: %v", err)
+		}
+	}
+	e.StopPods()
+	st, err := e.Snapshot(ctx)
+	if err != nil && herr == nil {
+		herr = fmt.Errorf("snapshot: %w", err)
+	}
+	st.Settled = settled
+	spec, _ := json.Marshal(s)
+	rec := checker.Record{Scenario: s.Name, Row: s.Row, Seed: o.Seed, Bug: o.Bug, ScenarioSpec: spec,
+		Expect: s.Expect, AllowUnfired: s.AllowUnfired, History: e.history(), Faults: eng.Records(), State: st}
+	if herr != nil {
+		rec.HarnessError = herr.Error()
+	}
+	res.Verdict, res.Err = checker.Verify(rec)
+	rec.Verdict = res.Verdict
+	if res.Err != nil {
+		rec.Failure = res.Err.Error()
+	}
+	res.State, res.Faults, res.Events, res.Record = st, rec.Faults, rec.History, rec
+	e.Logf("harness", "final: %s", res.Verdict)
+	if cerr := e.close(); cerr != nil && res.Err == nil {
+		res.Err = fmt.Errorf("clean up: %w", cerr)
+	}
+	res.Duration = time.Since(start)
+	var b strings.Builder
+	_, _ = e.TL.WriteTo(&b)
+	res.Timeline = b.String()
+	if o.Artifacts != "" && (o.RecordAll || !res.Pass()) {
+		dir, werr := WriteArtifacts(o.Artifacts, res)
+		if werr != nil {
+			e.Logf("harness", "write artifacts: %v", werr)
+		}
+		res.Artifacts = dir
+	}
+	return res
+}
+
+// drive migrates the schema (unless the steps do) and runs the steps.
+func (e *Env) drive(ctx context.Context, eng *faults.Engine) error {
+	if !e.Scenario.SelfMigrate {
+		c := e.Cfg
+		c.PGURL = e.SB.PGURL
+		if err := app.Migrate(ctx, c); err != nil {
+			return err
+		}
+	}
+	r := &runner{e: e, eng: eng}
+	return r.steps(ctx, e.Scenario.Steps)
+}
+
+// WriteArtifacts writes a run's record (run.json: the checker's input and
+// the scenario to replay), the scenario alone (scenario.json) and its
+// timeline into a new folder under dir, and returns the folder.
+func WriteArtifacts(dir string, r Result) (string, error) {
+	name := fmt.Sprintf("%s-seed%d", r.Name, r.Seed)
+	if r.Record.Bug != "" {
+		name += "-" + r.Record.Bug
+	}
+	folder := filepath.Join(dir, "runs", name)
+	if err := os.MkdirAll(folder, 0o755); err != nil {
+		return "", fmt.Errorf("create %s: %w", folder, err)
+	}
+	rec, err := json.MarshalIndent(r.Record, "", "  ")
+	if err != nil {
+		return "", fmt.Errorf("encode run record: %w", err)
+	}
+	var spec json.RawMessage
+	spec, _ = json.MarshalIndent(json.RawMessage(r.Record.ScenarioSpec), "", "  ")
+	for file, body := range map[string][]byte{"run.json": rec, "scenario.json": spec, "timeline.txt": []byte(r.Timeline)} {
+		if err := os.WriteFile(filepath.Join(folder, file), append(body, '\n'), 0o644); err != nil {
+			return "", fmt.Errorf("write %s: %w", file, err)
+		}
+	}
+	return folder, nil
+}

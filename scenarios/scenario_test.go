@@ -1,0 +1,69 @@
+package scenarios
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestCatalogueRoundTripsJSON: every entry is plain data — it validates,
+// prints as JSON and parses back to the same value.
+func TestCatalogueRoundTripsJSON(t *testing.T) {
+	t.Parallel()
+	for _, s := range Catalogue() {
+		back, rec, err := Parse(s.JSON())
+		if err != nil {
+			t.Errorf("%s: %v", s.Name, err)
+			continue
+		}
+		if rec != nil {
+			t.Errorf("%s: a scenario file parsed as a run record", s.Name)
+		}
+		if !reflect.DeepEqual(s, back) {
+			t.Errorf("%s: JSON round trip changed the scenario:\n%s\n%s", s.Name, s.JSON(), back.JSON())
+		}
+	}
+}
+
+// TestSchedulesAreValidScenarios: random schedules become scenarios on the
+// same engine, and every one validates.
+func TestSchedulesAreValidScenarios(t *testing.T) {
+	t.Parallel()
+	d := NewRandDraw(1)
+	for i := 0; i < 500; i++ {
+		s := Generate(d).Scenario("property")
+		if err := s.Validate(); err != nil {
+			t.Fatalf("schedule %d: %v\n%s", i, err, s.JSON())
+		}
+	}
+}
+
+// TestParseRejectsBadScenarios: clear errors for what a user can get wrong.
+func TestParseRejectsBadScenarios(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ json, want string }{
+		{`{"name":"x","steps":[{"do":"jump"}]}`, `unknown step "jump"`},
+		{`{"name":"x","steps":[{"do":"start","roles":["dancer"]}]}`, `unknown role "dancer"`},
+		{`{"name":"x","steps":[{"do":"inject","faults":[{"kind":"meteor"}]}]}`, `unknown fault kind "meteor"`},
+		{`{"name":"x","steps":[{"do":"start","roles":["relay"],"faults":[{"kind":"kill-point","point":"relay.nowhere"}]}]}`, `unknown kill-point "relay.nowhere"`},
+		{`{"name":"x","steps":[{"do":"inject","faults":[{"kind":"kill-point","point":"relay.after-claim"}]}]}`, `is armed in a pod`},
+		{`{"name":"x","steps":[{"do":"start","roles":["relay"],"faults":[{"kind":"down","link":"postgres"}]}]}`, `is not armed in a pod`},
+		{`{"name":"x","steps":[{"do":"inject","faults":[{"kind":"down","link":"mars"}]}]}`, `unknown link "mars"`},
+		{`{"name":"x","steps":[{"do":"await","cond":{"ledger":1,"copies":2}}]}`, `exactly one of its fields`},
+		{`{"name":"x","steps":[{"do":"await","cond":{"rows":{"table":"users","n":1}}}]}`, `unknown table "users"`},
+		{`{"name":"x","steps":[{"do":"during","faults":[{"kind":"unbind"}]}]}`, `exactly one of cond and for`},
+		{`{"name":"x","steps":[],"expect":[{"rule":"vibes"}]}`, `unknown rule "vibes"`},
+		{`{"name":"x","steps":[],"kinds":["SPAM"]}`, `unknown kind "SPAM"`},
+		{`{"name":"x","steps":[],"start":"25:00:00"}`, `want hh:mm:ss`},
+		{`{"name":"x","steps":[],"colour":"red"}`, `unknown field "colour"`},
+		{`{"name":"x","steps":[],"config":{"batch-sise":"5"}}`, `unknown setting "batch-sise"`},
+		{`{"name":"x","steps":[],"config":{"batch-size":"many"}}`, `OUTBOXCHAOS_BATCH_SIZE`},
+		{`{"name":"x","steps":[{"do":"inject","faults":[{"kind":"latency","link":"vendor","delay":"soon"}]}]}`, `duration "soon"`},
+		{`{"name":"x","steps":[{"do":"start","roles":["relay"],"faults":[{"kind":"clock","at":"noon"}]}]}`, `want "hh:mm"`},
+	} {
+		_, _, err := Parse([]byte(c.json))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s\n  got error %v, want one containing %q", c.json, err, c.want)
+		}
+	}
+}

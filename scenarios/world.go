@@ -1,0 +1,283 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/outboxchaos/outboxchaos/fakevendor"
+	"github.com/outboxchaos/outboxchaos/faults"
+	"github.com/outboxchaos/outboxchaos/system/app"
+	"github.com/outboxchaos/outboxchaos/system/clock"
+	"github.com/outboxchaos/outboxchaos/system/config"
+	"github.com/outboxchaos/outboxchaos/system/sandbox"
+)
+
+// Env is one scenario run's world: a scratch schema and prefix, the fake
+// vendor and alert sink, a Toxiproxy per link, the pods, and the timeline.
+// The pods reach Postgres, RabbitMQ and the vendor only through the
+// proxies; the harness observes directly. It is the faults.World the
+// fault engine acts on. Its methods live in pods.go (pods), observe.go
+// (what the harness reads) and operator.go (what an operator does).
+type Env struct {
+	Scenario *Scenario
+	Seed     int64
+	Bin      string
+	TL       *faults.Timeline
+	SB       *sandbox.Sandbox
+	Net      *faults.Network
+	// Proxies: one Postgres link, one RabbitMQ link per role, one vendor link.
+	PG, AMQPRelay, AMQPWorker, VendorLink *faults.Proxy
+	vendor                                *fakevendor.Server
+	Sink                                  *fakevendor.AlertSink
+	Pool                                  *pgxpool.Pool // direct, for observation
+	Cfg                                   config.Config // base child configuration
+	Day                                   time.Time     // the virtual start time
+	Bug                                   string        // canary bug armed in every pod
+
+	mu       sync.Mutex
+	stopping bool
+	pods     []*faults.Pod
+	seq      map[string]int
+	parked   map[string]amqp.Delivery // parked copies an operator took, by message_id
+}
+
+// Options tune a run.
+type Options struct {
+	PGURL, AMQPURL string
+	Bin            string // outboxchaos binary for the pods
+	Seed           int64
+	// Bug enables a canary bug (system/canary) in every pod.
+	Bug string
+	// Artifacts is where a failing run writes its record, scenario and
+	// timeline (a folder per run); "" writes nothing.
+	Artifacts string
+	// RecordAll writes the artifacts of passing runs too.
+	RecordAll bool
+}
+
+// DefaultOptions reads the service URLs from the environment
+// (OUTBOXCHAOS_PG_URL, OUTBOXCHAOS_AMQP_URL) with local defaults.
+func DefaultOptions() Options {
+	c := config.Default()
+	_ = c.FromEnv()
+	return Options{PGURL: c.PGURL, AMQPURL: c.AMQPURL, Seed: time.Now().UnixNano() % 1_000_000, Artifacts: "artifacts"}
+}
+
+// compressed returns the production configuration with every duration
+// compressed so a scenario runs in seconds: one production minute of
+// backoff is 100 ms, the 15-minute lease 1.5 s, the 10-minute SENDING
+// timeout 1.5 s, the 10-minute retry TTL 300 ms.
+func compressed() config.Config {
+	c := config.Default()
+	c.RelayInterval = 100 * time.Millisecond
+	c.Lease = 1500 * time.Millisecond
+	c.ConfirmTimeout = 600 * time.Millisecond
+	c.Backoff = config.Durations{100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond,
+		800 * time.Millisecond, 1600 * time.Millisecond, 3 * time.Second}
+	c.InListenerDelay = 50 * time.Millisecond
+	c.RetryTTL = 300 * time.Millisecond
+	c.VendorTimeout = 500 * time.Millisecond
+	c.SendingTimeout = 1500 * time.Millisecond
+	c.CleanupInterval = 200 * time.Millisecond
+	c.CleanupLockTTL = time.Second
+	c.AlertTimeout = time.Second
+	c.DeliveryLimit = 20
+	return c
+}
+
+func newEnv(ctx context.Context, s *Scenario, o Options) (e *Env, err error) {
+	e = &Env{Scenario: s, Seed: o.Seed, Bin: o.Bin, Bug: o.Bug, TL: faults.NewTimeline(), seq: map[string]int{}, parked: map[string]amqp.Delivery{}}
+	defer func() {
+		if err != nil {
+			e.close()
+		}
+	}()
+	label := "oc_" + strings.ReplaceAll(s.Name, "-", "_")
+	if len(label) > 40 {
+		label = label[:40]
+	}
+	if e.SB, err = sandbox.New(ctx, o.PGURL, o.AMQPURL, label); err != nil {
+		return e, fmt.Errorf("Postgres at %s (set OUTBOXCHAOS_PG_URL): %w", app.Redact(o.PGURL), err)
+	}
+	if e.Pool, err = pgxpool.New(ctx, e.SB.PGURL); err != nil {
+		return e, fmt.Errorf("open observer pool: %w", err)
+	}
+	e.vendor = fakevendor.New(fakevendor.Options{Account: "outboxchaos", Password: "secret", HangTimeout: 5 * time.Second})
+	vendorURL, err := e.vendor.Start("127.0.0.1:0")
+	if err != nil {
+		return e, err
+	}
+	e.Sink = fakevendor.NewAlertSink()
+	alertURL, err := e.Sink.Start("127.0.0.1:0")
+	if err != nil {
+		return e, err
+	}
+	e.Net = faults.NewNetwork(o.Seed)
+	e.Net.SetTimeline(e.TL)
+	pgHost, err := hostPort(o.PGURL, "5432")
+	if err != nil {
+		return e, err
+	}
+	amqpHost, err := hostPort(o.AMQPURL, "5672")
+	if err != nil {
+		return e, err
+	}
+	if e.PG, err = e.Net.Proxy("postgres", pgHost); err != nil {
+		return e, err
+	}
+	if e.AMQPRelay, err = e.Net.Proxy("rabbitmq-relay", amqpHost); err != nil {
+		return e, err
+	}
+	if e.AMQPWorker, err = e.Net.Proxy("rabbitmq-worker", amqpHost); err != nil {
+		return e, err
+	}
+	vHost, err := hostPort(vendorURL, "80")
+	if err != nil {
+		return e, err
+	}
+	if e.VendorLink, err = e.Net.Proxy("vendor", vHost); err != nil {
+		return e, err
+	}
+
+	c := compressed()
+	c.Prefix, c.AlertURL = e.SB.Prefix, alertURL
+	c.PGURL = replaceHost(e.SB.PGURL, e.PG.Addr())
+	c.VendorURL = "http://" + e.VendorLink.Addr()
+	if e.Day, err = s.startTime(time.Now()); err != nil {
+		return e, err
+	}
+	c.Clock = clock.NewVirtual(e.Day, 1).Setting()
+	if err := applyConfig(&c, s.Config); err != nil {
+		return e, err
+	}
+	e.Cfg = c
+	if err := c.Validate(); err != nil {
+		return e, fmt.Errorf("scenario configuration: %w", err)
+	}
+	e.Logf("harness", "scenario %s: schema and prefix %s, seed %d, virtual clock starts %s",
+		s.Name, e.SB.Schema, o.Seed, e.Day.Format("2006-01-02 15:04:05 MST"))
+	return e, nil
+}
+
+// Logf adds a harness line to the timeline.
+func (e *Env) Logf(source, format string, args ...any) { e.TL.Add(source, format, args...) }
+
+// Link returns the proxy called name.
+func (e *Env) Link(name string) (*faults.Proxy, error) {
+	for _, p := range []*faults.Proxy{e.PG, e.AMQPRelay, e.AMQPWorker, e.VendorLink} {
+		if p.Name() == name {
+			return p, nil
+		}
+	}
+	return nil, fmt.Errorf("no link %q (links: %s)", name, strings.Join(faults.LinkNames, ", "))
+}
+
+// Vendor is the fake SMS vendor.
+func (e *Env) Vendor() *fakevendor.Server { return e.vendor }
+
+// DB is the harness's own pool on the run's schema.
+func (e *Env) DB() *pgxpool.Pool { return e.Pool }
+
+// Broker is the operator's access to the run's queues.
+func (e *Env) Broker() faults.Broker { return e }
+
+func (e *Env) close() error {
+	e.StopPods()
+	if e.Net != nil {
+		e.Net.Close()
+	}
+	if e.vendor != nil {
+		_ = e.vendor.Close()
+	}
+	if e.Sink != nil {
+		_ = e.Sink.Close()
+	}
+	if e.Pool != nil {
+		e.Pool.Close()
+	}
+	if e.SB != nil {
+		return e.SB.Close()
+	}
+	return nil
+}
+
+func hostPort(rawURL, defPort string) (string, error) {
+	u, err := parseURL(rawURL)
+	if err != nil {
+		return "", err
+	}
+	h := u.Host
+	if h == "" {
+		return "", fmt.Errorf("URL %s has no host", app.Redact(rawURL))
+	}
+	if !strings.Contains(h, ":") {
+		h += ":" + defPort
+	}
+	return h, nil
+}
+
+func replaceHost(rawURL, hostport string) string {
+	u, err := parseURL(rawURL)
+	if err != nil {
+		return rawURL
+	}
+	u.Host = hostport
+	return u.String()
+}
+
+// withQuery sets one query parameter of a URL.
+func withQuery(rawURL, key, value string) string {
+	u, err := parseURL(rawURL)
+	if err != nil {
+		return rawURL
+	}
+	q := u.Query()
+	q.Set(key, value)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+func parseURL(s string) (*url.URL, error) {
+	u, err := url.Parse(s)
+	if err != nil {
+		return nil, fmt.Errorf("parse URL %s: %w", app.Redact(s), err)
+	}
+	return u, nil
+}
+
+// applyConfig sets the scenario's settings, named as the flags are
+// ("batch-size": "5"), over c; an unknown name is an error.
+func applyConfig(c *config.Config, settings map[string]string) error {
+	byEnv := map[string]string{}
+	for k := range settings {
+		byEnv[config.EnvName(k)] = k
+	}
+	used := map[string]bool{}
+	err := c.FromLookup(func(env string) (string, bool) {
+		k, ok := byEnv[env]
+		used[k] = ok
+		return settings[k], ok
+	})
+	if err != nil {
+		return fmt.Errorf("scenario configuration: %w", err)
+	}
+	for k := range settings {
+		if !used[k] {
+			return fmt.Errorf("scenario configuration: unknown setting %q (see outboxchaos relay --help for the names)", k)
+		}
+	}
+	return nil
+}
+
+// appPrefix starts the application_name of every pod's connections:
+// appPrefix()+"/"+pod, so the harness can find them in pg_stat_activity.
+func (e *Env) appPrefix() string { return e.SB.Prefix }
+
+func (e *Env) appName(pod string) string { return e.appPrefix() + "/" + pod }
