@@ -1,6 +1,6 @@
 // Package fakevendor owns the stand-in for the SMS vendor (SPEC §5): an HTTP
 // server speaking the same token / send / report API as the real vendor
-// client in system/vendor, with programmable faults, and the handset ledger —
+// client in system/sms, with programmable faults, and the handset ledger —
 // the ground truth of what reached a customer's phone, recorded even when the
 // caller gave up waiting. It also owns AlertSink, the Slack-compatible webhook
 // receiver that collects the pipeline's operations alerts.

@@ -19,8 +19,8 @@ import (
 	"github.com/outboxchaos/outboxchaos/system/config"
 	"github.com/outboxchaos/outboxchaos/system/inbox"
 	"github.com/outboxchaos/outboxchaos/system/notification"
+	"github.com/outboxchaos/outboxchaos/system/sms"
 	"github.com/outboxchaos/outboxchaos/system/testenv"
-	"github.com/outboxchaos/outboxchaos/system/vendor"
 	"github.com/outboxchaos/outboxchaos/system/worker"
 )
 
@@ -121,7 +121,7 @@ func newEnv(t *testing.T, tweak ...func(*config.Config)) *env {
 }
 
 func (e *env) newWorker() *worker.Worker {
-	v := vendor.New(e.cfg.VendorURL, e.cfg.VendorAccount, e.cfg.VendorPassword, e.cfg.VendorTimeout)
+	v := sms.New(e.cfg.VendorURL, e.cfg.VendorAccount, e.cfg.VendorPassword, e.cfg.VendorTimeout)
 	return worker.New(e.cfg, e.db.Pool, e.clk, v, e.rec, slog.New(slog.DiscardHandler))
 }
 
