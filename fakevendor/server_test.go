@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/outboxchaos/outboxchaos/fakevendor"
+	"github.com/outboxchaos/outboxchaos/system/testenv"
 )
 
 const (
@@ -120,18 +121,6 @@ func refkeys(entries []fakevendor.Entry) []string {
 	return out
 }
 
-// waitFor polls cond until it holds or a 5-second deadline passes.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // Close must release hung requests well before HangTimeout.
 func TestCloseReleasesHungRequests(t *testing.T) {
 	t.Parallel()
@@ -150,7 +139,7 @@ func TestCloseReleasesHungRequests(t *testing.T) {
 		_, _, err := send(context.Background(), base, tok, "k")
 		errc <- err
 	}()
-	waitFor(t, "the send to arrive", func() bool { return fv.Calls() == 1 })
+	testenv.Eventually(t, 5*time.Second, "the send to arrive", func() bool { return fv.Calls() == 1 })
 	closed := make(chan error, 1)
 	go func() { closed <- fv.Close() }()
 	for _, c := range []chan error{closed, errc} {
@@ -183,7 +172,7 @@ func TestCloseReleasesHungRequestsUnderHandler(t *testing.T) {
 		status, _, err := send(context.Background(), base, tok, "k")
 		done <- result{status, err}
 	}()
-	waitFor(t, "the send to arrive", func() bool { return fv.Calls() == 1 })
+	testenv.Eventually(t, 5*time.Second, "the send to arrive", func() bool { return fv.Calls() == 1 })
 	if err := fv.Close(); err != nil {
 		t.Fatal(err)
 	}

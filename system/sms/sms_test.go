@@ -14,6 +14,7 @@ import (
 
 	"github.com/outboxchaos/outboxchaos/fakevendor"
 	"github.com/outboxchaos/outboxchaos/system/sms"
+	"github.com/outboxchaos/outboxchaos/system/testenv"
 )
 
 const (
@@ -402,13 +403,7 @@ func TestCancelledInFlightIsUnknown(t *testing.T) {
 	defer cancel()
 	done := make(chan sms.Result, 1)
 	go func() { done <- c.Send(ctx, request("m-1")) }()
-	deadline := time.Now().Add(5 * time.Second)
-	for e.fv.Count("m-1") == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the send never reached the vendor")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testenv.Eventually(t, 5*time.Second, "the send reaching the vendor", func() bool { return e.fv.Count("m-1") > 0 })
 	cancel()
 	select {
 	case res := <-done:
