@@ -14,12 +14,7 @@ import (
 
 func TestAdminClientRoundTrip(t *testing.T) {
 	t.Parallel()
-	fv := fakevendor.New(fakevendor.Options{Account: account, Password: password, HangTimeout: time.Second})
-	base, err := fv.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = fv.Close() })
+	_, base := started(t, fakevendor.Options{HangTimeout: time.Second})
 	ctx := context.Background()
 	ac := fakevendor.NewAdminClient(base + "/")
 

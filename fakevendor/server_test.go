@@ -31,6 +31,20 @@ func newServer(t *testing.T, opts fakevendor.Options) (*fakevendor.Server, strin
 	return fv, ts.URL
 }
 
+// started starts a server on a loopback port, as another process would reach
+// it, and closes it in t.Cleanup; it returns the server and its base URL.
+func started(t *testing.T, opts fakevendor.Options) (*fakevendor.Server, string) {
+	t.Helper()
+	opts.Account, opts.Password = account, password
+	fv := fakevendor.New(opts)
+	base, err := fv.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = fv.Close() })
+	return fv, base
+}
+
 var hc = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 10 * time.Second}
 
 // token fetches an access token; it returns the HTTP status and the token.
@@ -124,12 +138,7 @@ func refkeys(entries []fakevendor.Entry) []string {
 // Close must release hung requests well before HangTimeout.
 func TestCloseReleasesHungRequests(t *testing.T) {
 	t.Parallel()
-	fv := fakevendor.New(fakevendor.Options{Account: account, Password: password, HangTimeout: time.Minute})
-	base, err := fv.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = fv.Close() })
+	fv, base := started(t, fakevendor.Options{HangTimeout: time.Minute})
 	if err := fv.SetDefault(fakevendor.Hang); err != nil {
 		t.Fatal(err)
 	}
