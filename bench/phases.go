@@ -13,7 +13,7 @@ import (
 
 	"github.com/outboxchaos/outboxchaos/system/config"
 	"github.com/outboxchaos/outboxchaos/system/publisher"
-	"github.com/outboxchaos/outboxchaos/system/vendor"
+	"github.com/outboxchaos/outboxchaos/system/sms"
 	"github.com/outboxchaos/outboxchaos/system/worker"
 )
 
@@ -214,7 +214,7 @@ type timedVendor struct {
 }
 
 // Send calls the wrapped vendor.
-func (t timedVendor) Send(ctx context.Context, req vendor.Request) vendor.Result {
+func (t timedVendor) Send(ctx context.Context, req sms.Request) sms.Result {
 	start := time.Now()
 	defer func() { t.p.Add("vendor HTTP call", time.Since(start)) }()
 	return t.inner.Send(ctx, req)

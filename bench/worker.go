@@ -8,7 +8,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/fakevendor"
 	"github.com/outboxchaos/outboxchaos/system/broker"
 	"github.com/outboxchaos/outboxchaos/system/inbox"
-	"github.com/outboxchaos/outboxchaos/system/vendor"
+	"github.com/outboxchaos/outboxchaos/system/sms"
 	"github.com/outboxchaos/outboxchaos/system/worker"
 )
 
@@ -57,7 +57,7 @@ func MeasureWorker(ctx context.Context, e *Env, id string, n int, latency time.D
 	}
 	defer pool.Close()
 	alerts := &countingAlerts{}
-	v := timedVendor{vendor.New(url, cfg.VendorAccount, cfg.VendorPassword, cfg.VendorTimeout), ph}
+	v := timedVendor{sms.New(url, cfg.VendorAccount, cfg.VendorPassword, cfg.VendorTimeout), ph}
 	w := worker.New(cfg, pool, e.Clock, v, alerts, e.Log)
 	started := time.Now()
 	if err := w.Start(ctx); err != nil {

@@ -130,3 +130,87 @@ func (a *AdminClient) do(ctx context.Context, method, path string, in, out any) 
 	}
 	return nil
 }
+
+type errorBody struct {
+	Error string `json:"error"`
+}
+
+type modeBody struct {
+	Mode Mode `json:"mode"`
+}
+
+type countBody struct {
+	RefKey string `json:"refkey"`
+	Count  int    `json:"count"`
+}
+
+func (s *Server) handleAddRule(w http.ResponseWriter, r *http.Request) {
+	var rule Rule
+	if err := decodeStrict(r, &rule); err != nil {
+		writeJSON(w, http.StatusBadRequest, errorBody{Error: fmt.Sprintf("rule body: %v", err)})
+		return
+	}
+	if err := s.AddRule(rule); err != nil {
+		writeJSON(w, http.StatusBadRequest, errorBody{Error: err.Error()})
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) handleResetRules(w http.ResponseWriter, _ *http.Request) {
+	s.ResetRules()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) handleSetDefault(w http.ResponseWriter, r *http.Request) {
+	var b modeBody
+	if err := decodeStrict(r, &b); err != nil {
+		writeJSON(w, http.StatusBadRequest, errorBody{Error: fmt.Sprintf("default body: %v", err)})
+		return
+	}
+	if err := s.SetDefault(b.Mode); err != nil {
+		writeJSON(w, http.StatusBadRequest, errorBody{Error: err.Error()})
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) handleLedger(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, orEmpty(s.Ledger()))
+}
+
+func (s *Server) handleCount(w http.ResponseWriter, r *http.Request) {
+	refkey := r.URL.Query().Get("refkey")
+	if refkey == "" {
+		writeJSON(w, http.StatusBadRequest, errorBody{Error: "refkey query parameter is required"})
+		return
+	}
+	writeJSON(w, http.StatusOK, countBody{RefKey: refkey, Count: s.Count(refkey)})
+}
+
+func (s *Server) handleCalls(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, orEmpty(s.CallLog()))
+}
+
+func (s *Server) handleFired(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, s.Fired())
+}
+
+// orEmpty makes an empty list encode as [] rather than null.
+func orEmpty[T any](v []T) []T {
+	if v == nil {
+		return []T{}
+	}
+	return v
+}
+
+// decodeStrict decodes one JSON value from r's body into v, rejecting
+// unknown fields so a misspelt rule is not silently a different rule.
+func decodeStrict(r *http.Request, v any) error {
+	dec := json.NewDecoder(io.LimitReader(r.Body, maxBody))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("decode JSON: %w", err)
+	}
+	return nil
+}

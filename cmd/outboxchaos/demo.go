@@ -18,7 +18,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/system/publisher"
 	"github.com/outboxchaos/outboxchaos/system/relay"
 	"github.com/outboxchaos/outboxchaos/system/sandbox"
-	"github.com/outboxchaos/outboxchaos/system/vendor"
+	"github.com/outboxchaos/outboxchaos/system/sms"
 	"github.com/outboxchaos/outboxchaos/system/worker"
 )
 
@@ -96,7 +96,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	pub := publisher.New(c.AMQPURL, broker.NamesFor(c.Prefix).Exchange, c.ConfirmTimeout)
 	defer pub.Close()
 	rl := relay.New(c, pool, pub, parts.Clock, parts.Alerts, parts.Log)
-	w := worker.New(c, pool, parts.Clock, vendor.New(c.VendorURL, c.VendorAccount, c.VendorPassword, c.VendorTimeout), parts.Alerts, parts.Log)
+	w := worker.New(c, pool, parts.Clock, sms.New(c.VendorURL, c.VendorAccount, c.VendorPassword, c.VendorTimeout), parts.Alerts, parts.Log)
 	if err := w.Start(ctx); err != nil {
 		return err
 	}

@@ -17,7 +17,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/system/notification"
 	"github.com/outboxchaos/outboxchaos/system/publisher"
 	"github.com/outboxchaos/outboxchaos/system/relay"
-	"github.com/outboxchaos/outboxchaos/system/vendor"
+	"github.com/outboxchaos/outboxchaos/system/sms"
 	"github.com/outboxchaos/outboxchaos/system/worker"
 )
 
@@ -144,7 +144,7 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer done()
-	v := vendor.New(cfg.VendorURL, cfg.VendorAccount, cfg.VendorPassword, cfg.VendorTimeout)
+	v := sms.New(cfg.VendorURL, cfg.VendorAccount, cfg.VendorPassword, cfg.VendorTimeout)
 	w := worker.New(*cfg, pool, parts.Clock, v, parts.Alerts, parts.Log)
 	if err := w.Start(ctx); err != nil {
 		return fmt.Errorf("start worker (RabbitMQ at %s; set OUTBOXCHAOS_AMQP_URL or --amqp-url): %w", app.Redact(cfg.AMQPURL), err)

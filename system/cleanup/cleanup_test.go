@@ -15,23 +15,6 @@ import (
 	"github.com/outboxchaos/outboxchaos/system/testenv"
 )
 
-type recorder struct {
-	mu     sync.Mutex
-	alerts []alert.Alert
-}
-
-func (r *recorder) Send(_ context.Context, a alert.Alert) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.alerts = append(r.alerts, a)
-}
-
-func (r *recorder) all() []alert.Alert {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]alert.Alert(nil), r.alerts...)
-}
-
 func testConfig(db *testenv.DB, instance string) config.Config {
 	c := config.Default()
 	c.PGURL, c.Prefix, c.Instance = db.URL, db.Schema, instance
@@ -77,7 +60,7 @@ func TestRunOnce_OldSendingBecomesErrorWithAlert(t *testing.T) {
 	if _, err := inbox.Finish(ctx, db.Pool, "sent", inbox.StatusSent, "1000", "", now); err != nil {
 		t.Fatal(err)
 	}
-	rec := &recorder{}
+	rec := &testenv.AlertRecorder{}
 	c := cleanup.New(testConfig(db, "cleanup-a"), db.Pool, clk, rec, slog.New(slog.DiscardHandler))
 	n, err := c.RunOnce(ctx)
 	if err != nil {
@@ -90,7 +73,7 @@ func TestRunOnce_OldSendingBecomesErrorWithAlert(t *testing.T) {
 	if got := statuses(t, db); len(got) != 3 || got["old"] != want["old"] || got["young"] != want["young"] || got["sent"] != want["sent"] {
 		t.Fatalf("statuses %v, want %v", got, want)
 	}
-	a := rec.all()
+	a := rec.All()
 	if len(a) != 1 || a[0].Kind != alert.KindSendingTimeout || a[0].MessageID != "old" || a[0].OutboxID != 1 || a[0].DedupKey == "" {
 		t.Fatalf("alerts %+v", a)
 	}
@@ -183,7 +166,7 @@ func TestRunOnce_ConcurrentCleanupsSweepOnce(t *testing.T) {
 	for i, mid := range []string{"m1", "m2", "m3"} {
 		claimAt(t, db, mid, int64(i+1), now.Add(-time.Hour))
 	}
-	rec := &recorder{}
+	rec := &testenv.AlertRecorder{}
 	log := slog.New(slog.DiscardHandler)
 	a := cleanup.New(testConfig(db, "cleanup-a"), db.Pool, clk, rec, log)
 	b := cleanup.New(testConfig(db, "cleanup-b"), db.Pool, clk, rec, log)
@@ -204,7 +187,7 @@ func TestRunOnce_ConcurrentCleanupsSweepOnce(t *testing.T) {
 	if counts[0]+counts[1] != 3 {
 		t.Fatalf("swept %v, want 3 in all", counts)
 	}
-	if n := len(rec.all()); n != 3 {
+	if n := len(rec.All()); n != 3 {
 		t.Fatalf("%d alerts, want 3", n)
 	}
 }
@@ -220,13 +203,13 @@ func TestRunOnce_WithoutLockDoesNothing(t *testing.T) {
 	if ok, err := cleanup.TryLock(ctx, db.Pool, cleanup.LockName, "elsewhere", now, time.Minute); err != nil || !ok {
 		t.Fatal(err)
 	}
-	rec := &recorder{}
+	rec := &testenv.AlertRecorder{}
 	c := cleanup.New(testConfig(db, "cleanup-a"), db.Pool, clk, rec, slog.New(slog.DiscardHandler))
 	if n, err := c.RunOnce(ctx); err != nil || n != 0 {
 		t.Fatalf("run without the lock: %d %v", n, err)
 	}
-	if got := statuses(t, db)["old"]; got != inbox.StatusSending || len(rec.all()) != 0 {
-		t.Fatalf("row %s, %d alerts: the lock was ignored", got, len(rec.all()))
+	if got := statuses(t, db)["old"]; got != inbox.StatusSending || len(rec.All()) != 0 {
+		t.Fatalf("row %s, %d alerts: the lock was ignored", got, len(rec.All()))
 	}
 	clk.Set(now.Add(time.Minute))
 	if n, err := c.RunOnce(ctx); err != nil || n != 1 {

@@ -28,24 +28,6 @@ import (
 	"github.com/outboxchaos/outboxchaos/system/testenv"
 )
 
-// recorder is an alert.Sender that keeps every alert.
-type recorder struct {
-	mu     sync.Mutex
-	alerts []alert.Alert
-}
-
-func (r *recorder) Send(_ context.Context, a alert.Alert) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.alerts = append(r.alerts, a)
-}
-
-func (r *recorder) all() []alert.Alert {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]alert.Alert(nil), r.alerts...)
-}
-
 func quietLog() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 // testNow is 10:00 Seoul today: every job and date rule is stated in Seoul.
@@ -98,7 +80,7 @@ func TestRun_RerunInsertsNothingNew(t *testing.T) {
 	if err := jobs.Seed(ctx, db.Pool, now, perKind, nil); err != nil {
 		t.Fatal(err)
 	}
-	rec := &recorder{}
+	rec := &testenv.AlertRecorder{}
 	r := newRunner(db.Pool, now, rec)
 	st, err := r.Run(ctx, nil)
 	if err != nil {
@@ -124,7 +106,7 @@ func TestRun_RerunInsertsNothingNew(t *testing.T) {
 	if n := len(couponIDs(t, db.Pool)); n != perKind {
 		t.Fatalf("%d coupons after two runs, want %d", n, perKind)
 	}
-	if a := rec.all(); len(a) != 0 {
+	if a := rec.All(); len(a) != 0 {
 		t.Fatalf("unexpected alerts %+v", a)
 	}
 }
@@ -139,7 +121,7 @@ func TestRun_RerunAfterPartialRunCompletesWithoutDuplicates(t *testing.T) {
 	if err := jobs.Seed(ctx, db.Pool, now, 2, []notification.Kind{notification.GradeRenewal}); err != nil {
 		t.Fatal(err)
 	}
-	r := newRunner(db.Pool, now, &recorder{})
+	r := newRunner(db.Pool, now, &testenv.AlertRecorder{})
 	if _, err := r.Run(ctx, []notification.Kind{notification.GradeRenewal}); err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +152,7 @@ func TestRun_DedupKeysMatchSpecFormats(t *testing.T) {
 	if err := jobs.Seed(ctx, db.Pool, now, 2, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := newRunner(db.Pool, now, &recorder{}).Run(ctx, nil); err != nil {
+	if _, err := newRunner(db.Pool, now, &testenv.AlertRecorder{}).Run(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
 	day := clock.Date(now).Format("2006-01-02")
@@ -331,7 +313,7 @@ func TestRun_KilledBeforeCommitLeavesNoRows(t *testing.T) {
 	if keys := dedupKeys(t, db.Pool); len(keys) != 0 {
 		t.Fatalf("killed job left %d rows: %v", len(keys), keys)
 	}
-	st, err := newRunner(db.Pool, now, &recorder{}).Run(ctx, kinds)
+	st, err := newRunner(db.Pool, now, &testenv.AlertRecorder{}).Run(ctx, kinds)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -383,7 +365,7 @@ func TestAnniversary_OutboxInsertFailureLosesMessageWithAlert(t *testing.T) {
 	}
 	// A re-run does not re-issue the coupon nor resurrect the message: it is
 	// lost, never sent twice.
-	rec := &recorder{}
+	rec := &testenv.AlertRecorder{}
 	st, err := newRunner(db.Pool, now, rec).Run(ctx, kinds)
 	if err != nil {
 		t.Fatal(err)
@@ -404,13 +386,13 @@ func TestAnniversary_HappyPathCouponAndRow(t *testing.T) {
 	if err := jobs.Seed(ctx, db.Pool, now, 3, kinds); err != nil {
 		t.Fatal(err)
 	}
-	rec := &recorder{}
+	rec := &testenv.AlertRecorder{}
 	st, err := newRunner(db.Pool, now, rec).Run(ctx, kinds)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Inserted != 3 || st.Lost != 0 || len(rec.all()) != 0 {
-		t.Fatalf("stats %+v alerts %+v", st, rec.all())
+	if st.Inserted != 3 || st.Lost != 0 || len(rec.All()) != 0 {
+		t.Fatalf("stats %+v alerts %+v", st, rec.All())
 	}
 	coupons := couponIDs(t, db.Pool)
 	keys := dedupKeys(t, db.Pool)

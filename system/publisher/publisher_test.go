@@ -19,15 +19,7 @@ import (
 func setup(t *testing.T) (*amqp.Channel, broker.Names, string) {
 	t.Helper()
 	prefix := testenv.NewPrefix(t)
-	conn, err := amqp.Dial(testenv.AMQPURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
-	ch, err := conn.Channel()
-	if err != nil {
-		t.Fatal(err)
-	}
+	ch := testenv.AMQPChannel(t)
 	if err := (broker.Topology{Prefix: prefix, DeliveryLimit: 5, RetryTTL: time.Minute}).Declare(ch); err != nil {
 		t.Fatal(err)
 	}
@@ -164,18 +156,11 @@ func TestPublishBatch_ConfirmTimeoutIsIndefinite(t *testing.T) {
 	// Every confirmed message is in the queue; timed-out ones may or may
 	// not be (the publisher drops the channel after a timeout, and the
 	// broker may or may not have taken them first).
-	deadline := time.Now().Add(10 * time.Second)
 	m := 0
-	for {
+	testenv.Eventually(t, 10*time.Second, fmt.Sprintf("main queue depth of at least the %d confirmed messages", confirmed), func() bool {
 		m, _, _ = depth(t, ch, prefix)
-		if m >= confirmed {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("main queue depth %d, fewer than the %d confirmed messages", m, confirmed)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return m >= confirmed
+	})
 	t.Logf("%d confirmed, %d timed out; %d of the timed-out messages reached the queue anyway", confirmed, timedOut, m-confirmed)
 }
 

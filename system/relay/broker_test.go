@@ -38,7 +38,7 @@ func TestRealBroker_ReturnedMessageIsNotPublished(t *testing.T) {
 	db := testenv.NewMigratedSchema(t)
 	prefix := testenv.NewPrefix(t)
 	cfg := testConfig(db, prefix, "relay-x")
-	ch := amqpChannel(t)
+	ch := testenv.AMQPChannel(t)
 	n := declare(t, ch, cfg)
 	// Nothing routes "send" any more.
 	if err := ch.QueueUnbind(n.Main, broker.KeySend, n.Exchange, nil); err != nil {
@@ -48,7 +48,7 @@ func TestRealBroker_ReturnedMessageIsNotPublished(t *testing.T) {
 	now := clk.Now()
 	addMember(t, db, 1, true, true)
 	id := enqueue(t, db, now, notification.GradeRenewal, 1, now)
-	st := runOnce(t, newRelay(cfg, db, realPublisher(t, cfg), clk, &recorder{}))
+	st := runOnce(t, newRelay(cfg, db, realPublisher(t, cfg), clk, &testenv.AlertRecorder{}))
 	if st.Published != 0 || st.Failed != 1 {
 		t.Fatalf("stats %+v, want the returned message failed", st)
 	}
@@ -76,7 +76,7 @@ func TestRealBroker_BatchOf50AllConfirmed(t *testing.T) {
 	prefix := testenv.NewPrefix(t)
 	cfg := testConfig(db, prefix, "relay-x")
 	cfg.ConfirmTimeout = 5 * time.Second // generous: the machine is shared
-	ch := amqpChannel(t)
+	ch := testenv.AMQPChannel(t)
 	n := declare(t, ch, cfg)
 	clk := frozen(10, 0, 0)
 	now := clk.Now()
@@ -85,7 +85,7 @@ func TestRealBroker_BatchOf50AllConfirmed(t *testing.T) {
 		addMember(t, db, m, true, true)
 		want[notification.MessageID(enqueue(t, db, now, notification.GradeRenewal, m, now))] = true
 	}
-	st := runOnce(t, newRelay(cfg, db, realPublisher(t, cfg), clk, &recorder{}))
+	st := runOnce(t, newRelay(cfg, db, realPublisher(t, cfg), clk, &testenv.AlertRecorder{}))
 	if st.Claimed != 50 || st.Published != 50 || st.Failed != 0 {
 		t.Fatalf("stats %+v, want 50 published", st)
 	}

@@ -19,7 +19,7 @@ func TestDrain_PublishesEveryRowOnce(t *testing.T) {
 	prefix := testenv.NewPrefix(t)
 	cfg := testConfig(db, prefix, "relay-d")
 	cfg.ConfirmTimeout = 5 * time.Second
-	ch := amqpChannel(t)
+	ch := testenv.AMQPChannel(t)
 	declare(t, ch, cfg)
 	clk := frozen(10, 0, 0)
 	now := clk.Now()
@@ -27,7 +27,7 @@ func TestDrain_PublishesEveryRowOnce(t *testing.T) {
 		addMember(t, db, m, true, true)
 		enqueue(t, db, now, notification.GradeRenewal, m, now)
 	}
-	st, err := newRelay(cfg, db, realPublisher(t, cfg), clk, &recorder{}).Drain(context.Background())
+	st, err := newRelay(cfg, db, realPublisher(t, cfg), clk, &testenv.AlertRecorder{}).Drain(context.Background())
 	if err != nil {
 		t.Fatalf("Drain: %v", err)
 	}
@@ -52,7 +52,7 @@ func TestDrain_ReturnedMessagesAreNotPublished(t *testing.T) {
 	prefix := testenv.NewPrefix(t)
 	cfg := testConfig(db, prefix, "relay-d")
 	cfg.BatchSize = 10
-	ch := amqpChannel(t)
+	ch := testenv.AMQPChannel(t)
 	n := declare(t, ch, cfg)
 	if err := ch.QueueUnbind(n.Main, broker.KeySend, n.Exchange, nil); err != nil {
 		t.Fatal(err)
@@ -63,7 +63,7 @@ func TestDrain_ReturnedMessagesAreNotPublished(t *testing.T) {
 		addMember(t, db, m, true, true)
 		enqueue(t, db, now, notification.GradeRenewal, m, now)
 	}
-	st, err := newRelay(cfg, db, realPublisher(t, cfg), clk, &recorder{}).Drain(context.Background())
+	st, err := newRelay(cfg, db, realPublisher(t, cfg), clk, &testenv.AlertRecorder{}).Drain(context.Background())
 	if err != nil {
 		t.Fatalf("Drain: %v", err)
 	}

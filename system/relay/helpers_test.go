@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	amqp "github.com/rabbitmq/amqp091-go"
-
 	"github.com/outboxchaos/outboxchaos/system/alert"
 	"github.com/outboxchaos/outboxchaos/system/clock"
 	"github.com/outboxchaos/outboxchaos/system/config"
@@ -19,47 +17,6 @@ import (
 	"github.com/outboxchaos/outboxchaos/system/relay"
 	"github.com/outboxchaos/outboxchaos/system/testenv"
 )
-
-// eventually polls cond until it holds or timeout passes.
-func eventually(t *testing.T, timeout time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met within %s", timeout)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-type recorder struct {
-	mu     sync.Mutex
-	alerts []alert.Alert
-}
-
-func (r *recorder) Send(_ context.Context, a alert.Alert) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.alerts = append(r.alerts, a)
-}
-
-func (r *recorder) ofKind(kind string) []alert.Alert {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []alert.Alert
-	for _, a := range r.alerts {
-		if a.Kind == kind {
-			out = append(out, a)
-		}
-	}
-	return out
-}
-
-func (r *recorder) count() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.alerts)
-}
 
 // fakePub is a relay.Publisher that records every message. hook, if set,
 // runs inside PublishBatch before the outcomes are returned (it may block or
@@ -195,21 +152,6 @@ func runOnce(t *testing.T, r *relay.Relay) relay.Stats {
 		t.Fatalf("RunOnce: %v", err)
 	}
 	return st
-}
-
-// amqpChannel opens a plain channel for inspecting queues.
-func amqpChannel(t *testing.T) *amqp.Channel {
-	t.Helper()
-	conn, err := amqp.Dial(testenv.AMQPURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
-	ch, err := conn.Channel()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ch
 }
 
 func testConfigNoDB() config.Config { return config.Default() }

@@ -50,7 +50,7 @@ func TestClaim_ConcurrentRelaysTakeDisjointRows(t *testing.T) {
 	}
 	pubA := &fakePub{hook: barrier(inA, inB, "A")}
 	pubB := &fakePub{hook: barrier(inB, inA, "B")}
-	rec := &recorder{}
+	rec := &testenv.AlertRecorder{}
 	cfgA := testConfig(db, db.Schema, "relay-a")
 	cfgB := testConfig(db, db.Schema, "relay-b")
 	cfgA.BatchSize, cfgB.BatchSize = 50, 50
@@ -106,7 +106,7 @@ func TestClaim_ConcurrentRelaysTakeDisjointRows(t *testing.T) {
 	if per["relay-a"] < 50 || per["relay-b"] < 50 {
 		t.Fatalf("rows per relay %v: both runs should have published at least one batch", per)
 	}
-	if rec.count() != 0 {
+	if rec.Count() != 0 {
 		t.Fatalf("unexpected alerts")
 	}
 }
@@ -145,7 +145,7 @@ func TestLostLease_StaleRunWritesNothing(t *testing.T) {
 	pubB := blockingPub(bIn, bRelease)
 	cfgA := testConfig(db, db.Schema, "relay-a")
 	cfgB := testConfig(db, db.Schema, "relay-b")
-	recA, recB := &recorder{}, &recorder{}
+	recA, recB := &testenv.AlertRecorder{}, &testenv.AlertRecorder{}
 	ra := newRelay(cfgA, db, pubA, clk, recA)
 	rb := newRelay(cfgB, db, pubB, clk, recB)
 
@@ -185,7 +185,7 @@ func TestLostLease_StaleRunWritesNothing(t *testing.T) {
 			t.Fatalf("stale run A wrote row %d: %s by %s attempts %d err %s", id, r.Status, str(r.ClaimedBy), r.Attempts, str(r.LastError))
 		}
 	}
-	if recA.count() != 0 {
+	if recA.Count() != 0 {
 		t.Fatalf("stale run alerted")
 	}
 	close(bRelease)
@@ -232,7 +232,7 @@ func TestReclaim_OnlyExpiredPublishingRows(t *testing.T) {
 
 	var during outbox.Row
 	pub := &fakePub{hook: func([]publisher.Message) { during = row(t, db, expired) }}
-	st := runOnce(t, newRelay(testConfig(db, db.Schema, "relay-x"), db, pub, clk, &recorder{}))
+	st := runOnce(t, newRelay(testConfig(db, db.Schema, "relay-x"), db, pub, clk, &testenv.AlertRecorder{}))
 	if st.Reclaimed != 1 {
 		t.Fatalf("reclaimed %d rows, want 1", st.Reclaimed)
 	}
@@ -270,7 +270,7 @@ func TestPublish_MarkOnlyAfterConfirm(t *testing.T) {
 	id := enqueue(t, db, now, notification.GradeRenewal, 1, now)
 	var during outbox.Row
 	pub := &fakePub{hook: func([]publisher.Message) { during = row(t, db, id) }}
-	st := runOnce(t, newRelay(testConfig(db, db.Schema, "relay-x"), db, pub, clk, &recorder{}))
+	st := runOnce(t, newRelay(testConfig(db, db.Schema, "relay-x"), db, pub, clk, &testenv.AlertRecorder{}))
 	if during.Status != outbox.StatusPublishing || str(during.ClaimedBy) != "relay-x" ||
 		!during.ClaimedUntil.Equal(now.Add(2*time.Second)) {
 		t.Fatalf("row during publish: %s by %s until %v; want PUBLISHING by relay-x with a 2s lease",
@@ -312,7 +312,7 @@ func TestPublish_FailureBacksOffAndAlertsOnFifthAttempt(t *testing.T) {
 		publisher.ChannelClosed, publisher.WriteFailed, publisher.Nacked, publisher.Returned}
 	attempt := 0
 	pub := &fakePub{outcome: func(publisher.Message) publisher.Outcome { return outcomes[attempt-1] }}
-	rec := &recorder{}
+	rec := &testenv.AlertRecorder{}
 	r := newRelay(testConfig(db, db.Schema, "relay-x"), db, pub, clk, rec)
 	wantWait := []time.Duration{1, 2, 4, 8, 16, 30, 30}
 	for attempt = 1; attempt <= len(wantWait); attempt++ {
@@ -329,7 +329,7 @@ func TestPublish_FailureBacksOffAndAlertsOnFifthAttempt(t *testing.T) {
 			t.Fatalf("attempt %d: %s attempts %d next %s (want %s) claimed %s reason %s err %s", attempt, got.Status,
 				got.Attempts, got.NextAttemptAt.In(clock.Seoul), want, str(got.ClaimedBy), str(got.StatusReason), str(got.LastError))
 		}
-		alerts := rec.ofKind(alert.KindRelayAttempts)
+		alerts := rec.OfKind(alert.KindRelayAttempts)
 		wantAlerts := 0
 		if attempt >= 5 {
 			wantAlerts = 1
@@ -347,8 +347,8 @@ func TestPublish_FailureBacksOffAndAlertsOnFifthAttempt(t *testing.T) {
 		}
 		clk.Set(got.NextAttemptAt)
 	}
-	if rec.count() != 1 {
-		t.Fatalf("%d alerts in all, want 1", rec.count())
+	if rec.Count() != 1 {
+		t.Fatalf("%d alerts in all, want 1", rec.Count())
 	}
 }
 
@@ -362,7 +362,7 @@ func TestPublish_BatchErrorReleasesWithBackoff(t *testing.T) {
 	addMember(t, db, 1, true, true)
 	id := enqueue(t, db, now, notification.GradeRenewal, 1, now)
 	pub := &fakePub{err: errors.New("dial broker: connection refused")}
-	_, err := newRelay(testConfig(db, db.Schema, "relay-x"), db, pub, clk, &recorder{}).RunOnce(context.Background())
+	_, err := newRelay(testConfig(db, db.Schema, "relay-x"), db, pub, clk, &testenv.AlertRecorder{}).RunOnce(context.Background())
 	if err == nil {
 		t.Fatal("RunOnce hid the publish error")
 	}
@@ -391,7 +391,7 @@ func TestPublish_ConfirmedRowNotReleasedWhenMarkFails(t *testing.T) {
 		}
 	}}
 	cfg := testConfig(db, db.Schema, "relay-x")
-	if _, err := newRelay(cfg, db, pub, clk, &recorder{}).RunOnce(ctx); err == nil {
+	if _, err := newRelay(cfg, db, pub, clk, &testenv.AlertRecorder{}).RunOnce(ctx); err == nil {
 		t.Fatal("RunOnce hid the failed mark")
 	}
 	r := row(t, db, id)
@@ -404,7 +404,7 @@ func TestPublish_ConfirmedRowNotReleasedWhenMarkFails(t *testing.T) {
 	}
 	// Within the lease nobody republishes it.
 	pub2 := &fakePub{}
-	r2 := newRelay(testConfig(db, db.Schema, "relay-y"), db, pub2, clk, &recorder{})
+	r2 := newRelay(testConfig(db, db.Schema, "relay-y"), db, pub2, clk, &testenv.AlertRecorder{})
 	clk.Set(start.Add(cfg.Lease - time.Second))
 	if st := runOnce(t, r2); st.Claimed != 0 || st.Reclaimed != 0 {
 		t.Fatalf("row taken within its lease: %+v", st)
@@ -448,7 +448,7 @@ func TestAdCutoff_DeferredToEightNextDay(t *testing.T) {
 			ad := enqueue(t, db, now, notification.MissionReminder, 1, now)
 			info := enqueue(t, db, now, notification.GradeRenewal, 2, now)
 			pub := &fakePub{}
-			st := runOnce(t, newRelay(testConfig(db, db.Schema, "relay-x"), db, pub, clk, &recorder{}))
+			st := runOnce(t, newRelay(testConfig(db, db.Schema, "relay-x"), db, pub, clk, &testenv.AlertRecorder{}))
 			if r := row(t, db, info); r.Status != outbox.StatusPublished {
 				t.Fatalf("non-advertising row is %s at %s", r.Status, now.Format("15:04:05"))
 			}
@@ -493,7 +493,7 @@ func TestExpired_PastScheduledDateAlerts(t *testing.T) {
 			old := enqueue(t, db, now, notification.GradeRenewal, 1, now.AddDate(0, 0, -1))
 			today := enqueue(t, db, now, notification.GradeRenewal, 2, now)
 			pub := &fakePub{}
-			rec := &recorder{}
+			rec := &testenv.AlertRecorder{}
 			st := runOnce(t, newRelay(testConfig(db, db.Schema, "relay-x"), db, pub, clk, rec))
 			if st.Expired != 1 || st.Published != 1 {
 				t.Fatalf("stats %+v", st)
@@ -504,7 +504,7 @@ func TestExpired_PastScheduledDateAlerts(t *testing.T) {
 			if r := row(t, db, today); r.Status != outbox.StatusPublished {
 				t.Fatalf("today's row: %s", r.Status)
 			}
-			a := rec.ofKind(alert.KindExpired)
+			a := rec.OfKind(alert.KindExpired)
 			if len(a) != 1 || a[0].OutboxID != old || a[0].MessageID != notification.MessageID(old) || a[0].DedupKey == "" {
 				t.Fatalf("EXPIRED alerts %+v", a)
 			}
@@ -530,12 +530,12 @@ func TestExpired_AlertsWhenTheStatusAnswerIsLost(t *testing.T) {
 	now := clk.Now()
 	addMember(t, db, 1, true, true)
 	old := enqueue(t, db, now, notification.GradeRenewal, 1, now.AddDate(0, 0, -1))
-	rec := &recorder{}
+	rec := &testenv.AlertRecorder{}
 	runOnce(t, newRelay(testConfig(db, db.Schema, "relay-x"), db, &fakePub{}, clk, rec))
 	if r := row(t, db, old); r.Status != outbox.StatusExpired {
 		t.Fatalf("row %s, want EXPIRED (the UPDATE committed)", r.Status)
 	}
-	if a := rec.ofKind(alert.KindExpired); len(a) != 1 || a[0].OutboxID != old {
+	if a := rec.OfKind(alert.KindExpired); len(a) != 1 || a[0].OutboxID != old {
 		t.Fatalf("EXPIRED alerts %+v, want one naming row %d", a, old)
 	}
 }
@@ -560,7 +560,7 @@ func TestSkip_ConsentAndNonProductionNumbers(t *testing.T) {
 		t.Fatal(err)
 	}
 	pub := &fakePub{}
-	rec := &recorder{}
+	rec := &testenv.AlertRecorder{}
 	st := runOnce(t, newRelay(testConfig(db, db.Schema, "relay-x"), db, pub, clk, rec))
 	want := map[int64][2]string{
 		1: {outbox.StatusPublished, "<nil>"},
@@ -604,7 +604,7 @@ func TestInvalidPayload_FailedWithAlert(t *testing.T) {
 		t.Fatal(err)
 	}
 	pub := &fakePub{}
-	rec := &recorder{}
+	rec := &testenv.AlertRecorder{}
 	st := runOnce(t, newRelay(testConfig(db, db.Schema, "relay-x"), db, pub, clk, rec))
 	if st.Invalid != 1 || len(pub.published()) != 0 {
 		t.Fatalf("stats %+v", st)
@@ -612,7 +612,7 @@ func TestInvalidPayload_FailedWithAlert(t *testing.T) {
 	if r := row(t, db, id); r.Status != outbox.StatusFailed || str(r.StatusReason) != "MALFORMED_PAYLOAD" {
 		t.Fatalf("row %s (%s)", r.Status, str(r.StatusReason))
 	}
-	if a := rec.ofKind(alert.KindRelayFailed); len(a) != 1 || a[0].OutboxID != id {
+	if a := rec.OfKind(alert.KindRelayFailed); len(a) != 1 || a[0].OutboxID != id {
 		t.Fatalf("alerts %+v", a)
 	}
 }
@@ -620,7 +620,7 @@ func TestInvalidPayload_FailedWithAlert(t *testing.T) {
 // The relay runs only inside its daily window (08:00–20:55).
 func TestInWindow(t *testing.T) {
 	t.Parallel()
-	r := relay.New(testConfigNoDB(), nil, &fakePub{}, clock.Real{}, &recorder{}, quietLog())
+	r := relay.New(testConfigNoDB(), nil, &fakePub{}, clock.Real{}, &testenv.AlertRecorder{}, quietLog())
 	for _, c := range []struct {
 		hh, mm int
 		in     bool
@@ -644,7 +644,7 @@ func TestClaim_AtMostBatchSize(t *testing.T) {
 		ids = append(ids, enqueue(t, db, now, notification.GradeRenewal, m, now))
 	}
 	pub := &fakePub{}
-	r := newRelay(testConfig(db, db.Schema, "relay-x"), db, pub, clk, &recorder{})
+	r := newRelay(testConfig(db, db.Schema, "relay-x"), db, pub, clk, &testenv.AlertRecorder{})
 	for i, want := range []int{50, 50, 20, 0} {
 		if st := runOnce(t, r); st.Claimed != want || st.Published != want {
 			t.Fatalf("run %d: %+v, want %d claimed and published", i+1, st, want)

@@ -15,6 +15,10 @@
 // Containers are per test binary: testcontainers' reaper (Ryuk) removes them
 // when the binary exits. With Ryuk disabled (TESTCONTAINERS_RYUK_DISABLED)
 // a package must call StopContainers from its TestMain, or they outlive it.
+//
+// It also holds the helpers tests across packages share, so each has one
+// copy: AMQPChannel, Eventually (wait for a condition, never a fixed sleep)
+// and AlertRecorder (an alert.Sender that keeps what it is sent).
 package testenv
 
 import (
@@ -313,6 +317,23 @@ func NewPrefix(t testing.TB) string {
 		}
 	})
 	return p
+}
+
+// AMQPChannel opens a connection to AMQPURL and a channel on it, for a test
+// to declare or inspect queues; the connection is closed in t.Cleanup.
+func AMQPChannel(t testing.TB) *amqp.Channel {
+	t.Helper()
+	Require(t)
+	conn, err := amqp.Dial(AMQPURL())
+	if err != nil {
+		t.Fatalf("connect to RabbitMQ at %s: %v", redact(AMQPURL()), err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	ch, err := conn.Channel()
+	if err != nil {
+		t.Fatalf("open an AMQP channel: %v", err)
+	}
+	return ch
 }
 
 func redact(s string) string { return app.Redact(s) }

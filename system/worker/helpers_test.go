@@ -19,47 +19,12 @@ import (
 	"github.com/outboxchaos/outboxchaos/system/config"
 	"github.com/outboxchaos/outboxchaos/system/inbox"
 	"github.com/outboxchaos/outboxchaos/system/notification"
+	"github.com/outboxchaos/outboxchaos/system/sms"
 	"github.com/outboxchaos/outboxchaos/system/testenv"
-	"github.com/outboxchaos/outboxchaos/system/vendor"
 	"github.com/outboxchaos/outboxchaos/system/worker"
 )
 
-// eventually polls cond until it holds or timeout passes.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not reached within %s", what, timeout)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 const waitFor = 20 * time.Second // generous: a shared 2-core machine under -race
-
-type recorder struct {
-	mu     sync.Mutex
-	alerts []alert.Alert
-}
-
-func (r *recorder) Send(_ context.Context, a alert.Alert) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.alerts = append(r.alerts, a)
-}
-
-func (r *recorder) ofKind(kind string) []alert.Alert {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []alert.Alert
-	for _, a := range r.alerts {
-		if a.Kind == kind {
-			out = append(out, a)
-		}
-	}
-	return out
-}
 
 // env is one worker under test: its own schema, prefix, fake vendor and
 // clock.
@@ -69,7 +34,7 @@ type env struct {
 	cfg    config.Config
 	clk    *clock.Virtual
 	fv     *fakevendor.Server
-	rec    *recorder
+	rec    *testenv.AlertRecorder
 	w      *worker.Worker
 	ch     *amqp.Channel
 	names  broker.Names
@@ -100,17 +65,10 @@ func newEnv(t *testing.T, tweak ...func(*config.Config)) *env {
 	}
 	t.Cleanup(func() { _ = fv.Close() })
 	c.VendorURL = base
-	e := &env{t: t, db: db, cfg: c, clk: clock.NewVirtual(clock.At(time.Now(), 10, 0), 1), fv: fv, rec: &recorder{},
+	e := &env{t: t, db: db, cfg: c, clk: clock.NewVirtual(clock.At(time.Now(), 10, 0), 1), fv: fv, rec: &testenv.AlertRecorder{},
 		names: broker.NamesFor(prefix)}
 	e.nextID.Store(1000)
-	conn, err := amqp.Dial(c.AMQPURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
-	if e.ch, err = conn.Channel(); err != nil {
-		t.Fatal(err)
-	}
+	e.ch = testenv.AMQPChannel(t) // c.AMQPURL is testenv.AMQPURL()
 	if err := (broker.Topology{Prefix: prefix, DeliveryLimit: c.DeliveryLimit, RetryTTL: c.RetryTTL}).Declare(e.ch); err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +79,7 @@ func newEnv(t *testing.T, tweak ...func(*config.Config)) *env {
 }
 
 func (e *env) newWorker() *worker.Worker {
-	v := vendor.New(e.cfg.VendorURL, e.cfg.VendorAccount, e.cfg.VendorPassword, e.cfg.VendorTimeout)
+	v := sms.New(e.cfg.VendorURL, e.cfg.VendorAccount, e.cfg.VendorPassword, e.cfg.VendorTimeout)
 	return worker.New(e.cfg, e.db.Pool, e.clk, v, e.rec, slog.New(slog.DiscardHandler))
 }
 
@@ -221,7 +179,7 @@ func (e *env) historyCount() int {
 func (e *env) waitStatus(mid, status string) inbox.Row {
 	e.t.Helper()
 	var r inbox.Row
-	eventually(e.t, waitFor, mid+" "+status, func() bool {
+	testenv.Eventually(e.t, waitFor, mid+" "+status, func() bool {
 		var ok bool
 		r, ok = e.history(mid)
 		return ok && r.Status == status
@@ -254,7 +212,7 @@ func (e *env) calls(refkey string) int {
 func (e *env) parked() amqp.Delivery {
 	e.t.Helper()
 	var d amqp.Delivery
-	eventually(e.t, waitFor, "a parked message", func() bool {
+	testenv.Eventually(e.t, waitFor, "a parked message", func() bool {
 		var ok bool
 		var err error
 		d, ok, err = e.ch.Get(e.names.Parking, true)
@@ -284,11 +242,11 @@ func (e *env) expectParked(mid, reason string) amqp.Delivery {
 		e.t.Fatalf("parked %s reached a phone %d times", mid, n)
 	}
 	found := false
-	for _, a := range e.rec.ofKind(alert.KindParked) {
+	for _, a := range e.rec.OfKind(alert.KindParked) {
 		found = found || (a.MessageID == mid && a.Reason == reason)
 	}
 	if !found {
-		e.t.Fatalf("no PARKED alert for %s (%s): %+v", mid, reason, e.rec.ofKind(alert.KindParked))
+		e.t.Fatalf("no PARKED alert for %s (%s): %+v", mid, reason, e.rec.OfKind(alert.KindParked))
 	}
 	return d
 }

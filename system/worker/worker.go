@@ -39,12 +39,12 @@ import (
 	"github.com/outboxchaos/outboxchaos/system/killpoint"
 	"github.com/outboxchaos/outboxchaos/system/notification"
 	"github.com/outboxchaos/outboxchaos/system/publisher"
-	"github.com/outboxchaos/outboxchaos/system/vendor"
+	"github.com/outboxchaos/outboxchaos/system/sms"
 )
 
 // Vendor sends one message.
 type Vendor interface {
-	Send(ctx context.Context, req vendor.Request) vendor.Result
+	Send(ctx context.Context, req sms.Request) sms.Result
 }
 
 // Worker consumes the main queue.
@@ -366,12 +366,12 @@ func (w *Worker) claimAndSend(ctx, stopCtx context.Context, d amqp.Delivery, p n
 		}
 
 		// Step 4: send.
-		res := w.vendor.Send(ctx, vendor.Request{RefKey: mid, Phone: p.Phone, From: w.cfg.SenderNumber,
+		res := w.vendor.Send(ctx, sms.Request{RefKey: mid, Phone: p.Phone, From: w.cfg.SenderNumber,
 			TemplateCode: r.TemplateCode, Text: r.Text, Fallback: r.Fallback})
 		w.log.Info("vendor call", "event", "vendor-call", "message_id", mid, "outcome", res.Outcome.String(),
 			"code", res.Code, "attempt", attempt+1)
 		acked := false
-		if canary.On(canary.AckBeforeResult) && res.Outcome == vendor.Sent {
+		if canary.On(canary.AckBeforeResult) && res.Outcome == sms.Sent {
 			w.ack(d, mid, "sent (acked before the result)")
 			acked = true
 		}
@@ -381,20 +381,20 @@ func (w *Worker) claimAndSend(ctx, stopCtx context.Context, d amqp.Delivery, p n
 			return
 		}
 		killpoint.Hit(killpoint.WorkerAfterSend)
-		if canary.On(canary.RetryUnknown) && res.Outcome == vendor.Unknown {
-			res.Outcome = vendor.NotSent
+		if canary.On(canary.RetryUnknown) && res.Outcome == sms.Unknown {
+			res.Outcome = sms.NotSent
 		}
 
 		// Step 5: result.
 		switch res.Outcome {
-		case vendor.Sent:
+		case sms.Sent:
 			w.result(ctx, c, inbox.StatusSent, res.Code, "")
 			killpoint.Hit(killpoint.WorkerAfterResult)
 			if !acked {
 				w.ack(d, mid, "sent")
 			}
 			return
-		case vendor.Unknown:
+		case sms.Unknown:
 			w.result(ctx, c, inbox.StatusError, res.Code, errText(res.Err))
 			w.alerts.Send(ctx, alert.Alert{Kind: alert.KindVendorUnknown, OutboxID: p.OutboxID, MessageID: mid,
 				DedupKey: p.DedupKey, Reason: res.Code, Instance: w.cfg.Instance, At: w.clock.Now()})

@@ -17,6 +17,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/system/config"
 	"github.com/outboxchaos/outboxchaos/system/inbox"
 	"github.com/outboxchaos/outboxchaos/system/notification"
+	"github.com/outboxchaos/outboxchaos/system/testenv"
 )
 
 // SPEC §5 happy path: one message, one SENT history row, one handset
@@ -38,7 +39,7 @@ func TestHappyPath_SentOnce(t *testing.T) {
 	if len(l) != 1 || l[0].RefKey != mid || l[0].Phone != "01000000001" || !strings.Contains(l[0].Text, "GOLD") {
 		t.Fatalf("ledger %+v", l)
 	}
-	eventually(t, waitFor, "main queue drained", func() bool {
+	testenv.Eventually(t, waitFor, "main queue drained", func() bool {
 		m, _, _, err := broker.Depths(e.ch, e.cfg.Prefix)
 		return err == nil && m == 0
 	})
@@ -135,7 +136,7 @@ func waitingClaims(t *testing.T, e *env, n int) {
 		t.Fatal(err)
 	}
 	defer probe.Close(ctx)
-	eventually(t, waitFor, "claims waiting on the inbox lock", func() bool {
+	testenv.Eventually(t, waitFor, "claims waiting on the inbox lock", func() bool {
 		var waiting int
 		if err := probe.QueryRow(ctx, `SELECT count(*) FROM pg_locks
 			WHERE relation = 'notification_histories'::regclass AND NOT granted`).Scan(&waiting); err != nil {
@@ -231,7 +232,7 @@ func TestVendorTimeout_ErrorAlertNeverResent(t *testing.T) {
 	if r.VendorCode == nil || *r.VendorCode != "TIMEOUT" {
 		t.Fatalf("history %+v, want vendor code TIMEOUT", r)
 	}
-	a := e.rec.ofKind(alert.KindVendorUnknown)
+	a := e.rec.OfKind(alert.KindVendorUnknown)
 	if len(a) != 1 || a[0].MessageID != mid || a[0].OutboxID != 1 || a[0].DedupKey == "" {
 		t.Fatalf("VENDOR_UNKNOWN alerts %+v", a)
 	}
@@ -282,7 +283,7 @@ func TestVendor5xx_ErrorNotRetried(t *testing.T) {
 			t.Fatalf("%s: ledger %d, want %d", mid, n, ledger)
 		}
 	}
-	if n := len(e.rec.ofKind(alert.KindVendorUnknown)); n != 2 {
+	if n := len(e.rec.OfKind(alert.KindVendorUnknown)); n != 2 {
 		t.Fatalf("%d VENDOR_UNKNOWN alerts, want 2", n)
 	}
 }

@@ -1,4 +1,4 @@
-package vendor_test
+package sms_test
 
 import (
 	"context"
@@ -13,7 +13,8 @@ import (
 	"time"
 
 	"github.com/outboxchaos/outboxchaos/fakevendor"
-	"github.com/outboxchaos/outboxchaos/system/vendor"
+	"github.com/outboxchaos/outboxchaos/system/sms"
+	"github.com/outboxchaos/outboxchaos/system/testenv"
 )
 
 const (
@@ -25,7 +26,7 @@ const (
 type env struct {
 	fv     *fakevendor.Server
 	url    string
-	client *vendor.Client
+	client *sms.Client
 }
 
 // newEnv runs a fake vendor (hangs capped at 2s) and a client with a 300ms
@@ -36,11 +37,11 @@ func newEnv(t *testing.T) env {
 	ts := httptest.NewServer(fv.Handler())
 	t.Cleanup(ts.Close)
 	t.Cleanup(func() { _ = fv.Close() }) // runs first: releases hung handlers
-	return env{fv: fv, url: ts.URL, client: vendor.New(ts.URL, account, password, timeout)}
+	return env{fv: fv, url: ts.URL, client: sms.New(ts.URL, account, password, timeout)}
 }
 
-func request(refkey string) vendor.Request {
-	return vendor.Request{
+func request(refkey string) sms.Request {
+	return sms.Request{
 		RefKey: refkey, Phone: "01012345678", From: "0212345678",
 		TemplateCode: "GRADE_RENEWAL_V1", Text: "홍길동님, 등급이 GOLD(으)로 갱신되었습니다.", Fallback: "[알림] 홍길동님 등급 GOLD 갱신",
 	}
@@ -55,7 +56,7 @@ func addRule(t *testing.T, fv *fakevendor.Server, r fakevendor.Rule) {
 
 func TestOutcomeString(t *testing.T) {
 	t.Parallel()
-	for o, want := range map[vendor.Outcome]string{vendor.Sent: "SENT", vendor.NotSent: "NOT_SENT", vendor.Unknown: "UNKNOWN"} {
+	for o, want := range map[sms.Outcome]string{sms.Sent: "SENT", sms.NotSent: "NOT_SENT", sms.Unknown: "UNKNOWN"} {
 		if got := o.String(); got != want {
 			t.Errorf("%d.String() = %q, want %q", int(o), got, want)
 		}
@@ -69,21 +70,21 @@ func TestModeToOutcome(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		mode    fakevendor.Mode
-		outcome vendor.Outcome
+		outcome sms.Outcome
 		status  int
 		code    string
 		ledger  int
 	}{
-		{fakevendor.Accept, vendor.Sent, 200, "1000", 1},
-		{fakevendor.AcceptHang, vendor.Unknown, 0, vendor.CodeTimeout, 1},
-		{fakevendor.Hang, vendor.Unknown, 0, vendor.CodeTimeout, 0},
-		{fakevendor.Accept5xx, vendor.Unknown, 500, "HTTP_500", 1},
-		{fakevendor.Fail5xx, vendor.Unknown, 503, "HTTP_503", 0},
-		{fakevendor.Status401, vendor.NotSent, 401, "HTTP_401", 0},
-		{fakevendor.Status403, vendor.NotSent, 403, "HTTP_403", 0},
-		{fakevendor.Status429, vendor.NotSent, 429, "HTTP_429", 0},
-		{fakevendor.Reset, vendor.Unknown, 0, vendor.CodeConnReset, 0},
-		{fakevendor.AcceptReset, vendor.Unknown, 0, vendor.CodeConnReset, 1},
+		{fakevendor.Accept, sms.Sent, 200, "1000", 1},
+		{fakevendor.AcceptHang, sms.Unknown, 0, sms.CodeTimeout, 1},
+		{fakevendor.Hang, sms.Unknown, 0, sms.CodeTimeout, 0},
+		{fakevendor.Accept5xx, sms.Unknown, 500, "HTTP_500", 1},
+		{fakevendor.Fail5xx, sms.Unknown, 503, "HTTP_503", 0},
+		{fakevendor.Status401, sms.NotSent, 401, "HTTP_401", 0},
+		{fakevendor.Status403, sms.NotSent, 403, "HTTP_403", 0},
+		{fakevendor.Status429, sms.NotSent, 429, "HTTP_429", 0},
+		{fakevendor.Reset, sms.Unknown, 0, sms.CodeConnReset, 0},
+		{fakevendor.AcceptReset, sms.Unknown, 0, sms.CodeConnReset, 1},
 	}
 	for _, tc := range cases {
 		t.Run(string(tc.mode), func(t *testing.T) {
@@ -94,10 +95,10 @@ func TestModeToOutcome(t *testing.T) {
 			if res.Outcome != tc.outcome || res.Status != tc.status || res.Code != tc.code {
 				t.Fatalf("Send = %+v (%v), want outcome %v status %d code %q", res, res.Outcome, tc.outcome, tc.status, tc.code)
 			}
-			if (res.Err == nil) != (tc.outcome == vendor.Sent) {
+			if (res.Err == nil) != (tc.outcome == sms.Sent) {
 				t.Fatalf("Err = %v: want nil exactly when Sent", res.Err)
 			}
-			if tc.outcome == vendor.Sent && res.MessageKey == "" {
+			if tc.outcome == sms.Sent && res.MessageKey == "" {
 				t.Fatal("Sent without a message key")
 			}
 			if n := e.fv.Count("m-1"); n != tc.ledger {
@@ -117,7 +118,7 @@ func TestSendsTheProtocolBody(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	res := e.client.Send(context.Background(), request("m-1"))
-	if res.Outcome != vendor.Sent {
+	if res.Outcome != sms.Sent {
 		t.Fatalf("Send = %+v", res)
 	}
 	led := e.fv.Ledger()
@@ -153,9 +154,9 @@ func TestWireFormat(t *testing.T) {
 		}
 	}))
 	t.Cleanup(ts.Close)
-	c := vendor.New(ts.URL, account, password, time.Second)
+	c := sms.New(ts.URL, account, password, time.Second)
 	res := c.Send(context.Background(), request("m-1"))
-	if res.Outcome != vendor.Sent || res.MessageKey != "MK1" || res.Code != "1000" || res.Status != 200 {
+	if res.Outcome != sms.Sent || res.MessageKey != "MK1" || res.Code != "1000" || res.Status != 200 {
 		t.Fatalf("Send = %+v", res)
 	}
 	mu.Lock()
@@ -194,8 +195,8 @@ func TestIndefiniteAnswersAreUnknown(t *testing.T) {
 		code   string
 	}{
 		{"200 with another code", 200, `{"code":"3010","description":"duplicated"}`, "3010"},
-		{"200 with a bad body", 200, `<html>oops`, vendor.CodeBadBody},
-		{"200 for another refkey", 200, `{"code":"1000","refkey":"other","messagekey":"x"}`, vendor.CodeBadBody},
+		{"200 with a bad body", 200, `<html>oops`, sms.CodeBadBody},
+		{"200 for another refkey", 200, `{"code":"1000","refkey":"other","messagekey":"x"}`, sms.CodeBadBody},
 		{"400", 400, `{"code":"2000"}`, "HTTP_400"},
 		{"302", 302, ``, "HTTP_302"},
 		{"502", 502, ``, "HTTP_502"},
@@ -203,9 +204,9 @@ func TestIndefiniteAnswersAreUnknown(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			c := vendor.New(stub(t, tc.status, tc.body), account, password, time.Second)
+			c := sms.New(stub(t, tc.status, tc.body), account, password, time.Second)
 			res := c.Send(context.Background(), request("m-1"))
-			if res.Outcome != vendor.Unknown || res.Code != tc.code || res.Status != tc.status || res.Err == nil {
+			if res.Outcome != sms.Unknown || res.Code != tc.code || res.Status != tc.status || res.Err == nil {
 				t.Fatalf("Send = %+v, want Unknown %s with status %d and an error", res, tc.code, tc.status)
 			}
 		})
@@ -217,14 +218,14 @@ func TestTokenFailureIsNotSent(t *testing.T) {
 	e := newEnv(t)
 	addRule(t, e.fv, fakevendor.Rule{Mode: fakevendor.TokenFail, Times: 1})
 	res := e.client.Send(context.Background(), request("m-1"))
-	if res.Outcome != vendor.NotSent || res.Code != vendor.CodeTokenFailed || res.Err == nil {
+	if res.Outcome != sms.NotSent || res.Code != sms.CodeTokenFailed || res.Err == nil {
 		t.Fatalf("Send = %+v, want NotSent TOKEN_FAILED", res)
 	}
 	if e.fv.Calls() != 0 || e.fv.Fired()[fakevendor.TokenFail] != 1 {
 		t.Fatalf("send calls %d fired %v: no send may follow a token failure", e.fv.Calls(), e.fv.Fired())
 	}
 	// The failure was not cached: the next Send fetches a token and goes out.
-	if res := e.client.Send(context.Background(), request("m-1")); res.Outcome != vendor.Sent {
+	if res := e.client.Send(context.Background(), request("m-1")); res.Outcome != sms.Sent {
 		t.Fatalf("second Send = %+v, want Sent", res)
 	}
 	if e.fv.TokenCalls() != 2 || e.fv.Count("m-1") != 1 {
@@ -235,8 +236,8 @@ func TestTokenFailureIsNotSent(t *testing.T) {
 func TestWrongPasswordIsTokenFailed(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	c := vendor.New(e.url, account, "wrong", timeout)
-	if res := c.Send(context.Background(), request("m-1")); res.Outcome != vendor.NotSent || res.Code != vendor.CodeTokenFailed {
+	c := sms.New(e.url, account, "wrong", timeout)
+	if res := c.Send(context.Background(), request("m-1")); res.Outcome != sms.NotSent || res.Code != sms.CodeTokenFailed {
 		t.Fatalf("Send = %+v, want NotSent TOKEN_FAILED", res)
 	}
 }
@@ -245,7 +246,7 @@ func TestTokenIsCached(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	for _, k := range []string{"a", "b"} {
-		if res := e.client.Send(context.Background(), request(k)); res.Outcome != vendor.Sent {
+		if res := e.client.Send(context.Background(), request(k)); res.Outcome != sms.Sent {
 			t.Fatalf("Send %s = %+v", k, res)
 		}
 	}
@@ -258,7 +259,7 @@ func TestConcurrentSendsShareOneToken(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	const n = 20
-	results := make(chan vendor.Result, n)
+	results := make(chan sms.Result, n)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() { results <- e.client.Send(context.Background(), request(string(rune('a'+i)))) })
@@ -266,7 +267,7 @@ func TestConcurrentSendsShareOneToken(t *testing.T) {
 	wg.Wait()
 	close(results)
 	for res := range results {
-		if res.Outcome != vendor.Sent {
+		if res.Outcome != sms.Sent {
 			t.Fatalf("Send = %+v", res)
 		}
 	}
@@ -281,13 +282,13 @@ func TestTokenDroppedAfter401Only(t *testing.T) {
 	addRule(t, e.fv, fakevendor.Rule{Call: 1, Mode: fakevendor.Status403})
 	addRule(t, e.fv, fakevendor.Rule{Call: 2, Mode: fakevendor.Status401})
 	want := []struct {
-		outcome vendor.Outcome
+		outcome sms.Outcome
 		tokens  int
 	}{
-		{vendor.NotSent, 1}, // 403: token kept
-		{vendor.NotSent, 1}, // 401: token dropped after this call
-		{vendor.Sent, 2},    // a new token was fetched
-		{vendor.Sent, 2},
+		{sms.NotSent, 1}, // 403: token kept
+		{sms.NotSent, 1}, // 401: token dropped after this call
+		{sms.Sent, 2},    // a new token was fetched
+		{sms.Sent, 2},
 	}
 	for i, w := range want {
 		res := e.client.Send(context.Background(), request("m-1"))
@@ -313,17 +314,17 @@ func TestServerRejectedTokenIsReplaced(t *testing.T) {
 		h.ServeHTTP(w, r)
 	}))
 	t.Cleanup(ts.Close)
-	c := vendor.New(ts.URL, account, password, timeout)
-	if res := c.Send(context.Background(), request("b")); res.Outcome != vendor.Sent {
+	c := sms.New(ts.URL, account, password, timeout)
+	if res := c.Send(context.Background(), request("b")); res.Outcome != sms.Sent {
 		t.Fatalf("Send = %+v", res)
 	}
 	mu.Lock()
 	target = fv2.Handler() // the vendor "restarted": old tokens are void
 	mu.Unlock()
-	if res := c.Send(context.Background(), request("c")); res.Outcome != vendor.NotSent || res.Code != "HTTP_401" {
+	if res := c.Send(context.Background(), request("c")); res.Outcome != sms.NotSent || res.Code != "HTTP_401" {
 		t.Fatalf("Send with a void token = %+v, want NotSent HTTP_401", res)
 	}
-	if res := c.Send(context.Background(), request("c")); res.Outcome != vendor.Sent {
+	if res := c.Send(context.Background(), request("c")); res.Outcome != sms.Sent {
 		t.Fatalf("Send after the 401 = %+v, want Sent with a fresh token", res)
 	}
 	if fv2.Count("c") != 1 || fv2.TokenCalls() != 1 {
@@ -347,8 +348,8 @@ func refusedURL(t *testing.T) string {
 
 func TestClosedPortBeforeTokenIsTokenFailed(t *testing.T) {
 	t.Parallel()
-	c := vendor.New(refusedURL(t), account, password, timeout)
-	if res := c.Send(context.Background(), request("m-1")); res.Outcome != vendor.NotSent || res.Code != vendor.CodeTokenFailed {
+	c := sms.New(refusedURL(t), account, password, timeout)
+	if res := c.Send(context.Background(), request("m-1")); res.Outcome != sms.NotSent || res.Code != sms.CodeTokenFailed {
 		t.Fatalf("Send = %+v, want NotSent TOKEN_FAILED", res)
 	}
 }
@@ -361,15 +362,15 @@ func TestClosedPortOnSendIsConnRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = fv.Close() })
-	c := vendor.New(base, account, password, timeout)
-	if res := c.Send(context.Background(), request("a")); res.Outcome != vendor.Sent {
+	c := sms.New(base, account, password, timeout)
+	if res := c.Send(context.Background(), request("a")); res.Outcome != sms.Sent {
 		t.Fatalf("Send = %+v", res) // caches the token
 	}
 	if err := fv.Close(); err != nil {
 		t.Fatal(err)
 	}
 	res := c.Send(context.Background(), request("b"))
-	if res.Outcome != vendor.NotSent || res.Code != vendor.CodeConnRefused || res.Status != 0 || res.Err == nil {
+	if res.Outcome != sms.NotSent || res.Code != sms.CodeConnRefused || res.Status != 0 || res.Err == nil {
 		t.Fatalf("Send to a closed port = %+v, want NotSent CONN_REFUSED", res)
 	}
 	if fv.Calls() != 1 {
@@ -383,7 +384,7 @@ func TestCancelledBeforeSendIsNotSent(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	res := e.client.Send(ctx, request("m-1"))
-	if res.Outcome != vendor.NotSent || res.Code != vendor.CodeCancelled || !errors.Is(res.Err, context.Canceled) {
+	if res.Outcome != sms.NotSent || res.Code != sms.CodeCancelled || !errors.Is(res.Err, context.Canceled) {
 		t.Fatalf("Send = %+v, want NotSent CANCELLED wrapping context.Canceled", res)
 	}
 	if e.fv.TokenCalls() != 0 || e.fv.Calls() != 0 {
@@ -396,23 +397,17 @@ func TestCancelledBeforeSendIsNotSent(t *testing.T) {
 func TestCancelledInFlightIsUnknown(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	c := vendor.New(e.url, account, password, 10*time.Second)
+	c := sms.New(e.url, account, password, 10*time.Second)
 	addRule(t, e.fv, fakevendor.Rule{RefKey: "m-1", Mode: fakevendor.AcceptHang})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	done := make(chan vendor.Result, 1)
+	done := make(chan sms.Result, 1)
 	go func() { done <- c.Send(ctx, request("m-1")) }()
-	deadline := time.Now().Add(5 * time.Second)
-	for e.fv.Count("m-1") == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the send never reached the vendor")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testenv.Eventually(t, 5*time.Second, "the send reaching the vendor", func() bool { return e.fv.Count("m-1") > 0 })
 	cancel()
 	select {
 	case res := <-done:
-		if res.Outcome != vendor.Unknown || res.Code != vendor.CodeCancelledInFlight {
+		if res.Outcome != sms.Unknown || res.Code != sms.CodeCancelledInFlight {
 			t.Fatalf("Send = %+v, want Unknown CANCELLED_IN_FLIGHT", res)
 		}
 	case <-time.After(5 * time.Second):
@@ -424,15 +419,15 @@ func TestCancelledInFlightIsUnknown(t *testing.T) {
 func TestContextDeadlineInFlightIsUnknown(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	c := vendor.New(e.url, account, password, 10*time.Second)
+	c := sms.New(e.url, account, password, 10*time.Second)
 	addRule(t, e.fv, fakevendor.Rule{RefKey: "m-1", Mode: fakevendor.Hang})
-	if res := c.Send(context.Background(), request("warm")); res.Outcome != vendor.Sent {
+	if res := c.Send(context.Background(), request("warm")); res.Outcome != sms.Sent {
 		t.Fatalf("Send = %+v", res) // fetch the token outside the deadline
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	res := c.Send(ctx, request("m-1"))
-	if res.Outcome != vendor.Unknown || res.Code != vendor.CodeTimeout {
+	if res.Outcome != sms.Unknown || res.Code != sms.CodeTimeout {
 		t.Fatalf("Send = %+v, want Unknown TIMEOUT", res)
 	}
 }
@@ -442,16 +437,16 @@ func TestLookup(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	sent := e.client.Send(ctx, request("ok"))
-	if sent.Outcome != vendor.Sent {
+	if sent.Outcome != sms.Sent {
 		t.Fatalf("Send = %+v", sent)
 	}
 	addRule(t, e.fv, fakevendor.Rule{RefKey: "hung", Mode: fakevendor.AcceptHang})
-	if res := e.client.Send(ctx, request("hung")); res.Outcome != vendor.Unknown {
+	if res := e.client.Send(ctx, request("hung")); res.Outcome != sms.Unknown {
 		t.Fatalf("Send = %+v, want Unknown", res)
 	}
 
 	rep, err := e.client.Lookup(ctx, "ok")
-	if err != nil || rep != (vendor.Report{RefKey: "ok", Found: true, Status: "SENT", MessageKey: sent.MessageKey, Count: 1}) {
+	if err != nil || rep != (sms.Report{RefKey: "ok", Found: true, Status: "SENT", MessageKey: sent.MessageKey, Count: 1}) {
 		t.Fatalf("Lookup(ok) = %+v %v", rep, err)
 	}
 	// The reconciliation case: the client saw Unknown, the vendor sent it.
@@ -463,7 +458,7 @@ func TestLookup(t *testing.T) {
 	if err != nil || rep.Found || rep.Count != 0 || rep.RefKey != "never" {
 		t.Fatalf("Lookup(never) = %+v %v, want not found", rep, err)
 	}
-	if _, err := vendor.New(refusedURL(t), account, password, timeout).Lookup(ctx, "ok"); err == nil {
+	if _, err := sms.New(refusedURL(t), account, password, timeout).Lookup(ctx, "ok"); err == nil {
 		t.Fatal("Lookup against a closed port = nil error")
 	}
 }

@@ -1,4 +1,4 @@
-// Package vendor owns the SMS vendor client (SPEC §5, modelled on BizPpurio's
+// Package sms owns the SMS vendor client (SPEC §5, modelled on BizPpurio's
 // v3 API): the access-token cache, the alimtalk send call with its SMS
 // fallback, the result lookup by refkey used for reconciliation (SPEC §8),
 // and — most importantly — the classification of every send into one of three
@@ -8,7 +8,7 @@
 // The vendor's send API has no idempotency key, so the client never retries
 // anything itself, never reuses a connection, and reports NotSent only when
 // it knows nothing reached the vendor or the vendor refused the request.
-package vendor
+package sms
 
 import (
 	"bytes"

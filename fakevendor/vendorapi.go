@@ -1,0 +1,346 @@
+package fakevendor
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Entry is one message that reached a phone.
+type Entry struct {
+	Seq         int       `json:"seq"`
+	RefKey      string    `json:"refkey"`
+	Phone       string    `json:"phone"`
+	ContentHash string    `json:"content_hash"` // sha256 hex of Text
+	Text        string    `json:"text"`
+	At          time.Time `json:"at"`
+	Call        int       `json:"call"` // the send call that produced it
+}
+
+// Call is one send request the server received, whatever its outcome.
+type Call struct {
+	N        int       `json:"n"`
+	RefKey   string    `json:"refkey"`
+	Mode     Mode      `json:"mode"` // the mode applied; "401" also for a bad or missing token
+	Accepted bool      `json:"accepted"`
+	At       time.Time `json:"at"`
+}
+
+// tokenTTL is how long an issued token is valid, as at the real vendor.
+const tokenTTL = 24 * time.Hour
+
+// kst is the zone of the vendor's "expired" timestamps.
+var kst = time.FixedZone("KST", 9*60*60)
+
+// Ledger returns every message that reached a phone, in order.
+func (s *Server) Ledger() []Entry {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Entry(nil), s.ledger...)
+}
+
+// Count returns how many times refkey reached a phone.
+func (s *Server) Count(refkey string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.countLocked(refkey)
+}
+
+func (s *Server) countLocked(refkey string) int {
+	n := 0
+	for _, e := range s.ledger {
+		if e.RefKey == refkey {
+			n++
+		}
+	}
+	return n
+}
+
+// Calls returns the number of send requests received, whatever their outcome.
+func (s *Server) Calls() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.calls)
+}
+
+// CallLog returns every send request received, in order.
+func (s *Server) CallLog() []Call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Call(nil), s.calls...)
+}
+
+// TokenCalls returns the number of token requests received.
+func (s *Server) TokenCalls() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.tokenCalls
+}
+
+type tokenResponse struct {
+	AccessToken string `json:"accesstoken"`
+	Type        string `json:"type"`
+	Expired     string `json:"expired"`
+}
+
+func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
+	user, pass, ok := r.BasicAuth()
+	s.mu.Lock()
+	s.tokenCalls++
+	n := s.tokenCalls
+	mode := s.matchLocked(true, n, "")
+	if mode == TokenFail {
+		s.fired[TokenFail]++
+	}
+	s.mu.Unlock()
+	if mode == TokenFail {
+		s.log.Info("token fault", "token_call", n, "mode", mode)
+		writeJSON(w, http.StatusInternalServerError, map[string]string{"code": "9999", "description": "token service unavailable"})
+		return
+	}
+	if !ok || user != s.opts.Account || pass != s.opts.Password {
+		s.log.Info("token refused: bad credentials", "token_call", n, "user", user)
+		writeJSON(w, http.StatusUnauthorized, map[string]string{"code": "3001", "description": "invalid account or password"})
+		return
+	}
+	tok := randomHex(16)
+	exp := time.Now().Add(tokenTTL)
+	s.mu.Lock()
+	s.tokens[tok] = exp
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, tokenResponse{AccessToken: tok, Type: "Bearer", Expired: exp.In(kst).Format("20060102150405")})
+}
+
+// authorized reports whether r carries a valid, unexpired bearer token.
+func (s *Server) authorized(r *http.Request) bool {
+	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok || tok == "" {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	exp, ok := s.tokens[tok]
+	return ok && time.Now().Before(exp)
+}
+
+type sendRequest struct {
+	Account string `json:"account"`
+	RefKey  string `json:"refkey"`
+	Type    string `json:"type"`
+	From    string `json:"from"`
+	To      string `json:"to"`
+	Content struct {
+		AT struct {
+			SenderKey    string `json:"senderkey"`
+			TemplateCode string `json:"templatecode"`
+			Message      string `json:"message"`
+		} `json:"at"`
+	} `json:"content"`
+	Resend struct {
+		First string `json:"first"`
+	} `json:"resend"`
+	ResendContent struct {
+		SMS struct {
+			Message string `json:"message"`
+		} `json:"sms"`
+	} `json:"resendcontent"`
+}
+
+func (b *sendRequest) validate(account string) error {
+	switch {
+	case b.Account != account:
+		return fmt.Errorf("account %q does not match", b.Account)
+	case b.RefKey == "":
+		return errors.New("refkey is required")
+	case b.Type != "at":
+		return fmt.Errorf("type %q: only \"at\" is supported", b.Type)
+	case b.To == "":
+		return errors.New("to is required")
+	case b.Content.AT.SenderKey == "":
+		return errors.New("content.at.senderkey is required")
+	case b.Content.AT.TemplateCode == "":
+		return errors.New("content.at.templatecode is required")
+	case b.Content.AT.Message == "":
+		return errors.New("content.at.message is required")
+	}
+	return nil
+}
+
+type sendResponse struct {
+	Code        string `json:"code"`
+	Description string `json:"description"`
+	RefKey      string `json:"refkey,omitempty"`
+	MessageKey  string `json:"messagekey,omitempty"`
+}
+
+func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
+	authOK := s.authorized(r)
+	var body sendRequest
+	bodyErr := json.NewDecoder(io.LimitReader(r.Body, maxBody)).Decode(&body)
+	if bodyErr == nil {
+		bodyErr = body.validate(s.opts.Account)
+	}
+
+	s.mu.Lock()
+	n := len(s.calls) + 1
+	call := Call{N: n, RefKey: body.RefKey, At: time.Now()}
+	switch {
+	case !authOK:
+		call.Mode = Status401 // not a programmed fault: not counted in Fired
+	case bodyErr != nil:
+		call.Mode = "bad-request"
+	default:
+		call.Mode = s.matchLocked(false, n, body.RefKey)
+		if call.Mode != Accept {
+			s.fired[call.Mode]++
+		}
+	}
+	var key string
+	if call.Mode.records() {
+		call.Accepted = true
+		key = fmt.Sprintf("fv-%s-%06d", s.keyBase, len(s.ledger)+1)
+		s.ledger = append(s.ledger, Entry{
+			Seq:         len(s.ledger) + 1,
+			RefKey:      body.RefKey,
+			Phone:       body.To,
+			ContentHash: Hash(body.Content.AT.Message),
+			Text:        body.Content.AT.Message,
+			At:          call.At,
+			Call:        n,
+		})
+	}
+	s.calls = append(s.calls, call)
+	s.mu.Unlock()
+
+	log := s.log.With("call", n, "refkey", body.RefKey, "mode", call.Mode, "accepted", call.Accepted)
+	switch {
+	case !authOK:
+		log.Info("send refused: bad or missing token")
+		writeJSON(w, http.StatusUnauthorized, sendResponse{Code: "3002", Description: "invalid or expired token"})
+		return
+	case bodyErr != nil:
+		log.Info("send refused: bad request", "err", bodyErr)
+		writeJSON(w, http.StatusBadRequest, sendResponse{Code: "2000", Description: bodyErr.Error()})
+		return
+	case call.Mode == Accept:
+		log.Debug("send accepted")
+	default:
+		log.Info("send fault")
+	}
+
+	ok := sendResponse{Code: "1000", Description: "success", RefKey: body.RefKey, MessageKey: key}
+	if call.Mode.records() && s.opts.Latency > 0 && !s.wait(w, r, s.opts.Latency, log) {
+		return
+	}
+	switch call.Mode {
+	case Accept:
+		writeJSON(w, http.StatusOK, ok)
+	case AcceptHang:
+		if s.wait(w, r, s.opts.HangTimeout, log) {
+			writeJSON(w, http.StatusOK, ok)
+		}
+	case Hang:
+		if s.wait(w, r, s.opts.HangTimeout, log) {
+			writeJSON(w, http.StatusGatewayTimeout, sendResponse{Code: "9998", Description: "timed out"})
+		}
+	case Accept5xx:
+		writeJSON(w, http.StatusInternalServerError, sendResponse{Code: "9999", Description: "internal error"})
+	case Fail5xx:
+		writeJSON(w, http.StatusServiceUnavailable, sendResponse{Code: "9999", Description: "service unavailable"})
+	case Status401:
+		writeJSON(w, http.StatusUnauthorized, sendResponse{Code: "3002", Description: "invalid or expired token"})
+	case Status403:
+		writeJSON(w, http.StatusForbidden, sendResponse{Code: "3003", Description: "forbidden"})
+	case Status429:
+		writeJSON(w, http.StatusTooManyRequests, sendResponse{Code: "3004", Description: "too many requests"})
+	case Reset, AcceptReset:
+		s.abort(w, log)
+	default:
+		log.Error("unhandled mode")
+		writeJSON(w, http.StatusInternalServerError, sendResponse{Code: "9999", Description: "unhandled mode"})
+	}
+}
+
+// wait blocks for d, or until the request's context ends (the client gave
+// up) or the server is closed; it reports whether the whole d elapsed. When
+// Close cut the wait short it closes the connection without an answer, so a
+// released request never looks like a 200.
+func (s *Server) wait(w http.ResponseWriter, r *http.Request, d time.Duration, log *slog.Logger) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-r.Context().Done():
+		return false
+	case <-s.closed:
+		log.Info("request released by Close")
+		s.abort(w, log)
+		return false
+	}
+}
+
+// abort closes the connection without answering, with a TCP reset when it
+// can.
+func (s *Server) abort(w http.ResponseWriter, log *slog.Logger) {
+	conn, _, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		log.Error("hijack failed; answering 500 instead", "err", err)
+		writeJSON(w, http.StatusInternalServerError, sendResponse{Code: "9999", Description: "reset unavailable"})
+		return
+	}
+	if tc, ok := conn.(*net.TCPConn); ok {
+		_ = tc.SetLinger(0) // close with RST, like a dropped connection
+	}
+	if err := conn.Close(); err != nil {
+		log.Debug("close hijacked connection", "err", err)
+	}
+}
+
+type reportResponse struct {
+	RefKey     string `json:"refkey"`
+	Found      bool   `json:"found"`
+	Status     string `json:"status,omitempty"`
+	MessageKey string `json:"messagekey,omitempty"`
+	Count      int    `json:"count"`
+}
+
+func (s *Server) handleReport(w http.ResponseWriter, r *http.Request) {
+	if !s.authorized(r) {
+		writeJSON(w, http.StatusUnauthorized, sendResponse{Code: "3002", Description: "invalid or expired token"})
+		return
+	}
+	refkey := r.URL.Query().Get("refkey")
+	if refkey == "" {
+		writeJSON(w, http.StatusBadRequest, sendResponse{Code: "2000", Description: "refkey is required"})
+		return
+	}
+	resp := reportResponse{RefKey: refkey}
+	s.mu.Lock()
+	for _, e := range s.ledger {
+		if e.RefKey != refkey {
+			continue
+		}
+		if resp.Count == 0 {
+			resp.Found, resp.Status = true, "SENT"
+			resp.MessageKey = fmt.Sprintf("fv-%s-%06d", s.keyBase, e.Seq)
+		}
+		resp.Count++
+	}
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, resp)
+}
+
+// Hash returns the ledger's content hash of a message text: sha256, hex.
+func Hash(text string) string {
+	sum := sha256.Sum256([]byte(text))
+	return hex.EncodeToString(sum[:])
+}
