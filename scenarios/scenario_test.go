@@ -1,9 +1,14 @@
 package scenarios
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/outboxchaos/outboxchaos/checker"
+	"github.com/outboxchaos/outboxchaos/faults"
 )
 
 // TestCatalogueRoundTripsJSON: every entry is plain data — it validates,
@@ -64,6 +69,36 @@ func TestParseRejectsBadScenarios(t *testing.T) {
 		_, _, err := Parse([]byte(c.json))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s\n  got error %v, want one containing %q", c.json, err, c.want)
+		}
+	}
+}
+
+// TestHarnessDocNamesEverything keeps docs/harness.md true: every step
+// verb, condition, fault kind and rule the code knows is documented there.
+func TestHarnessDocNamesEverything(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile(filepath.Join("..", "docs", "harness.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(raw)
+	var names []string
+	for v := range verbs {
+		names = append(names, v)
+	}
+	for _, k := range faults.Kinds() {
+		names = append(names, strings.SplitN(k, ":", 2)[0])
+	}
+	for r := range checker.RuleNames() {
+		names = append(names, r)
+	}
+	ct := reflect.TypeOf(Cond{})
+	for i := 0; i < ct.NumField(); i++ {
+		names = append(names, strings.SplitN(ct.Field(i).Tag.Get("json"), ",", 2)[0])
+	}
+	for _, n := range names {
+		if !strings.Contains(doc, "`"+n+"`") {
+			t.Errorf("docs/harness.md does not name `%s`", n)
 		}
 	}
 }
