@@ -225,6 +225,12 @@ func TestHelperProcess(t *testing.T) {
 	if os.Getenv(helperEnv) == "" {
 		t.Skip("helper process for the kill-point and failpoint tests")
 	}
+	// The helper is a process entry point: it arms the hooks it was
+	// started with, as cmd/outboxchaos does.
+	if err := killpoint.ArmFromEnv(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
 	ctx := context.Background()
 	pool, err := pgxpool.New(ctx, os.Getenv("HELPER_PG_URL"))
 	if err != nil {
