@@ -52,7 +52,7 @@ func quietLog() *slog.Logger { return slog.New(slog.DiscardHandler) }
 func testNow() time.Time { return clock.At(time.Now(), 10, 0) }
 
 func newRunner(pool *pgxpool.Pool, now time.Time, rec alert.Sender) *jobs.Runner {
-	return &jobs.Runner{Pool: pool, Clock: clock.NewVirtual(now, 0), Alerts: rec, Log: quietLog()}
+	return jobs.NewRunner(pool, clock.NewVirtual(now, 0), rec, quietLog())
 }
 
 func dedupKeys(t *testing.T, pool *pgxpool.Pool) []string {
@@ -247,7 +247,7 @@ func TestHelperProcess(t *testing.T) {
 	for _, k := range strings.Split(os.Getenv("HELPER_KINDS"), ",") {
 		kinds = append(kinds, notification.Kind(k))
 	}
-	r := &jobs.Runner{Pool: pool, Clock: clock.NewVirtual(now, 0), Alerts: out, Log: quietLog()}
+	r := jobs.NewRunner(pool, clock.NewVirtual(now, 0), out, quietLog())
 	st, err := r.Run(ctx, kinds)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
