@@ -51,6 +51,11 @@ func runChild(mode string) int {
 		time.Sleep(time.Minute) // not synchronisation: the parent kills it
 		return 0
 	case "killpoint": // dies at the armed hit of relay.after-claim, if any
+		// A process entry point arms its hooks itself, as cmd/outboxchaos does.
+		if err := killpoint.ArmFromEnv(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
 		for i := 1; i <= 3; i++ {
 			out.Info("hit", "event", "child.hit", "n", i)
 			killpoint.Hit(killpoint.RelayAfterClaim)

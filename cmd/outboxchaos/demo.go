@@ -87,7 +87,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := jobs.Seed(ctx, pool, parts.Clock.Now(), *perKind, nil); err != nil {
 		return err
 	}
-	st, err := (&jobs.Runner{Pool: pool, Clock: parts.Clock, Alerts: parts.Alerts, Log: parts.Log}).Run(ctx, nil)
+	st, err := jobs.NewRunner(pool, parts.Clock, parts.Alerts, parts.Log).Run(ctx, nil)
 	if err != nil {
 		return err
 	}

@@ -49,6 +49,10 @@ func init() {
 }
 
 func main() {
+	if err := armHooks(os.Stderr); err != nil {
+		fmt.Fprintf(os.Stderr, "outboxchaos: %v\n", err)
+		os.Exit(2)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
@@ -106,7 +110,7 @@ func help(w io.Writer) {
 	fmt.Fprintln(w, "\nEvery pipeline setting is a flag and an environment variable, for example")
 	fmt.Fprintln(w, "--pg-url / OUTBOXCHAOS_PG_URL, --amqp-url / OUTBOXCHAOS_AMQP_URL, --lease / OUTBOXCHAOS_LEASE.")
 	fmt.Fprintln(w, "`outboxchaos help <command>` lists them. Logs: OUTBOXCHAOS_LOG_FORMAT=json, OUTBOXCHAOS_LOG_LEVEL=debug.")
-	fmt.Fprintln(w, "Fault hooks for child processes: OUTBOXCHAOS_KILLPOINT=name[:N], OUTBOXCHAOS_FAILPOINT=name[:N][,...].")
+	fmt.Fprintln(w, "Fault hooks for child processes: OUTBOXCHAOS_KILLPOINT=name[:N][,...], OUTBOXCHAOS_FAILPOINT=name[:N][,...].")
 }
 
 // flags builds a FlagSet with every config setting bound, defaults from the

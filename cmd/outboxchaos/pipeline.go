@@ -83,7 +83,7 @@ func runEnqueue(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return err
 		}
 	}
-	r := &jobs.Runner{Pool: pool, Clock: parts.Clock, Alerts: parts.Alerts, Log: parts.Log}
+	r := jobs.NewRunner(pool, parts.Clock, parts.Alerts, parts.Log)
 	st, err := r.Run(ctx, kinds)
 	if err != nil {
 		return err

@@ -74,8 +74,14 @@ func OpenPool(ctx context.Context, cfg config.Config) (*pgxpool.Pool, error) {
 	return pool, nil
 }
 
-// Migrate runs the schema migration on one dedicated connection.
+// Migrate runs the schema migration on one dedicated connection: the
+// advisory-locked migration, or the unlocked one when the MigrateUnlocked
+// canary is armed.
 func Migrate(ctx context.Context, cfg config.Config) error {
+	migrate := schema.Migrate
+	if canary.On(canary.MigrateUnlocked) {
+		migrate = schema.MigrateUnlocked
+	}
 	cc, err := pgx.ParseConfig(cfg.PGURL)
 	if err != nil {
 		return fmt.Errorf("bad Postgres URL (OUTBOXCHAOS_PG_URL / --pg-url): %w", err)
@@ -86,10 +92,7 @@ func Migrate(ctx context.Context, cfg config.Config) error {
 		return fmt.Errorf("Postgres at %s is unreachable (set OUTBOXCHAOS_PG_URL or --pg-url): %w", Redact(cfg.PGURL), err)
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	if canary.On(canary.MigrateUnlocked) {
-		return schema.MigrateUnlocked(ctx, conn)
-	}
-	return schema.Migrate(ctx, conn)
+	return migrate(ctx, conn)
 }
 
 // DeclareTopology connects to RabbitMQ and declares the topology, failing

@@ -1,10 +1,15 @@
-// Package canary owns the deliberately broken variants of the pipeline: real
-// mistakes from this design's history and its peers, compiled in and
+// Package canary names the deliberately broken variants of the pipeline:
+// real mistakes from this design's history and its peers, compiled in and
 // switched on at run time with OUTBOXCHAOS_BUG=<name>, so the chaos suite can
-// prove it catches each one. With the variable unset every check is a
-// constant-false comparison and the normal code runs.
+// prove it catches each one.
 //
-// A canary must never be enabled in production: the process logs a loud
+// The process's entry point (cmd/) reads the variable once at start-up with
+// FromEnv and arms the canary with Arm. Each component asks On once, when it
+// is built, and keeps the variant it chose (a statement, a policy) in its
+// own fields; the broken SQL is written out in full next to the real
+// statement. With nothing armed every component keeps its normal code.
+//
+// A canary must never be enabled in production: the entry point logs a loud
 // warning at start-up when one is.
 package canary
 
@@ -12,6 +17,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 )
 
 // EnvVar selects one canary bug.
@@ -77,17 +83,35 @@ var Names = []string{MarkBeforePublish, CheckThenAct, RetryUnknown, ReleaseOnCan
 	RateLimitAsUnknown, SilentAnniversary, NoAdDeferral, NoExpiry, PlainInsert, MigrateUnlocked, NoReconnect,
 	AutoAck, NoDedup, RecentOnly}
 
-var active string
+// armed is the armed canary's name ("" for none).
+var armed atomic.Pointer[string]
 
-func init() {
-	if v := strings.TrimSpace(os.Getenv(EnvVar)); v != "" {
-		if !Known(v) {
-			fmt.Fprintf(os.Stderr, "%s: unknown canary %q (known: %s)\n", EnvVar, v, strings.Join(Names, ", "))
-			os.Exit(2)
-		}
-		active = v
-		fmt.Fprintf(os.Stderr, "WARNING: canary bug %q is enabled: this process is deliberately broken\n", v)
+// FromEnv returns the canary named by EnvVar ("" when it is unset or
+// blank). An unknown name is an error that lists the known ones.
+func FromEnv() (string, error) {
+	v := strings.TrimSpace(os.Getenv(EnvVar))
+	if v != "" && !Known(v) {
+		return "", fmt.Errorf("%s: unknown canary %q (known: %s)", EnvVar, v, strings.Join(Names, ", "))
 	}
+	return v, nil
+}
+
+// Arm enables canary name in this process ("" disables). Components built
+// afterwards use its variant; those built before keep theirs.
+func Arm(name string) error {
+	if name != "" && !Known(name) {
+		return fmt.Errorf("unknown canary %q (known: %s)", name, strings.Join(Names, ", "))
+	}
+	armed.Store(&name)
+	return nil
+}
+
+// Armed returns the armed canary's name, "" when none is.
+func Armed() string {
+	if p := armed.Load(); p != nil {
+		return *p
+	}
+	return ""
 }
 
 // Known reports whether name is a canary.
@@ -100,8 +124,6 @@ func Known(name string) bool {
 	return false
 }
 
-// On reports whether canary name is enabled in this process.
-func On(name string) bool { return active != "" && active == name }
-
-// Set enables a canary in this process (tests); "" disables.
-func Set(name string) { active = name }
+// On reports whether canary name is armed. Components ask it when they are
+// built, never on the way through their work.
+func On(name string) bool { return name != "" && Armed() == name }

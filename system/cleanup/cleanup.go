@@ -32,13 +32,18 @@ type Cleanup struct {
 	clock  clock.Clock
 	alerts alert.Sender
 	log    *slog.Logger
+	// alertTimeouts sends the SENDING_TIMEOUT alert of each row the sweep
+	// turns into ERROR; only the NoCleanupAlert canary clears it.
+	alertTimeouts bool
 
 	loop periodic.Loop
 }
 
-// New returns a cleanup scheduler.
+// New returns a cleanup scheduler; the NoCleanupAlert canary, if armed,
+// makes it sweep without alerting.
 func New(cfg config.Config, pool *pgxpool.Pool, clk clock.Clock, alerts alert.Sender, log *slog.Logger) *Cleanup {
-	return &Cleanup{cfg: cfg, pool: pool, clock: clk, alerts: alerts, log: log.With("component", "cleanup")}
+	return &Cleanup{cfg: cfg, pool: pool, clock: clk, alerts: alerts, log: log.With("component", "cleanup"),
+		alertTimeouts: !canary.On(canary.NoCleanupAlert)}
 }
 
 // TryLock takes the named lock until now+ttl for owner if it is free or
@@ -99,7 +104,7 @@ func (c *Cleanup) RunOnce(ctx context.Context) (int, error) {
 	for _, r := range rows {
 		c.log.Warn("SENDING timed out", "event", "sending-timeout", "message_id", r.MessageID,
 			"outbox_id", r.OutboxID, "dedup_key", r.DedupKey)
-		if canary.On(canary.NoCleanupAlert) {
+		if !c.alertTimeouts {
 			continue
 		}
 		c.alerts.Send(ctx, alert.Alert{Kind: alert.KindSendingTimeout, OutboxID: r.OutboxID, MessageID: r.MessageID,

@@ -88,12 +88,26 @@ type Stats struct {
 	Inserted, Existing, Lost int
 }
 
-// Runner runs the jobs.
+// Runner runs the jobs. Build it with NewRunner; a Runner literal runs the
+// production jobs whatever canary is armed.
 type Runner struct {
 	Pool   *pgxpool.Pool
 	Clock  clock.Clock
 	Alerts alert.Sender
 	Log    *slog.Logger
+
+	inserter outbox.Inserter // the outbox insert statement
+	// silentLoss leaves a lost anniversary notification without its alert
+	// (the SilentAnniversary canary).
+	silentLoss bool
+}
+
+// NewRunner returns a runner; the armed canary, if any, chooses its outbox
+// insert statement (PlainInsert) and whether a lost anniversary
+// notification is alerted (SilentAnniversary).
+func NewRunner(pool *pgxpool.Pool, clk clock.Clock, alerts alert.Sender, log *slog.Logger) *Runner {
+	return &Runner{Pool: pool, Clock: clk, Alerts: alerts, Log: log,
+		inserter: outbox.NewInserter(), silentLoss: canary.On(canary.SilentAnniversary)}
 }
 
 // Run runs the job of each kind in kinds (all when empty).
@@ -201,7 +215,7 @@ func (r *Runner) insertJob(ctx context.Context, k notification.Kind) (Stats, err
 	err = pgx.BeginFunc(ctx, r.Pool, func(tx pgx.Tx) error {
 		st = Stats{}
 		for _, e := range entries {
-			ins, err := outbox.Enqueue(ctx, tx, now, e)
+			ins, err := r.inserter.Enqueue(ctx, tx, now, e)
 			if err != nil {
 				return err
 			}
@@ -270,7 +284,7 @@ func (r *Runner) anniversary(ctx context.Context) (Stats, error) {
 		err = killpoint.Fail(killpoint.FailAnniversaryOutbox)
 		if err == nil {
 			var ins bool
-			ins, err = outbox.Enqueue(ctx, r.Pool, now, e)
+			ins, err = r.inserter.Enqueue(ctx, r.Pool, now, e)
 			if err == nil && ins {
 				st.Inserted++
 				continue
@@ -283,7 +297,7 @@ func (r *Runner) anniversary(ctx context.Context) (Stats, error) {
 		st.Lost++
 		r.Log.Error("anniversary outbox insert failed; notification lost on purpose", "event", "anniversary-lost",
 			"dedup_key", e.DedupKey, "member_id", t.member, "err", err)
-		if canary.On(canary.SilentAnniversary) {
+		if r.silentLoss {
 			continue
 		}
 		r.Alerts.Send(ctx, alert.Alert{Kind: alert.KindAnniversaryLost, DedupKey: e.DedupKey,

@@ -34,7 +34,7 @@ func quietLog() *slog.Logger { return slog.New(slog.DiscardHandler) }
 func testNow() time.Time { return clock.At(time.Now(), 10, 0) }
 
 func newRunner(pool *pgxpool.Pool, now time.Time, rec alert.Sender) *jobs.Runner {
-	return &jobs.Runner{Pool: pool, Clock: clock.NewVirtual(now, 0), Alerts: rec, Log: quietLog()}
+	return jobs.NewRunner(pool, clock.NewVirtual(now, 0), rec, quietLog())
 }
 
 func dedupKeys(t *testing.T, pool *pgxpool.Pool) []string {
@@ -207,6 +207,12 @@ func TestHelperProcess(t *testing.T) {
 	if os.Getenv(helperEnv) == "" {
 		t.Skip("helper process for the kill-point and failpoint tests")
 	}
+	// The helper is a process entry point: it arms the hooks it was
+	// started with, as cmd/outboxchaos does.
+	if err := killpoint.ArmFromEnv(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
 	ctx := context.Background()
 	pool, err := pgxpool.New(ctx, os.Getenv("HELPER_PG_URL"))
 	if err != nil {
@@ -223,7 +229,7 @@ func TestHelperProcess(t *testing.T) {
 	for _, k := range strings.Split(os.Getenv("HELPER_KINDS"), ",") {
 		kinds = append(kinds, notification.Kind(k))
 	}
-	r := &jobs.Runner{Pool: pool, Clock: clock.NewVirtual(now, 0), Alerts: out, Log: quietLog()}
+	r := jobs.NewRunner(pool, clock.NewVirtual(now, 0), out, quietLog())
 	st, err := r.Run(ctx, kinds)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -1,13 +1,18 @@
-// Package killpoint owns the named points at which a process can be made to
-// die as if the kernel killed it (SIGKILL: no deferred code, sockets dropped).
+// Package killpoint owns the fault hooks compiled into system/: kill-points,
+// at which a process dies as if the kernel killed it (SIGKILL: no deferred
+// code, sockets dropped), and failpoints, which return an injected error
+// instead (see Fail).
 //
-// The points are compiled into system/ at each boundary of the SPEC §6 failure
-// table. They cost one atomic load when nothing is armed. A harness arms one
-// for a child process through the environment:
+// The kill-points sit at each boundary of the SPEC §6 failure table. They
+// cost one atomic load when nothing is armed. A harness arms them for a
+// child process through its environment, which the process's entry point
+// (cmd/) hands to ArmFromEnv at start-up:
 //
 //	OUTBOXCHAOS_KILLPOINT=relay.after-claim      # first hit
 //	OUTBOXCHAOS_KILLPOINT=worker.after-claim:3   # third hit
 //
+// Kill-points and failpoints share one spec grammar: a comma-separated list
+// of "name" or "name:N" (for kill-points the first armed hit reached kills).
 // Just before dying the process writes "KILLPOINT <name> hit <n>" to stderr,
 // so the harness can tell that the fault fired.
 package killpoint
@@ -15,10 +20,6 @@ package killpoint
 import (
 	"fmt"
 	"os"
-	"strconv"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 )
 
@@ -42,74 +43,34 @@ var Names = []string{
 	CleanupBeforeUpdate,
 }
 
-// EnvVar is the environment variable that arms a kill-point.
+// EnvVar is the environment variable that arms kill-points.
 const EnvVar = "OUTBOXCHAOS_KILLPOINT"
 
-var (
-	armed atomic.Bool
-	mu    sync.Mutex
-	name  string
-	nth   int
-	hits  int
-	die   = func() { _ = syscall.Kill(os.Getpid(), syscall.SIGKILL); select {} }
-)
+// die kills the process; tests replace it.
+var die = func() { _ = syscall.Kill(os.Getpid(), syscall.SIGKILL); select {} }
 
-func init() {
-	if v := os.Getenv(EnvVar); v != "" {
-		if err := Arm(v); err != nil {
-			fmt.Fprintf(os.Stderr, "%s: %v\n", EnvVar, err)
-			os.Exit(2)
-		}
-	}
-}
-
-// Arm arms the point named by spec ("name" or "name:N"). It fails for a name
-// that is not compiled in.
+// Arm arms the kill-points named by spec ("name", "name:N", or a comma list
+// of them), replacing those armed before. It fails, arming nothing, for a
+// name that is not compiled in.
 func Arm(spec string) error {
-	n, count := spec, 1
-	if i := strings.LastIndexByte(spec, ':'); i >= 0 {
-		c, err := strconv.Atoi(spec[i+1:])
-		if err != nil || c < 1 {
-			return fmt.Errorf("kill-point %q: hit number must be a positive integer", spec)
-		}
-		n, count = spec[:i], c
+	points, err := parseSpec("kill-point", spec, Names)
+	if err != nil {
+		return err
 	}
-	if !Known(n) {
-		return fmt.Errorf("unknown kill-point %q (known: %s)", n, strings.Join(Names, ", "))
-	}
-	mu.Lock()
-	name, nth, hits = n, count, 0
-	mu.Unlock()
-	armed.Store(true)
+	killSet.arm(points)
 	return nil
 }
 
-// Known reports whether n names a compiled-in kill-point.
-func Known(n string) bool {
-	for _, k := range Names {
-		if k == n {
-			return true
-		}
-	}
-	return false
-}
+// Disarm disarms every kill-point and forgets their hits (tests).
+func Disarm() { killSet.arm(nil) }
 
-// Hit marks that execution reached point p. If p is armed and this is the
+// Known reports whether n names a compiled-in kill-point.
+func Known(n string) bool { return contains(Names, n) }
+
+// Hit marks that execution reached point p. If p is armed and this is its
 // armed hit, the process dies here.
 func Hit(p string) {
-	if !armed.Load() {
-		return
-	}
-	mu.Lock()
-	if p != name {
-		mu.Unlock()
-		return
-	}
-	hits++
-	n := hits
-	fire := hits == nth
-	mu.Unlock()
-	if fire {
+	if n, fire := killSet.hit(p); fire {
 		fmt.Fprintf(os.Stderr, "KILLPOINT %s hit %d\n", p, n)
 		die()
 	}

@@ -2,6 +2,7 @@ package killpoint
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -9,7 +10,7 @@ import (
 // TestArmRejectsUnknownAndBadHit: only compiled-in names arm, with a
 // positive hit number.
 func TestArmRejectsUnknownAndBadHit(t *testing.T) {
-	for _, bad := range []string{"relay.nowhere", "relay.after-claim:0", "relay.after-claim:x"} {
+	for _, bad := range []string{"relay.nowhere", "relay.after-claim:0", "relay.after-claim:x", "relay.after-claim,"} {
 		if err := Arm(bad); err == nil {
 			t.Errorf("Arm(%q) accepted a bad spec", bad)
 		}
@@ -19,13 +20,71 @@ func TestArmRejectsUnknownAndBadHit(t *testing.T) {
 	}
 }
 
+// TestParseSpec: kill-points and failpoints share one grammar.
+func TestParseSpec(t *testing.T) {
+	for _, tc := range []struct {
+		spec string
+		want map[string]int
+	}{
+		{"", map[string]int{}},
+		{"  ", map[string]int{}},
+		{RelayAfterClaim, map[string]int{RelayAfterClaim: 1}},
+		{WorkerAfterClaim + ":3", map[string]int{WorkerAfterClaim: 3}},
+		{RelayAfterClaim + ":2, " + WorkerAfterSend, map[string]int{RelayAfterClaim: 2, WorkerAfterSend: 1}},
+	} {
+		got, err := parseSpec("kill-point", tc.spec, Names)
+		if err != nil || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("parseSpec(%q) = %v, %v; want %v", tc.spec, got, err, tc.want)
+		}
+	}
+	_, err := parseSpec("failpoint", "worker.nowhere:2", FailNames)
+	if err == nil || !strings.Contains(err.Error(), `unknown failpoint "worker.nowhere"`) ||
+		!strings.Contains(err.Error(), FailResultUpdate) {
+		t.Errorf("unknown name: error %v, want it to name the point and list the valid ones", err)
+	}
+}
+
+// TestArmFromEnv: the entry point arms both kinds from their variables; a
+// bad spec names its variable and arms nothing.
+func TestArmFromEnv(t *testing.T) {
+	fired := 0
+	old := die
+	die = func() { fired++ }
+	t.Cleanup(func() { die = old; Disarm(); DisarmFail() })
+
+	t.Setenv(EnvVar, RelayAfterClaim)
+	t.Setenv(FailEnvVar, FailResultUpdate+":2")
+	if err := ArmFromEnv(); err != nil {
+		t.Fatal(err)
+	}
+	Hit(RelayAfterClaim)
+	if fired != 1 {
+		t.Fatalf("kill-point armed from %s did not fire", EnvVar)
+	}
+	if Fail(FailResultUpdate) != nil || !errors.Is(Fail(FailResultUpdate), ErrInjected) {
+		t.Fatalf("failpoint armed from %s did not fail its second hit", FailEnvVar)
+	}
+
+	Disarm()
+	t.Setenv(EnvVar, WorkerAfterSend)
+	t.Setenv(FailEnvVar, "worker.nowhere")
+	err := ArmFromEnv()
+	if err == nil || !strings.HasPrefix(err.Error(), FailEnvVar+": unknown failpoint") {
+		t.Fatalf("ArmFromEnv with a bad %s: %v", FailEnvVar, err)
+	}
+	Hit(WorkerAfterSend)
+	if fired != 1 {
+		t.Fatal("a bad spec armed the kill-point of the other variable")
+	}
+}
+
 // TestHitFiresOnTheNthHitOnly: the armed point dies on its Nth hit, other
 // points never.
 func TestHitFiresOnTheNthHitOnly(t *testing.T) {
 	fired := 0
 	old := die
 	die = func() { fired++ }
-	defer func() { die = old; armed.Store(false) }()
+	defer func() { die = old; Disarm() }()
 	if err := Arm(WorkerAfterClaim + ":3"); err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +103,7 @@ func TestFailReturnsInjectedErrorOnItsHit(t *testing.T) {
 	if err := ArmFail(FailResultUpdate + ":2"); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { failMu.Lock(); delete(failNth, FailResultUpdate); failMu.Unlock() }()
+	defer DisarmFail()
 	if err := Fail(FailResultUpdate); err != nil {
 		t.Fatalf("first hit failed: %v", err)
 	}

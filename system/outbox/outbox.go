@@ -16,7 +16,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -66,10 +65,46 @@ func (e Entry) Validate() error {
 	return nil
 }
 
+// insertSQL is the insert-ignore of SPEC §2: a second enqueue of the same
+// dedup_key inserts nothing.
+const insertSQL = `
+		INSERT INTO notification_outbox
+			(dedup_key, kind, payload, advertising, scheduled_date, status, next_attempt_at, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, 'PENDING', $6, $6, $6)
+		ON CONFLICT (dedup_key) DO NOTHING`
+
+// insertSQLPlain is the PlainInsert canary: insertSQL without its ON
+// CONFLICT clause, so a re-run of a job fails on the dedup_key.
+const insertSQLPlain = `
+		INSERT INTO notification_outbox
+			(dedup_key, kind, payload, advertising, scheduled_date, status, next_attempt_at, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, 'PENDING', $6, $6, $6)`
+
+// Inserter enqueues with one insert statement, chosen when it is built. The
+// zero Inserter uses the insert-ignore.
+type Inserter struct {
+	sql string // insertSQL or a canary's variant; "" means insertSQL
+}
+
+// NewInserter returns the inserter of this process: the insert-ignore, or
+// the plain INSERT when the PlainInsert canary is armed.
+func NewInserter() Inserter {
+	if canary.On(canary.PlainInsert) {
+		return Inserter{sql: insertSQLPlain}
+	}
+	return Inserter{sql: insertSQL}
+}
+
+// Enqueue inserts e with the insert-ignore (never a canary's variant). See
+// Inserter.Enqueue.
+func Enqueue(ctx context.Context, db Execer, now time.Time, e Entry) (bool, error) {
+	return Inserter{}.Enqueue(ctx, db, now, e)
+}
+
 // Enqueue inserts e unless a row with its dedup_key exists ("insertIgnore").
 // It reports whether a row was inserted. now is the clock's time (never SQL
 // now()); the row is due at once.
-func Enqueue(ctx context.Context, db Execer, now time.Time, e Entry) (bool, error) {
+func (in Inserter) Enqueue(ctx context.Context, db Execer, now time.Time, e Entry) (bool, error) {
 	if err := e.Validate(); err != nil {
 		return false, err
 	}
@@ -79,13 +114,9 @@ func Enqueue(ctx context.Context, db Execer, now time.Time, e Entry) (bool, erro
 	if err != nil {
 		return false, fmt.Errorf("encode payload of %s: %w", e.DedupKey, err)
 	}
-	q := `
-		INSERT INTO notification_outbox
-			(dedup_key, kind, payload, advertising, scheduled_date, status, next_attempt_at, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, 'PENDING', $6, $6, $6)
-		ON CONFLICT (dedup_key) DO NOTHING`
-	if canary.On(canary.PlainInsert) {
-		q = q[:strings.Index(q, "ON CONFLICT")]
+	q := in.sql
+	if q == "" {
+		q = insertSQL
 	}
 	tag, err := db.Exec(ctx, q,
 		e.DedupKey, string(p.Kind), body, p.Advertising, p.ScheduledDate, now)

@@ -64,6 +64,10 @@ type Result struct {
 type Publisher struct {
 	url, exchange string
 	timeout       time.Duration
+	// Canary policies, chosen in New: a confirm timeout counts as a
+	// confirm (TimeoutAsConfirmed); a basic.return is ignored
+	// (ReturnedAsPublished).
+	timeoutIsConfirm, ignoreReturns bool
 
 	mu       sync.Mutex
 	conn     *amqp.Connection
@@ -77,9 +81,11 @@ type Publisher struct {
 const returnBuffer = 1024
 
 // New returns a publisher to exchange at url; confirmTimeout bounds the wait
-// for a batch's confirms.
+// for a batch's confirms. The TimeoutAsConfirmed and ReturnedAsPublished
+// canaries, if armed, break its outcome classes.
 func New(url, exchange string, confirmTimeout time.Duration) *Publisher {
-	return &Publisher{url: url, exchange: exchange, timeout: confirmTimeout, returned: map[string]string{}}
+	return &Publisher{url: url, exchange: exchange, timeout: confirmTimeout, returned: map[string]string{},
+		timeoutIsConfirm: canary.On(canary.TimeoutAsConfirmed), ignoreReturns: canary.On(canary.ReturnedAsPublished)}
 }
 
 // Connect dials now (normally dialling is lazy), to fail fast at start-up.
@@ -220,7 +226,7 @@ func (p *Publisher) Await(ctx context.Context, pd *Pending) []Result {
 		}
 		ack, err := dc.WaitContext(wctx)
 		switch {
-		case err != nil && canary.On(canary.TimeoutAsConfirmed):
+		case err != nil && p.timeoutIsConfirm:
 			res[i].Outcome = Confirmed
 			reset = true
 		case err != nil:
@@ -261,7 +267,7 @@ func (p *Publisher) Await(ctx context.Context, pd *Pending) []Result {
 			continue
 		}
 		delete(p.returned, res[i].MessageID)
-		if res[i].Outcome == Confirmed && !canary.On(canary.ReturnedAsPublished) {
+		if res[i].Outcome == Confirmed && !p.ignoreReturns {
 			res[i].Outcome, res[i].Err = Returned, fmt.Errorf("returned unroutable: %s", why)
 		}
 	}

@@ -10,6 +10,10 @@
 // passed go back to PENDING (CLAIM_EXPIRED). A confirmed row is never released
 // early: if marking fails, the lease expires and the row is republished with
 // the same message_id, which the inbox absorbs.
+//
+// The per-row decisions are pure functions (decide.go); the SQL, with each
+// canary's complete variant next to the real statement, is in
+// statements.go; the reads and writes are in store.go.
 package relay
 
 import (
@@ -17,7 +21,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
@@ -48,12 +51,30 @@ type Relay struct {
 	alerts alert.Sender
 	log    *slog.Logger
 
+	// Chosen in New, from the armed canary if any:
+	sql   statements // the claim, mark and per-row write statements
+	rules rules      // the per-row decisions (decide.go)
+	// markBeforePublish marks the claimed rows PUBLISHED before publishing
+	// (the MarkBeforePublish canary).
+	markBeforePublish bool
+	// messageID is a row's message_id: notification.MessageID, or a fresh
+	// one per publish (the FreshMessageID canary).
+	messageID func(outboxID int64) string
+
 	loop periodic.Loop
 }
 
-// New returns a relay. claimedBy is cfg.Instance.
+// New returns a relay. claimedBy is cfg.Instance. The armed canary, if any,
+// chooses the relay's statements and policies here, once.
 func New(cfg config.Config, pool *pgxpool.Pool, pub Publisher, clk clock.Clock, alerts alert.Sender, log *slog.Logger) *Relay {
-	return &Relay{cfg: cfg, pool: pool, pub: pub, clock: clk, alerts: alerts, log: log.With("component", "relay")}
+	bug := canary.Armed()
+	r := &Relay{cfg: cfg, pool: pool, pub: pub, clock: clk, alerts: alerts, log: log.With("component", "relay"),
+		sql: statementsFor(bug), rules: rulesFor(cfg, bug), markBeforePublish: bug == canary.MarkBeforePublish,
+		messageID: notification.MessageID}
+	if bug == canary.FreshMessageID {
+		r.messageID = func(id int64) string { return fmt.Sprintf("%s-%d", notification.MessageID(id), time.Now().UnixNano()) }
+	}
+	return r
 }
 
 // Stats counts what one run did.
@@ -212,7 +233,7 @@ func (r *Relay) prepare(ctx context.Context, reclaim bool) (*batch, Stats, error
 		return nil, st, nil
 	}
 	r.log.Info("claimed rows", "event", "claim", "count", len(rows), "ids", ids(rows))
-	if canary.On(canary.MarkBeforePublish) {
+	if r.markBeforePublish {
 		if _, err := r.markPublished(ctx, ids(rows)); err != nil {
 			return nil, st, err
 		}
@@ -229,48 +250,28 @@ func (r *Relay) prepare(ctx context.Context, reclaim bool) (*batch, Stats, error
 	}
 	b := &batch{ctx: ctx, now: now}
 	for _, row := range rows {
-		var p notification.Payload
-		if err := json.Unmarshal(row.payload, &p); err != nil {
+		d := r.rules.decide(row, now, members, registered)
+		switch d.verdict {
+		case failRow:
 			st.Invalid++
-			r.finish(ctx, row, "FAILED", "MALFORMED_PAYLOAD", alert.KindRelayFailed, now)
-			continue
-		}
-		today := clock.Date(now)
-		switch {
-		case row.scheduledDate.Before(time.Date(today.Year(), today.Month(), today.Day(), 0, 0, 0, 0, time.UTC)) && !canary.On(canary.NoExpiry):
+		case expireRow:
 			st.Expired++
-			r.finish(ctx, row, "EXPIRED", "SCHEDULED_DATE_PASSED", alert.KindExpired, now)
-			continue
-		case row.advertising && r.adBlocked(now) && !canary.On(canary.NoAdDeferral):
+		case skipRow:
+			st.Skipped++
+		case deferRow:
 			st.Deferred++
-			r.defer_(ctx, row, r.adResume(now), now)
+			r.defer_(ctx, row, d.until, now)
 			continue
-		}
-		if ok, known := members[p.MemberID]; !known || !ok {
-			st.Skipped++
-			reason := "NO_SMS_CONSENT"
-			if !known {
-				reason = "MEMBER_NOT_FOUND"
+		case publishRow:
+			body, err := json.Marshal(d.payload)
+			if err != nil {
+				return nil, st, fmt.Errorf("encode message of outbox row %d: %w", row.id, err)
 			}
-			r.finish(ctx, row, "SKIPPED", reason, "", now)
+			b.rows = append(b.rows, row)
+			b.msgs = append(b.msgs, publisher.Message{MessageID: r.messageID(row.id), RoutingKey: broker.KeySend, Body: body})
 			continue
 		}
-		if !r.cfg.Production && !registered[p.Phone] {
-			st.Skipped++
-			r.finish(ctx, row, "SKIPPED", "NON_PRODUCTION_NUMBER", "", now)
-			continue
-		}
-		p.OutboxID, p.DedupKey = row.id, row.dedupKey
-		body, err := json.Marshal(p)
-		if err != nil {
-			return nil, st, fmt.Errorf("encode message of outbox row %d: %w", row.id, err)
-		}
-		b.rows = append(b.rows, row)
-		msgID := notification.MessageID(row.id)
-		if canary.On(canary.FreshMessageID) {
-			msgID = fmt.Sprintf("%s-%d", msgID, time.Now().UnixNano())
-		}
-		b.msgs = append(b.msgs, publisher.Message{MessageID: msgID, RoutingKey: broker.KeySend, Body: body})
+		r.finish(ctx, row, d.status, d.reason, d.alertKind, now)
 	}
 	if len(b.msgs) == 0 {
 		return nil, st, nil
@@ -317,267 +318,8 @@ func (r *Relay) settle(b *batch, results []publisher.Result, pubErr error) (Stat
 	return st, nil
 }
 
-func (r *Relay) adBlocked(now time.Time) bool {
-	m := now.Hour()*60 + now.Minute()
-	return m >= r.cfg.AdPublishCutoff.Minutes() || m < r.cfg.AdResumeAt.Minutes()
-}
-
-// adResume is the next AdResumeAt after now.
-func (r *Relay) adResume(now time.Time) time.Time {
-	t := r.cfg.AdResumeAt.On(now)
-	if !t.After(now) {
-		t = r.cfg.AdResumeAt.On(clock.At(now, 12, 0).Add(24 * time.Hour))
-	}
-	return t
-}
-
-func (r *Relay) reclaim(ctx context.Context, now time.Time) (int, error) {
-	tag, err := r.pool.Exec(ctx, `
-		UPDATE notification_outbox
-		   SET status = 'PENDING', claimed_by = NULL, claimed_until = NULL,
-		       status_reason = 'CLAIM_EXPIRED', updated_at = $1
-		 WHERE status = 'PUBLISHING' AND claimed_until < $1`, now)
-	if err != nil {
-		return 0, fmt.Errorf("reclaim expired leases: %w", err)
-	}
-	if n := int(tag.RowsAffected()); n > 0 {
-		r.log.Info("reclaimed expired leases", "event", "reclaim", "count", n)
-	}
-	return int(tag.RowsAffected()), nil
-}
-
-// ClaimSQL is the one-statement claim of SPEC §3 (exported for benchmarks and
-// EXPLAIN). The locking subquery sits in ARRAY(...) so it runs exactly once
-// (an InitPlan): as "id IN (SELECT …)" the planner may pick a nested-loop
-// semi-join that rescans it per outer row, and each rescan skips the rows
-// this statement already updated and locks the next LIMIT rows, so one run
-// claimed every due row instead of at most BatchSize.
-const ClaimSQL = `
-	UPDATE notification_outbox
-	   SET status = 'PUBLISHING', claimed_by = $1, claimed_until = $2, updated_at = $3
-	 WHERE id = ANY(ARRAY(SELECT id FROM notification_outbox
-	               WHERE status = 'PENDING' AND next_attempt_at <= $3
-	               ORDER BY next_attempt_at, id
-	               LIMIT $4
-	               FOR UPDATE SKIP LOCKED))
-	   AND status = 'PENDING'
-	RETURNING id, dedup_key, payload, advertising, scheduled_date, attempts`
-
-// claimSQLNoSkipLocked is the NoSkipLocked canary: no row locks and no
-// status re-check, so overlapping runs claim the same rows.
-const claimSQLNoSkipLocked = `
-	UPDATE notification_outbox
-	   SET status = 'PUBLISHING', claimed_by = $1, claimed_until = $2, updated_at = $3
-	 WHERE id = ANY(ARRAY(SELECT id FROM notification_outbox
-	                      WHERE status = 'PENDING' AND next_attempt_at <= $3
-	                      ORDER BY next_attempt_at, id
-	                      LIMIT $4))
-	RETURNING id, dedup_key, payload, advertising, scheduled_date, attempts`
-
-func (r *Relay) claim(ctx context.Context, now time.Time) ([]claimed, error) {
-	q := ClaimSQL
-	args := []any{r.cfg.Instance, now.Add(r.cfg.Lease), now, r.cfg.BatchSize}
-	switch {
-	case canary.On(canary.NoSkipLocked):
-		q = claimSQLNoSkipLocked
-	case canary.On(canary.RecentOnly):
-		q = strings.Replace(ClaimSQL, "AND next_attempt_at <= $3", "AND next_attempt_at <= $3 AND created_at >= $5", 1)
-		args = append(args, now.Add(-r.cfg.RelayInterval))
-	}
-	rows, err := r.pool.Query(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("claim outbox rows: %w", err)
-	}
-	defer rows.Close()
-	var out []claimed
-	for rows.Next() {
-		var c claimed
-		if err := rows.Scan(&c.id, &c.dedupKey, &c.payload, &c.advertising, &c.scheduledDate, &c.attempts); err != nil {
-			return nil, fmt.Errorf("scan claimed row: %w", err)
-		}
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("claim outbox rows: %w", err)
-	}
-	return out, nil
-}
-
-// lookups re-reads consent (members) and the registered test numbers.
-func (r *Relay) lookups(ctx context.Context, rows []claimed) (map[int64]bool, map[string]bool, error) {
-	var memberIDs []int64
-	var phones []string
-	for _, row := range rows {
-		var p notification.Payload
-		if json.Unmarshal(row.payload, &p) == nil {
-			memberIDs = append(memberIDs, p.MemberID)
-			phones = append(phones, p.Phone)
-		}
-	}
-	members := map[int64]bool{}
-	q, err := r.pool.Query(ctx, `SELECT id, sms_consent AND active FROM members WHERE id = ANY($1)`, memberIDs)
-	if err != nil {
-		return nil, nil, fmt.Errorf("re-check SMS consent: %w", err)
-	}
-	for q.Next() {
-		var id int64
-		var ok bool
-		if err := q.Scan(&id, &ok); err != nil {
-			q.Close()
-			return nil, nil, fmt.Errorf("scan consent: %w", err)
-		}
-		members[id] = ok
-	}
-	q.Close()
-	if err := q.Err(); err != nil {
-		return nil, nil, fmt.Errorf("re-check SMS consent: %w", err)
-	}
-	registered := map[string]bool{}
-	if !r.cfg.Production {
-		q, err := r.pool.Query(ctx, `SELECT phone FROM registered_numbers WHERE phone = ANY($1)`, phones)
-		if err != nil {
-			return nil, nil, fmt.Errorf("check registered numbers: %w", err)
-		}
-		for q.Next() {
-			var p string
-			if err := q.Scan(&p); err != nil {
-				q.Close()
-				return nil, nil, fmt.Errorf("scan registered number: %w", err)
-			}
-			registered[p] = true
-		}
-		q.Close()
-		if err := q.Err(); err != nil {
-			return nil, nil, fmt.Errorf("check registered numbers: %w", err)
-		}
-	}
-	return members, registered, nil
-}
-
-const whereMine = ` WHERE id = $1 AND status = 'PUBLISHING' AND claimed_by = $2`
-
-// mine returns the condition of every write after the claim.
-func mine() string {
-	if canary.On(canary.NoClaimedBy) {
-		return ` WHERE id = $1 AND status = 'PUBLISHING' AND $2::text IS NOT NULL`
-	}
-	return whereMine
-}
-
-// finish moves a claimed row to a final status, alerting when alertKind is
-// set.
-func (r *Relay) finish(ctx context.Context, row claimed, status, reason, alertKind string, now time.Time) {
-	alertWith := func(why string) {
-		if alertKind != "" {
-			r.alerts.Send(ctx, alert.Alert{Kind: alertKind, OutboxID: row.id, MessageID: notification.MessageID(row.id),
-				DedupKey: row.dedupKey, Reason: why, Instance: r.cfg.Instance, At: now})
-		}
-	}
-	tag, err := r.pool.Exec(ctx, `UPDATE notification_outbox SET status = $3, status_reason = $4, updated_at = $5`+mine(),
-		row.id, r.cfg.Instance, status, reason, now)
-	if err == nil {
-		err = killpoint.Fail(killpoint.FailFinishResponse)
-	}
-	if err != nil {
-		r.log.Error("write final status", "event", "write-failed", "outbox_id", row.id, "status", status, "err", err)
-		// The UPDATE may have committed with only its answer lost: a final
-		// status written without its alert is a silent loss. Alert anyway;
-		// if it did not commit, the lease hands the row back and the next
-		// run alerts again (two alerts, never none).
-		alertWith(reason + " (status write outcome unknown: " + err.Error() + ")")
-		return
-	}
-	if tag.RowsAffected() == 0 {
-		r.log.Warn("lease lost, status not written", "event", "lost-lease", "outbox_id", row.id, "status", status)
-		return
-	}
-	r.log.Info("row finished", "event", "outbox-final", "outbox_id", row.id, "dedup_key", row.dedupKey,
-		"status", status, "reason", reason)
-	alertWith(reason)
-}
-
-func (r *Relay) defer_(ctx context.Context, row claimed, until, now time.Time) {
-	tag, err := r.pool.Exec(ctx, `UPDATE notification_outbox
-		SET status = 'PENDING', claimed_by = NULL, claimed_until = NULL, next_attempt_at = $3,
-		    status_reason = 'AD_CUTOFF_DEFERRED', updated_at = $4`+mine(),
-		row.id, r.cfg.Instance, until, now)
-	if err != nil {
-		r.log.Error("defer ad", "event", "write-failed", "outbox_id", row.id, "err", err)
-		return
-	}
-	if tag.RowsAffected() == 1 {
-		r.log.Info("ad deferred past cut-off", "event", "ad-deferred", "outbox_id", row.id, "until", until.Format(time.RFC3339))
-	}
-}
-
-// fail releases a row whose publish failed, with backoff; the AlertAttempt-th
-// failure raises an alert.
-func (r *Relay) fail(ctx context.Context, row claimed, why string, now time.Time) {
-	attempt := row.attempts + 1
-	next := now.Add(r.cfg.BackoffFor(attempt))
-	tag, err := r.pool.Exec(ctx, `UPDATE notification_outbox
-		SET status = 'PENDING', attempts = $3, next_attempt_at = $4, last_error = $5,
-		    claimed_by = NULL, claimed_until = NULL, status_reason = 'PUBLISH_FAILED', updated_at = $6`+mine(),
-		row.id, r.cfg.Instance, attempt, next, why, now)
-	if err != nil {
-		r.log.Error("release failed row", "event", "write-failed", "outbox_id", row.id, "err", err)
-		return
-	}
-	if tag.RowsAffected() == 0 {
-		r.log.Warn("lease lost, failure not written", "event", "lost-lease", "outbox_id", row.id)
-		return
-	}
-	r.log.Warn("publish failed, backing off", "event", "publish-failed", "outbox_id", row.id, "attempt", attempt,
-		"next_attempt_at", next.Format(time.RFC3339Nano), "err", why)
-	if attempt == r.cfg.AlertAttempt {
-		r.alerts.Send(ctx, alert.Alert{Kind: alert.KindRelayAttempts, OutboxID: row.id, MessageID: notification.MessageID(row.id),
-			DedupKey: row.dedupKey, Reason: fmt.Sprintf("attempt %d: %s", attempt, why), Instance: r.cfg.Instance, At: now})
-	}
-}
-
-func (r *Relay) markPublished(ctx context.Context, ids []int64) (int, error) {
-	now := r.clock.Now()
-	rows, err := r.pool.Query(ctx, `UPDATE notification_outbox
-		SET status = 'PUBLISHED', published_at = $3, status_reason = NULL, updated_at = $3
-		WHERE id = ANY($1) AND status = 'PUBLISHING' AND (claimed_by = $2 OR $4)
-		RETURNING id`, ids, r.cfg.Instance, now, canary.On(canary.NoClaimedBy))
-	if err != nil {
-		return 0, fmt.Errorf("mark rows published: %w", err)
-	}
-	defer rows.Close()
-	marked := map[int64]bool{}
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return 0, fmt.Errorf("scan marked row: %w", err)
-		}
-		marked[id] = true
-	}
-	if err := rows.Err(); err != nil {
-		return 0, fmt.Errorf("mark rows published: %w", err)
-	}
-	for _, id := range ids {
-		if !marked[id] {
-			r.log.Warn("lease lost before marking", "event", "lost-lease", "outbox_id", id)
-		}
-	}
-	r.log.Info("marked published", "event", "mark", "count", len(marked))
-	return len(marked), nil
-}
-
-func ids(rows []claimed) []int64 {
-	out := make([]int64, len(rows))
-	for i, r := range rows {
-		out[i] = r.id
-	}
-	return out
-}
-
 // InWindow reports whether t is inside the relay's daily window.
-func (r *Relay) InWindow(t time.Time) bool {
-	m := t.Hour()*60 + t.Minute()
-	return m >= r.cfg.RelayFrom.Minutes() && m <= r.cfg.RelayUntil.Minutes()
-}
+func (r *Relay) InWindow(t time.Time) bool { return r.rules.inWindow(t) }
 
 // Start runs RunOnce every RelayInterval inside the daily window until Stop
 // (Drain instead, with RelayDrain set: a backlog is then caught up at once).

@@ -116,6 +116,10 @@ type Client struct {
 	password string
 	hc       *http.Client
 
+	// rateLimitUnknown classes HTTP 429 as Unknown instead of NotSent (the
+	// RateLimitAsUnknown canary, chosen in New).
+	rateLimitUnknown bool
+
 	tokenSem chan struct{} // one token fetch at a time; waiting honours ctx
 	mu       sync.Mutex
 	token    string
@@ -151,7 +155,8 @@ func New(baseURL, account, password string, timeout time.Duration) *Client {
 				return http.ErrUseLastResponse
 			},
 		},
-		tokenSem: make(chan struct{}, 1),
+		tokenSem:         make(chan struct{}, 1),
+		rateLimitUnknown: canary.On(canary.RateLimitAsUnknown),
 	}
 }
 
@@ -271,7 +276,7 @@ func (c *Client) Send(ctx context.Context, req Request) Result {
 	case resp.StatusCode == http.StatusUnauthorized:
 		c.dropToken(token)
 		res.Outcome = NotSent
-	case resp.StatusCode == http.StatusTooManyRequests && canary.On(canary.RateLimitAsUnknown):
+	case resp.StatusCode == http.StatusTooManyRequests && c.rateLimitUnknown:
 		res.Outcome = Unknown
 	case resp.StatusCode == http.StatusForbidden, resp.StatusCode == http.StatusTooManyRequests:
 		res.Outcome = NotSent

@@ -56,18 +56,20 @@ type Worker struct {
 	alerts alert.Sender
 	log    *slog.Logger
 	pub    *publisher.Publisher // retry and parking publishes
+	policy policy               // chosen in New
 
 	mu     sync.Mutex
 	cancel context.CancelFunc
 	done   chan struct{}
 }
 
-// New returns a worker.
+// New returns a worker; the armed canary, if any, chooses its policy.
 func New(cfg config.Config, pool *pgxpool.Pool, clk clock.Clock, v Vendor, alerts alert.Sender, log *slog.Logger) *Worker {
 	return &Worker{
 		cfg: cfg, pool: pool, clock: clk, vendor: v, alerts: alerts,
-		log: log.With("component", "worker"),
-		pub: publisher.New(cfg.AMQPURL, broker.NamesFor(cfg.Prefix).Exchange, cfg.ConfirmTimeout),
+		log:    log.With("component", "worker"),
+		pub:    publisher.New(cfg.AMQPURL, broker.NamesFor(cfg.Prefix).Exchange, cfg.ConfirmTimeout),
+		policy: policyFor(canary.Armed()),
 	}
 }
 
@@ -124,7 +126,7 @@ func (w *Worker) run(ctx context.Context, conn *amqp.Connection, deliveries <-ch
 	for {
 		w.consume(ctx, deliveries)
 		_ = conn.Close()
-		if canary.On(canary.NoReconnect) && ctx.Err() == nil {
+		if !w.policy.reconnect && ctx.Err() == nil {
 			w.log.Error("broker connection lost; not reconnecting", "event", "gave-up")
 			<-ctx.Done()
 			return
@@ -196,7 +198,7 @@ func (w *Worker) requeue(d amqp.Delivery, mid, why string) {
 func (w *Worker) Handle(ctx context.Context, d amqp.Delivery) {
 	mid := d.MessageId
 	w.log.Info("delivered", "event", "delivery", "message_id", mid, "redelivered", d.Redelivered)
-	if canary.On(canary.AutoAck) {
+	if w.policy.ackOnDelivery {
 		w.ack(d, mid, "auto-ack on delivery")
 		d.Acknowledger = noAck{}
 	}
@@ -206,7 +208,7 @@ func (w *Worker) Handle(ctx context.Context, d amqp.Delivery) {
 	}
 	// Step 1: peek.
 	exists, err := inbox.Exists(ctx, w.pool, mid)
-	if canary.On(canary.NoDedup) {
+	if w.policy.ignorePeek {
 		exists = false
 	}
 	if err != nil {
@@ -242,11 +244,10 @@ func (w *Worker) Handle(ctx context.Context, d amqp.Delivery) {
 	}
 	killpoint.Hit(killpoint.WorkerBeforeClaim)
 	// Steps 3–5 are not cancellable.
-	if canary.On(canary.ReleaseOnCancel) {
-		w.claimAndSend(ctx, ctx, d, p, rendered)
-		return
+	if !w.policy.releaseOnCancel {
+		ctx = context.WithoutCancel(ctx)
 	}
-	w.claimAndSend(context.WithoutCancel(ctx), ctx, d, p, rendered)
+	w.claimAndSend(ctx, d, p, rendered)
 }
 
 // pause slows a redelivery loop while the database is unreachable.
@@ -322,15 +323,15 @@ func retryCount(d amqp.Delivery) int {
 	return 0
 }
 
-// claimAndSend runs steps 3–5 on ctx (detached from cancellation); stopCtx
-// is the worker's own context, consulted only by the ReleaseOnCancel canary.
-func (w *Worker) claimAndSend(ctx, stopCtx context.Context, d amqp.Delivery, p notification.Payload, r notification.Rendered) {
+// claimAndSend runs steps 3–5 on ctx (detached from cancellation, unless
+// the ReleaseOnCancel canary is armed).
+func (w *Worker) claimAndSend(ctx context.Context, d amqp.Delivery, p notification.Payload, r notification.Rendered) {
 	mid := d.MessageId
 	c := inbox.Claim{MessageID: mid, OutboxID: p.OutboxID, DedupKey: p.DedupKey, Kind: string(p.Kind), Phone: p.Phone}
 	for attempt := 0; ; attempt++ {
 		// Step 3: claim.
 		won, err := true, error(nil)
-		if !canary.On(canary.CheckThenAct) && !canary.On(canary.NoDedup) {
+		if w.policy.claim {
 			won, err = inbox.TryClaim(ctx, w.pool, c, w.clock.Now())
 		}
 		if err == nil {
@@ -371,17 +372,17 @@ func (w *Worker) claimAndSend(ctx, stopCtx context.Context, d amqp.Delivery, p n
 		w.log.Info("vendor call", "event", "vendor-call", "message_id", mid, "outcome", res.Outcome.String(),
 			"code", res.Code, "attempt", attempt+1)
 		acked := false
-		if canary.On(canary.AckBeforeResult) && res.Outcome == sms.Sent {
+		if w.policy.ackBeforeResult && res.Outcome == sms.Sent {
 			w.ack(d, mid, "sent (acked before the result)")
 			acked = true
 		}
-		if canary.On(canary.ReleaseOnCancel) && stopCtx.Err() != nil {
+		if w.policy.releaseOnCancel && ctx.Err() != nil {
 			w.release(context.WithoutCancel(ctx), c, p)
 			w.requeue(d, mid, "stopping during the send")
 			return
 		}
 		killpoint.Hit(killpoint.WorkerAfterSend)
-		if canary.On(canary.RetryUnknown) && res.Outcome == sms.Unknown {
+		if w.policy.retryUnknown && res.Outcome == sms.Unknown {
 			res.Outcome = sms.NotSent
 		}
 
@@ -434,7 +435,7 @@ func (w *Worker) result(ctx context.Context, c inbox.Claim, status, code, errTex
 	err := killpoint.Fail(killpoint.FailResultUpdate)
 	ok := false
 	if err == nil {
-		if canary.On(canary.CheckThenAct) || canary.On(canary.NoDedup) {
+		if !w.policy.claim {
 			// No claim row exists: write the history row after the fact.
 			c2 := c
 			ok, err = inbox.TryClaim(ctx, w.pool, c2, w.clock.Now())

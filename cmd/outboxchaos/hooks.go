@@ -1,0 +1,31 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/outboxchaos/outboxchaos/system/canary"
+	"github.com/outboxchaos/outboxchaos/system/killpoint"
+)
+
+// armHooks arms what the process was started with: the kill-points of
+// OUTBOXCHAOS_KILLPOINT, the failpoints of OUTBOXCHAOS_FAILPOINT and the
+// canary of OUTBOXCHAOS_BUG. main calls it once, before any command builds a
+// component (components choose their canary variant when they are built).
+// A bad spec is an error naming the variable and the valid names.
+func armHooks(stderr io.Writer) error {
+	if err := killpoint.ArmFromEnv(); err != nil {
+		return fmt.Errorf("arm fault hooks: %w", err)
+	}
+	bug, err := canary.FromEnv()
+	if err != nil {
+		return fmt.Errorf("arm canary: %w", err)
+	}
+	if err := canary.Arm(bug); err != nil {
+		return fmt.Errorf("arm canary: %w", err)
+	}
+	if bug != "" {
+		fmt.Fprintf(stderr, "WARNING: canary bug %q is enabled: this process is deliberately broken\n", bug)
+	}
+	return nil
+}

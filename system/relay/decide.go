@@ -1,0 +1,123 @@
+package relay
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/outboxchaos/outboxchaos/system/alert"
+	"github.com/outboxchaos/outboxchaos/system/canary"
+	"github.com/outboxchaos/outboxchaos/system/clock"
+	"github.com/outboxchaos/outboxchaos/system/config"
+	"github.com/outboxchaos/outboxchaos/system/notification"
+)
+
+// The relay's per-row decisions (SPEC §3) are pure: they read a claimed
+// row, the consent and number lookups and the clock's time passed in by the
+// caller (never SQL now()), and touch neither the database nor the broker.
+
+// rules are the decisions' settings, chosen in New.
+type rules struct {
+	cfg      config.Config
+	expire   bool // expire rows past their scheduled date (the NoExpiry canary clears it)
+	deferAds bool // defer ads at or after the cut-off (the NoAdDeferral canary clears it)
+}
+
+// rulesFor returns the rules of cfg with canary bug (a canary name, "" for
+// none) armed.
+func rulesFor(cfg config.Config, bug string) rules {
+	return rules{cfg: cfg, expire: bug != canary.NoExpiry, deferAds: bug != canary.NoAdDeferral}
+}
+
+// verdict is what becomes of one claimed row.
+type verdict int
+
+const (
+	publishRow verdict = iota // send it to the broker
+	failRow                   // FAILED: the payload cannot be decoded (alerted)
+	expireRow                 // EXPIRED: its scheduled date has passed (alerted)
+	deferRow                  // an ad back to PENDING until the ads resume
+	skipRow                   // SKIPPED: no consent, no member, or an unregistered number outside production
+)
+
+// decision is the verdict on one claimed row with what carrying it out
+// needs.
+type decision struct {
+	verdict verdict
+	// status, reason and alertKind ("" for none) of a final verdict
+	// (failRow, expireRow, skipRow).
+	status, reason, alertKind string
+	until                     time.Time            // deferRow: when the row is due again
+	payload                   notification.Payload // publishRow: the message, OutboxID and DedupKey set
+}
+
+// decide returns the verdict on row at now. members maps each member
+// re-read to whether they have consent and are active (a member missing
+// from it was not found); registered holds the registered test numbers
+// (consulted outside production only). In order: a malformed payload
+// fails, a past scheduled date expires, an ad at or after the cut-off
+// waits, a missing member or withdrawn consent skips, an unregistered
+// number outside production skips; anything else is published.
+func (ru rules) decide(row claimed, now time.Time, members map[int64]bool, registered map[string]bool) decision {
+	var p notification.Payload
+	if err := json.Unmarshal(row.payload, &p); err != nil {
+		return decision{verdict: failRow, status: "FAILED", reason: "MALFORMED_PAYLOAD", alertKind: alert.KindRelayFailed}
+	}
+	today := clock.Date(now)
+	switch {
+	case ru.expire && row.scheduledDate.Before(time.Date(today.Year(), today.Month(), today.Day(), 0, 0, 0, 0, time.UTC)):
+		return decision{verdict: expireRow, status: "EXPIRED", reason: "SCHEDULED_DATE_PASSED", alertKind: alert.KindExpired}
+	case ru.deferAds && row.advertising && ru.adBlocked(now):
+		return decision{verdict: deferRow, until: ru.adResume(now)}
+	}
+	if ok, known := members[p.MemberID]; !known || !ok {
+		reason := "NO_SMS_CONSENT"
+		if !known {
+			reason = "MEMBER_NOT_FOUND"
+		}
+		return decision{verdict: skipRow, status: "SKIPPED", reason: reason}
+	}
+	if !ru.cfg.Production && !registered[p.Phone] {
+		return decision{verdict: skipRow, status: "SKIPPED", reason: "NON_PRODUCTION_NUMBER"}
+	}
+	p.OutboxID, p.DedupKey = row.id, row.dedupKey
+	return decision{verdict: publishRow, payload: p}
+}
+
+// adBlocked reports whether ads may not be published at now: at or after
+// AdPublishCutoff, or before AdResumeAt.
+func (ru rules) adBlocked(now time.Time) bool {
+	m := now.Hour()*60 + now.Minute()
+	return m >= ru.cfg.AdPublishCutoff.Minutes() || m < ru.cfg.AdResumeAt.Minutes()
+}
+
+// adResume is the next AdResumeAt after now.
+func (ru rules) adResume(now time.Time) time.Time {
+	t := ru.cfg.AdResumeAt.On(now)
+	if !t.After(now) {
+		t = ru.cfg.AdResumeAt.On(clock.At(now, 12, 0).Add(24 * time.Hour))
+	}
+	return t
+}
+
+// retry is what a failed publish of a row does: its attempt number, when
+// it is due again, and whether this attempt raises the alert (the
+// AlertAttempt-th failure).
+type retry struct {
+	attempt int
+	next    time.Time
+	alert   bool
+}
+
+// failure returns the retry of row after a failed publish at now. The
+// relay never gives up on a row: after the last backoff step the last
+// step repeats.
+func (ru rules) failure(row claimed, now time.Time) retry {
+	attempt := row.attempts + 1
+	return retry{attempt: attempt, next: now.Add(ru.cfg.BackoffFor(attempt)), alert: attempt == ru.cfg.AlertAttempt}
+}
+
+// inWindow reports whether t is inside the relay's daily window.
+func (ru rules) inWindow(t time.Time) bool {
+	m := t.Hour()*60 + t.Minute()
+	return m >= ru.cfg.RelayFrom.Minutes() && m <= ru.cfg.RelayUntil.Minutes()
+}

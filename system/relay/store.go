@@ -1,0 +1,198 @@
+package relay
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/outboxchaos/outboxchaos/system/alert"
+	"github.com/outboxchaos/outboxchaos/system/killpoint"
+	"github.com/outboxchaos/outboxchaos/system/notification"
+)
+
+// The relay's reads and writes, with the statements chosen in New.
+
+func (r *Relay) reclaim(ctx context.Context, now time.Time) (int, error) {
+	tag, err := r.pool.Exec(ctx, reclaimSQL, now)
+	if err != nil {
+		return 0, fmt.Errorf("reclaim expired leases: %w", err)
+	}
+	if n := int(tag.RowsAffected()); n > 0 {
+		r.log.Info("reclaimed expired leases", "event", "reclaim", "count", n)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+func (r *Relay) claim(ctx context.Context, now time.Time) ([]claimed, error) {
+	args := []any{r.cfg.Instance, now.Add(r.cfg.Lease), now, r.cfg.BatchSize}
+	if r.sql.claimWindow {
+		args = append(args, now.Add(-r.cfg.RelayInterval))
+	}
+	rows, err := r.pool.Query(ctx, r.sql.claim, args...)
+	if err != nil {
+		return nil, fmt.Errorf("claim outbox rows: %w", err)
+	}
+	defer rows.Close()
+	var out []claimed
+	for rows.Next() {
+		var c claimed
+		if err := rows.Scan(&c.id, &c.dedupKey, &c.payload, &c.advertising, &c.scheduledDate, &c.attempts); err != nil {
+			return nil, fmt.Errorf("scan claimed row: %w", err)
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("claim outbox rows: %w", err)
+	}
+	return out, nil
+}
+
+// lookups re-reads consent (members) and the registered test numbers.
+func (r *Relay) lookups(ctx context.Context, rows []claimed) (map[int64]bool, map[string]bool, error) {
+	var memberIDs []int64
+	var phones []string
+	for _, row := range rows {
+		var p notification.Payload
+		if json.Unmarshal(row.payload, &p) == nil {
+			memberIDs = append(memberIDs, p.MemberID)
+			phones = append(phones, p.Phone)
+		}
+	}
+	members := map[int64]bool{}
+	q, err := r.pool.Query(ctx, `SELECT id, sms_consent AND active FROM members WHERE id = ANY($1)`, memberIDs)
+	if err != nil {
+		return nil, nil, fmt.Errorf("re-check SMS consent: %w", err)
+	}
+	for q.Next() {
+		var id int64
+		var ok bool
+		if err := q.Scan(&id, &ok); err != nil {
+			q.Close()
+			return nil, nil, fmt.Errorf("scan consent: %w", err)
+		}
+		members[id] = ok
+	}
+	q.Close()
+	if err := q.Err(); err != nil {
+		return nil, nil, fmt.Errorf("re-check SMS consent: %w", err)
+	}
+	registered := map[string]bool{}
+	if !r.cfg.Production {
+		q, err := r.pool.Query(ctx, `SELECT phone FROM registered_numbers WHERE phone = ANY($1)`, phones)
+		if err != nil {
+			return nil, nil, fmt.Errorf("check registered numbers: %w", err)
+		}
+		for q.Next() {
+			var p string
+			if err := q.Scan(&p); err != nil {
+				q.Close()
+				return nil, nil, fmt.Errorf("scan registered number: %w", err)
+			}
+			registered[p] = true
+		}
+		q.Close()
+		if err := q.Err(); err != nil {
+			return nil, nil, fmt.Errorf("check registered numbers: %w", err)
+		}
+	}
+	return members, registered, nil
+}
+
+// finish moves a claimed row to a final status, alerting when alertKind is
+// set.
+func (r *Relay) finish(ctx context.Context, row claimed, status, reason, alertKind string, now time.Time) {
+	alertWith := func(why string) {
+		if alertKind != "" {
+			r.alerts.Send(ctx, alert.Alert{Kind: alertKind, OutboxID: row.id, MessageID: notification.MessageID(row.id),
+				DedupKey: row.dedupKey, Reason: why, Instance: r.cfg.Instance, At: now})
+		}
+	}
+	tag, err := r.pool.Exec(ctx, r.sql.finish, row.id, r.cfg.Instance, status, reason, now)
+	if err == nil {
+		err = killpoint.Fail(killpoint.FailFinishResponse)
+	}
+	if err != nil {
+		r.log.Error("write final status", "event", "write-failed", "outbox_id", row.id, "status", status, "err", err)
+		// The UPDATE may have committed with only its answer lost: a final
+		// status written without its alert is a silent loss. Alert anyway;
+		// if it did not commit, the lease hands the row back and the next
+		// run alerts again (two alerts, never none).
+		alertWith(reason + " (status write outcome unknown: " + err.Error() + ")")
+		return
+	}
+	if tag.RowsAffected() == 0 {
+		r.log.Warn("lease lost, status not written", "event", "lost-lease", "outbox_id", row.id, "status", status)
+		return
+	}
+	r.log.Info("row finished", "event", "outbox-final", "outbox_id", row.id, "dedup_key", row.dedupKey,
+		"status", status, "reason", reason)
+	alertWith(reason)
+}
+
+func (r *Relay) defer_(ctx context.Context, row claimed, until, now time.Time) {
+	tag, err := r.pool.Exec(ctx, r.sql.deferAd, row.id, r.cfg.Instance, until, now)
+	if err != nil {
+		r.log.Error("defer ad", "event", "write-failed", "outbox_id", row.id, "err", err)
+		return
+	}
+	if tag.RowsAffected() == 1 {
+		r.log.Info("ad deferred past cut-off", "event", "ad-deferred", "outbox_id", row.id, "until", until.Format(time.RFC3339))
+	}
+}
+
+// fail releases a row whose publish failed, with backoff; the AlertAttempt-th
+// failure raises an alert.
+func (r *Relay) fail(ctx context.Context, row claimed, why string, now time.Time) {
+	re := r.rules.failure(row, now)
+	tag, err := r.pool.Exec(ctx, r.sql.fail, row.id, r.cfg.Instance, re.attempt, re.next, why, now)
+	if err != nil {
+		r.log.Error("release failed row", "event", "write-failed", "outbox_id", row.id, "err", err)
+		return
+	}
+	if tag.RowsAffected() == 0 {
+		r.log.Warn("lease lost, failure not written", "event", "lost-lease", "outbox_id", row.id)
+		return
+	}
+	r.log.Warn("publish failed, backing off", "event", "publish-failed", "outbox_id", row.id, "attempt", re.attempt,
+		"next_attempt_at", re.next.Format(time.RFC3339Nano), "err", why)
+	if re.alert {
+		r.alerts.Send(ctx, alert.Alert{Kind: alert.KindRelayAttempts, OutboxID: row.id, MessageID: notification.MessageID(row.id),
+			DedupKey: row.dedupKey, Reason: fmt.Sprintf("attempt %d: %s", re.attempt, why), Instance: r.cfg.Instance, At: now})
+	}
+}
+
+func (r *Relay) markPublished(ctx context.Context, ids []int64) (int, error) {
+	now := r.clock.Now()
+	rows, err := r.pool.Query(ctx, r.sql.mark, ids, r.cfg.Instance, now)
+	if err != nil {
+		return 0, fmt.Errorf("mark rows published: %w", err)
+	}
+	defer rows.Close()
+	marked := map[int64]bool{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return 0, fmt.Errorf("scan marked row: %w", err)
+		}
+		marked[id] = true
+	}
+	if err := rows.Err(); err != nil {
+		return 0, fmt.Errorf("mark rows published: %w", err)
+	}
+	for _, id := range ids {
+		if !marked[id] {
+			r.log.Warn("lease lost before marking", "event", "lost-lease", "outbox_id", id)
+		}
+	}
+	r.log.Info("marked published", "event", "mark", "count", len(marked))
+	return len(marked), nil
+}
+
+func ids(rows []claimed) []int64 {
+	out := make([]int64, len(rows))
+	for i, r := range rows {
+		out[i] = r.id
+	}
+	return out
+}

@@ -1,0 +1,32 @@
+package worker
+
+import "github.com/outboxchaos/outboxchaos/system/canary"
+
+// policy is how the worker acks, dedups, claims and classifies: the rules
+// of SPEC §5, or the armed canary's broken variant of one of them.
+type policy struct {
+	reconnect     bool // reconnect after the broker connection drops (NoReconnect: false)
+	ackOnDelivery bool // ack as soon as a delivery arrives (AutoAck)
+	ignorePeek    bool // treat every peek as "no history row" (NoDedup)
+	claim         bool // claim with the INSERT before sending (CheckThenAct, NoDedup: false)
+	// releaseOnCancel lets a stop cancel steps 3–5 and, after a send cut
+	// short, release the claim and requeue (ReleaseOnCancel); normally
+	// they run detached from the stop.
+	releaseOnCancel bool
+	ackBeforeResult bool // ack a sent message before writing its result (AckBeforeResult)
+	retryUnknown    bool // retry an unknown vendor outcome as not sent (RetryUnknown)
+}
+
+// policyFor returns the worker's policy with canary bug (a canary name, ""
+// for none) armed.
+func policyFor(bug string) policy {
+	return policy{
+		reconnect:       bug != canary.NoReconnect,
+		ackOnDelivery:   bug == canary.AutoAck,
+		ignorePeek:      bug == canary.NoDedup,
+		claim:           bug != canary.CheckThenAct && bug != canary.NoDedup,
+		releaseOnCancel: bug == canary.ReleaseOnCancel,
+		ackBeforeResult: bug == canary.AckBeforeResult,
+		retryUnknown:    bug == canary.RetryUnknown,
+	}
+}
