@@ -18,8 +18,15 @@ type Event struct {
 }
 
 // Str returns attribute key as a string ("" if absent).
-func (e Event) Str(key string) string {
-	v, ok := e.Attrs[key]
+func (e Event) Str(key string) string { return AttrStr(e.Attrs, key) }
+
+// Int returns attribute key as an integer (JSON numbers and numeric strings).
+func (e Event) Int(key string) (int64, bool) { return AttrInt(e.Attrs, key) }
+
+// AttrStr returns attrs[key] as a string ("" if absent; non-strings are
+// formatted with fmt).
+func AttrStr(attrs map[string]any, key string) string {
+	v, ok := attrs[key]
 	if !ok || v == nil {
 		return ""
 	}
@@ -29,9 +36,10 @@ func (e Event) Str(key string) string {
 	return fmt.Sprint(v)
 }
 
-// Int returns attribute key as an integer (JSON numbers and numeric strings).
-func (e Event) Int(key string) (int64, bool) {
-	switch v := e.Attrs[key].(type) {
+// AttrInt returns attrs[key] as an integer, accepting JSON numbers (also
+// json.Number) and numeric strings.
+func AttrInt(attrs map[string]any, key string) (int64, bool) {
+	switch v := attrs[key].(type) {
 	case float64:
 		return int64(v), v == float64(int64(v))
 	case int64:

@@ -92,6 +92,17 @@ func Check(s State) Verdict {
 		}
 		return false
 	}
+	// lost counts a row that never reached the handset, in state what:
+	// visibly if an alert names it, silently if none does.
+	lost := func(r OutboxRow, what string) {
+		if alerted(r) {
+			v.LostVisibly++
+			detail("lost visibly: %s %s with alert", MessageID(r.ID), what)
+		} else {
+			v.LostSilently++
+			detail("lost silently: %s %s without an alert", MessageID(r.ID), what)
+		}
+	}
 	alertedKey := func(key string) bool {
 		for _, a := range s.Alerts {
 			if a.DedupKey == key {
@@ -159,13 +170,7 @@ func Check(s State) Verdict {
 		case row.Status == "SKIPPED":
 			v.Skipped++
 		case row.Status == "EXPIRED" || row.Status == "FAILED":
-			if alerted(row) {
-				v.LostVisibly++
-				detail("lost visibly: %s %s with alert", mid, row.Status)
-			} else {
-				v.LostSilently++
-				detail("lost silently: %s %s without an alert", mid, row.Status)
-			}
+			lost(row, row.Status)
 		case row.Status == "PENDING" && row.Deferred:
 			v.Deferred++
 			detail("deferred: %s due after the run", mid)
@@ -176,26 +181,14 @@ func Check(s State) Verdict {
 			v.Stuck++
 			detail("stuck: %s inbox SENDING", mid)
 		case hasInbox && (ib.Status == "ERROR" || ib.Status == "FAILED"):
-			if alerted(row) {
-				v.LostVisibly++
-				detail("lost visibly: %s inbox %s with alert", mid, ib.Status)
-			} else {
-				v.LostSilently++
-				detail("lost silently: %s inbox %s without an alert", mid, ib.Status)
-			}
+			lost(row, "inbox "+ib.Status)
 		case !hasInbox && workerSkip[mid]:
 			v.Skipped++
 		case hasInbox && ib.Status == "SENT":
 			v.LostSilently++
 			detail("lost silently: %s inbox SENT but the handset never got it", mid)
 		case parked[mid] != "":
-			if alerted(row) {
-				v.LostVisibly++
-				detail("lost visibly: %s parked (%s) with alert", mid, parked[mid])
-			} else {
-				v.LostSilently++
-				detail("lost silently: %s parked (%s) without an alert", mid, parked[mid])
-			}
+			lost(row, "parked ("+parked[mid]+")")
 		case s.Queues.Main > 0 || s.Queues.Retry > 0:
 			v.Stuck++
 			detail("stuck: %s still queued", mid)

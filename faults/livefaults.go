@@ -3,7 +3,7 @@ package faults
 import (
 	"context"
 	"fmt"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/outboxchaos/outboxchaos/fakevendor"
@@ -12,21 +12,14 @@ import (
 // toxicFault is the common part of the link faults: the Toxiproxy fault
 // while it is in place.
 type toxicFault struct {
-	mu sync.Mutex
-	t  *Toxic
+	t atomic.Pointer[Toxic]
 }
 
-func (f *toxicFault) set(t *Toxic) {
-	f.mu.Lock()
-	f.t = t
-	f.mu.Unlock()
-}
+func (f *toxicFault) set(t *Toxic) { f.t.Store(t) }
 
 // Recover removes the toxic (or brings the link up).
 func (f *toxicFault) Recover(context.Context, World) error {
-	f.mu.Lock()
-	t := f.t
-	f.mu.Unlock()
+	t := f.t.Load()
 	if t == nil {
 		return nil
 	}
@@ -35,9 +28,7 @@ func (f *toxicFault) Recover(context.Context, World) error {
 
 // Fired reports whether traffic met the toxic while it was in place.
 func (f *toxicFault) Fired(World) (bool, string) {
-	f.mu.Lock()
-	t := f.t
-	f.mu.Unlock()
+	t := f.t.Load()
 	if t == nil {
 		return false, "never in place"
 	}

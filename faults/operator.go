@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -171,22 +172,13 @@ func (h *HoldMigration) String() string { return "a half-done migration holding 
 
 // held is the common part of the holds.
 type held struct {
-	mu sync.Mutex
-	h  *Hold
+	h atomic.Pointer[Hold]
 }
 
-func (h *held) set(hd *Hold) {
-	h.mu.Lock()
-	h.h = hd
-	h.mu.Unlock()
-}
+func (h *held) set(hd *Hold) { h.h.Store(hd) }
 
 // Hold is the open transaction while the fault is in place (nil before).
-func (h *held) Hold() *Hold {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.h
-}
+func (h *held) Hold() *Hold { return h.h.Load() }
 
 // Recover commits the transaction, letting every waiter go.
 func (h *held) Recover(ctx context.Context, _ World) error {

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/system/killpoint"
 )
 
@@ -44,31 +45,11 @@ type Event struct {
 
 // Str returns the attribute key as a string ("" if absent; non-strings are
 // formatted with fmt).
-func (e Event) Str(key string) string {
-	v, ok := e.Attrs[key]
-	if !ok || v == nil {
-		return ""
-	}
-	if s, ok := v.(string); ok {
-		return s
-	}
-	return fmt.Sprint(v)
-}
+func (e Event) Str(key string) string { return checker.AttrStr(e.Attrs, key) }
 
 // Int returns the attribute key as an integer, accepting JSON numbers and
 // numeric strings.
-func (e Event) Int(key string) (int64, bool) {
-	switch v := e.Attrs[key].(type) {
-	case float64:
-		return int64(v), v == float64(int64(v))
-	case string:
-		var n int64
-		if _, err := fmt.Sscan(v, &n); err == nil {
-			return n, true
-		}
-	}
-	return 0, false
-}
+func (e Event) Int(key string) (int64, bool) { return checker.AttrInt(e.Attrs, key) }
 
 // Pod is a running (or finished) child process. Its stdout and stderr are
 // read line by line: every line goes to Output and to the Timeline, JSON

@@ -2,11 +2,11 @@ package scenarios
 
 import (
 	"fmt"
-	"github.com/outboxchaos/outboxchaos/checker"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/fakevendor"
 	"github.com/outboxchaos/outboxchaos/faults"
 	"github.com/outboxchaos/outboxchaos/system/killpoint"
