@@ -83,9 +83,7 @@ func TestHarnessDocNamesEverything(t *testing.T) {
 	}
 	doc := string(raw)
 	var names []string
-	for v := range verbs {
-		names = append(names, v)
-	}
+	names = append(names, verbs...)
 	for _, k := range faults.Kinds() {
 		names = append(names, strings.SplitN(k, ":", 2)[0])
 	}

@@ -46,63 +46,66 @@ type Step struct {
 // roles a start step may name.
 var roles = []string{"relay", "worker", "cleanup", "job", "migrate"}
 
-// verbs and what each requires (filled in init: the checks recurse into
-// inner steps).
-var verbs map[string]func(Step) error
+// verbs are the step verbs, in the order docs/harness.md lists them.
+var verbs = []string{"enqueue", "start", "await", "assert", "inject", "during", "parallel", "restart", "stop"}
 
-func init() {
-	verbs = map[string]func(Step) error{
-		"enqueue": func(s Step) error { return podFaultsOnly(s.Faults) },
-		"start": func(s Step) error {
-			if len(s.Roles) == 0 {
-				return errors.New("needs roles")
-			}
-			for _, r := range s.Roles {
-				if !slices.Contains(roles, r) {
-					return fmt.Errorf("unknown role %q (roles: %s)", r, strings.Join(roles, ", "))
-				}
-			}
-			if s.Link != "" && !slices.Contains(faults.LinkNames, s.Link) {
-				return fmt.Errorf("unknown link %q", s.Link)
-			}
-			return podFaultsOnly(s.Faults)
-		},
-		"await":  needCond,
-		"assert": needCond,
-		"inject": func(s Step) error { return liveFaults(s.Faults, true) },
-		"during": func(s Step) error {
-			if (s.Cond == nil) == (s.For == 0) {
-				return errors.New("needs exactly one of cond and for")
-			}
-			if s.Cond != nil {
-				if err := s.Cond.validate(); err != nil {
-					return err
-				}
-			}
-			return errors.Join(liveFaults(s.Faults, true), validSteps(s.Steps))
-		},
-		"parallel": func(s Step) error { return validSteps(s.Steps) },
-		"restart":  needPod,
-		"stop":     needPod,
-	}
-}
-
+// validate checks what the step's verb requires.
 func (s Step) validate() error {
-	v, ok := verbs[s.Do]
-	if !ok {
-		var names []string
-		for n := range verbs {
-			names = append(names, n)
-		}
-		slices.Sort(names)
-		return fmt.Errorf("unknown step %q (steps: %s)", s.Do, strings.Join(names, ", "))
+	var err error
+	switch s.Do {
+	case "enqueue":
+		err = podFaultsOnly(s.Faults)
+	case "start":
+		err = s.validateStart()
+	case "await", "assert":
+		err = needCond(s)
+	case "inject":
+		err = liveFaults(s.Faults, true)
+	case "during":
+		err = s.validateDuring()
+	case "parallel":
+		err = validSteps(s.Steps)
+	case "restart", "stop":
+		err = needPod(s)
+	default:
+		return fmt.Errorf("unknown step %q (steps: %s)", s.Do, strings.Join(verbs, ", "))
+	}
+	if err != nil {
+		return err
 	}
 	for _, k := range s.Kinds {
 		if !slices.Contains(notification.Kinds, k) {
 			return fmt.Errorf("unknown kind %q", k)
 		}
 	}
-	return v(s)
+	return nil
+}
+
+func (s Step) validateStart() error {
+	if len(s.Roles) == 0 {
+		return errors.New("needs roles")
+	}
+	for _, r := range s.Roles {
+		if !slices.Contains(roles, r) {
+			return fmt.Errorf("unknown role %q (roles: %s)", r, strings.Join(roles, ", "))
+		}
+	}
+	if s.Link != "" && !slices.Contains(faults.LinkNames, s.Link) {
+		return fmt.Errorf("unknown link %q", s.Link)
+	}
+	return podFaultsOnly(s.Faults)
+}
+
+func (s Step) validateDuring() error {
+	if (s.Cond == nil) == (s.For == 0) {
+		return errors.New("needs exactly one of cond and for")
+	}
+	if s.Cond != nil {
+		if err := s.Cond.validate(); err != nil {
+			return err
+		}
+	}
+	return errors.Join(liveFaults(s.Faults, true), validSteps(s.Steps))
 }
 
 func needCond(s Step) error {
