@@ -60,15 +60,17 @@ func Run(ctx context.Context, s *Scenario, o Options) Result {
 	}
 	eng := faults.NewEngine(e, e.TL.Start())
 	herr := e.drive(ctx, eng)
-	if rerr := eng.RecoverAll(ctx); herr == nil && rerr != nil {
-		herr = rerr
-	}
 	settled := true
 	if herr == nil {
 		if err := e.WaitSettled(ctx, 30*time.Second); err != nil {
 			settled = false
 			e.Logf("harness", "not settled: %v", err)
 		}
+	}
+	// Faults a step injected "until the end of the run" stay in place while
+	// the pipeline settles.
+	if rerr := eng.RecoverAll(ctx); herr == nil && rerr != nil {
+		herr = rerr
 	}
 	e.StopPods()
 	st, err := e.Snapshot(ctx)
