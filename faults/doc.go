@@ -2,12 +2,28 @@
 // the record of what was injected: it is the harness's hands, while system/
 // is the thing under test and scenarios/ decides what to break and when.
 //
-// One small file per fault family:
+// # Faults as values
 //
+// A [Fault] is one fault as a value, in the shape of etcd robustness's
+// Failpoint: Inject, Recover, Fired (did the pipeline meet it, with the
+// evidence) and a description. One type per family: [Killpoint],
+// [Failpoint] and [ClockStep] are armed in a pod as it starts ([PodFault]);
+// [LinkDown], [LinkLatency], [LinkStall] act on a link; [VendorRule]
+// programs the fake vendor; [Sigterm], [Unbind] and [ReplayParked] are an
+// operator's actions; [HoldRows] and [HoldMigration] hold a lock open as a
+// barrier. A scenario writes a fault as a [Spec] (JSON) and [Spec.Build]
+// makes the value, rejecting unknown kinds and names. The [Engine] injects
+// faults into a run's [World], keeps the ledger of what was injected and
+// whether it fired, and always recovers what it injected.
+//
+// The files:
+//
+//   - fault.go, spec.go, engine.go: the interface, the specs, the engine.
+//   - podfaults.go, livefaults.go, operator.go, hold.go: the families.
 //   - network.go: a Toxiproxy server embedded in the harness process. Every
 //     connection from a pod to Postgres, RabbitMQ or the vendor goes through a
 //     [Proxy] on 127.0.0.1, where latency, stalls, resets, byte limits and
-//     outages are switched on and off. fault.go holds what every network
+//     outages are switched on and off. toxic.go holds what every network
 //     fault reports; counttoxic.go the counting toxic that observes traffic.
 //   - process.go: the pipeline's components run as child processes ([Pod]).
 //     They are killed, stopped, restarted and armed with the kill-points of
@@ -20,11 +36,12 @@
 //
 // # Reports
 //
-// Every fault is a [Fault] that records when it was injected, when it was
-// removed and whether it fired, i.e. whether traffic actually reached it
-// while it was active (see [Fault.Fired]). A scenario whose fault never fired
-// proved nothing and must say so; [Fault.Report] gives a [FaultReport] for
-// that purpose, like the Failpoint reports of etcd's robustness tests.
+// Every network fault is a [Toxic] that records when it was injected, when it
+// was removed and whether it fired, i.e. whether traffic actually reached it
+// while it was active (see [Toxic.Fired]). A scenario whose fault never fired
+// proved nothing and must say so; [Toxic.Report] gives a [FaultReport] for
+// that purpose, and the [Engine]'s ledger turns every fault's answer into
+// the checker's fault records.
 //
 // # Determinism and the seed
 //
@@ -37,7 +54,7 @@
 // [Network] draws one offset in [-jitter, +jitter) per fault from its own
 // rand.New(rand.NewSource(seed)) and adds it to the latency. The same seed and
 // the same sequence of fault calls on a Network thus give the same effective
-// latencies; the drawn value is in [Fault.Detail]. [Network.Seed] returns the
+// latencies; the drawn value is in [Toxic.Detail]. [Network.Seed] returns the
 // seed so that reports can print it.
 //
 // # How faults are observed

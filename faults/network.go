@@ -211,7 +211,7 @@ func (p *Proxy) openConns() int64 {
 
 // Latency delays the data of stream by latency. A non-zero jitter adds one
 // offset in [-jitter, +jitter) drawn from the Network's seeded source for
-// this fault (the effective delay is in Fault.Detail). Durations are rounded
+// this fault (the effective delay is in Toxic.Detail). Durations are rounded
 // down to milliseconds.
 func (p *Proxy) Latency(ctx context.Context, stream Direction, latency, jitter time.Duration) (*Toxic, error) {
 	if latency < 0 || jitter < 0 {
@@ -260,7 +260,7 @@ func (p *Proxy) LimitData(ctx context.Context, stream Direction, n int64) (*Toxi
 // Down stops the proxy: its port refuses connections and every open
 // connection through it is cut. The fault fired if at least one connection
 // was open (and so was cut); dials refused while down cannot be observed.
-// Bring it back with Fault.Remove, Up or Heal.
+// Bring it back with Toxic.Remove, Up or Heal.
 func (p *Proxy) Down() (*Toxic, error) {
 	p.mu.Lock()
 	if p.closed {
@@ -353,7 +353,7 @@ func (p *Proxy) Heal() error {
 	return nil
 }
 
-// inject adds a fault toxic on stream and returns its Fault.
+// inject adds a fault toxic on stream and returns its Toxic.
 func (p *Proxy) inject(ctx context.Context, kind string, stream Direction, attrs any, detail string) (*Toxic, error) {
 	if err := stream.validate(); err != nil {
 		return nil, fmt.Errorf("%s on %s: %w", kind, p.name, err)

@@ -82,14 +82,18 @@ func (e *Env) ReplayParked(_ context.Context, messageID string) (string, error) 
 // takeParked removes the parked message messageID (the first one parked).
 func (e *Env) takeParked(messageID string) (msg amqp.Delivery, err error) {
 	err = e.withChannel(func(ch *amqp.Channel) error {
-		m, ok, gerr := ch.Get(broker.NamesFor(e.SB.Prefix).Parking, true)
+		m, ok, gerr := ch.Get(broker.NamesFor(e.SB.Prefix).Parking, false)
 		if gerr != nil || !ok {
 			return fmt.Errorf("read parking queue: ok=%v err=%v", ok, gerr)
 		}
 		if m.MessageId != messageID {
+			// Leave it parked: the channel's close returns it to the queue.
 			return fmt.Errorf("parking queue holds %s first, want %s", m.MessageId, messageID)
 		}
 		msg = m
+		if err := m.Ack(false); err != nil {
+			return fmt.Errorf("take %s out of parking: %w", messageID, err)
+		}
 		return nil
 	})
 	return msg, err
