@@ -53,7 +53,7 @@ func (r *runner) step(ctx context.Context, st Step) error {
 	case "start":
 		return r.start(ctx, st)
 	case "await":
-		return r.await(ctx, st.Cond, st.Timeout)
+		return r.await(ctx, st.Cond, st.Timeout, r.newProbe(st.Cond))
 	case "assert":
 		ok, err := r.newProbe(st.Cond).holds(ctx, st.Cond)
 		if err == nil && !ok {
@@ -128,12 +128,13 @@ func (r *runner) start(ctx context.Context, st Step) error {
 	return nil
 }
 
-func (r *runner) await(ctx context.Context, c *Cond, timeout faults.Duration) error {
+// await polls c through probe p until it holds; a condition that can no
+// longer come (a pod that exited the wrong way) fails at once.
+func (r *runner) await(ctx context.Context, c *Cond, timeout faults.Duration, p *probe) error {
 	d := timeout.D()
 	if d == 0 {
 		d = waitLong
 	}
-	p := r.newProbe(c)
 	var failed error
 	err := r.e.WaitFor(ctx, d, c.String(), func(ctx context.Context) (bool, error) {
 		if failed != nil {
@@ -169,12 +170,17 @@ func (r *runner) during(ctx context.Context, st Step) error {
 			r.mu.Unlock()
 		}
 	}
+	var p *probe
+	if st.Cond != nil {
+		// Fresh events count from before the faults went in.
+		p = r.newProbe(st.Cond)
+	}
 	err := r.eng.During(ctx, fs, st.Cond != nil, func(ctx context.Context) error {
 		if err := r.steps(ctx, st.Steps); err != nil {
 			return err
 		}
 		if st.Cond != nil {
-			return r.await(ctx, st.Cond, st.Timeout)
+			return r.await(ctx, st.Cond, st.Timeout, p)
 		}
 		return pause(ctx, st.For.D())
 	})
