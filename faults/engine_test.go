@@ -1,0 +1,138 @@
+package faults
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/outboxchaos/outboxchaos/fakevendor"
+)
+
+// stubWorld is a World with nothing in it: the engine's bookkeeping needs
+// none of it.
+type stubWorld struct{}
+
+func (stubWorld) Link(name string) (*Proxy, error)     { return nil, errors.New("no links") }
+func (stubWorld) Vendor() *fakevendor.Server           { return nil }
+func (stubWorld) Pods() []*Pod                         { return nil }
+func (stubWorld) Pod(name string) (*Pod, error)        { return nil, errors.New("no pods") }
+func (stubWorld) Now() time.Time                       { return time.Now() }
+func (stubWorld) DB() *pgxpool.Pool                    { return nil }
+func (stubWorld) Broker() Broker                       { return nil }
+func (stubWorld) Logf(source, format string, a ...any) {}
+
+// fakeFault counts its injections and recoveries and fires on demand.
+type fakeFault struct {
+	name                string
+	injectErr           error
+	injected, recovered int
+	fires, blind        bool
+}
+
+func (f *fakeFault) Family() string { return "fake" }
+func (f *fakeFault) Target() string { return f.name }
+func (f *fakeFault) Inject(context.Context, World) error {
+	f.injected++
+	return f.injectErr
+}
+func (f *fakeFault) Recover(context.Context, World) error { f.recovered++; return nil }
+func (f *fakeFault) Fired(World) (bool, string)           { return f.fires, "fake evidence" }
+func (f *fakeFault) String() string                       { return "fake " + f.name }
+
+type blindFault struct{ fakeFault }
+
+func (*blindFault) PartlyBlind() {}
+
+func records(e *Engine) map[string]bool {
+	out := map[string]bool{}
+	for _, r := range e.Records() {
+		out[r.Target] = r.Fired
+	}
+	return out
+}
+
+// TestDuringAlwaysRecovers: a failing step between inject and recover
+// leaves no fault in place, and the fault is recorded as not fired.
+func TestDuringAlwaysRecovers(t *testing.T) {
+	t.Parallel()
+	e := NewEngine(stubWorld{}, time.Now())
+	a, b := &fakeFault{name: "a", fires: true}, &fakeFault{name: "b", fires: true}
+	err := e.During(context.Background(), []Fault{a, b}, true, func(context.Context) error { return errors.New("step failed") })
+	if err == nil || !strings.Contains(err.Error(), "step failed") {
+		t.Fatalf("want the step's error, got %v", err)
+	}
+	if a.recovered != 1 || b.recovered != 1 {
+		t.Errorf("recovered a=%d b=%d times, want once each", a.recovered, b.recovered)
+	}
+	if got := records(e); got["a"] || got["b"] {
+		t.Errorf("faults whose condition never came are recorded fired: %v", got)
+	}
+}
+
+// TestDuringFiredNeedsConditionAndEvidence: with a condition, a fault fired
+// only if the condition came and the fault was met (or cannot see itself).
+func TestDuringFiredNeedsConditionAndEvidence(t *testing.T) {
+	t.Parallel()
+	e := NewEngine(stubWorld{}, time.Now())
+	met, unmet, blind := &fakeFault{name: "met", fires: true}, &fakeFault{name: "unmet"}, &blindFault{fakeFault{name: "blind"}}
+	if err := e.During(context.Background(), []Fault{met, unmet, blind}, true, func(context.Context) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	got := records(e)
+	if !got["met"] || got["unmet"] || !got["blind"] {
+		t.Errorf("fired = %v, want met and blind, not unmet", got)
+	}
+}
+
+// TestInjectFailureIsRecordedAndNotRecovered: a fault that could not be
+// put in place is in the ledger as not fired, and RecoverAll leaves it be.
+func TestInjectFailureIsRecordedAndNotRecovered(t *testing.T) {
+	t.Parallel()
+	e := NewEngine(stubWorld{}, time.Now())
+	bad := &fakeFault{name: "bad", fires: true, injectErr: errors.New("link already down")}
+	good := &fakeFault{name: "good", fires: true}
+	var ie *InjectError
+	if err := e.Inject(context.Background(), bad); !errors.As(err, &ie) {
+		t.Fatalf("want an InjectError, got %v", err)
+	}
+	if err := e.Inject(context.Background(), good); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.RecoverAll(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if bad.recovered != 0 || good.recovered != 1 {
+		t.Errorf("recovered bad=%d good=%d, want 0 and 1", bad.recovered, good.recovered)
+	}
+	if got := records(e); got["bad"] || !got["good"] {
+		t.Errorf("fired = %v, want good only", got)
+	}
+}
+
+// TestSpecBuildRejectsBadInput: the errors a scenario author meets.
+func TestSpecBuildRejectsBadInput(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		spec Spec
+		want string
+	}{
+		{Spec{Kind: "meteor"}, `unknown fault kind "meteor"`},
+		{Spec{Kind: "kill-point", Point: "nowhere"}, `unknown kill-point "nowhere"`},
+		{Spec{Kind: "latency", Link: "vendor"}, "positive delay"},
+		{Spec{Kind: "latency", Link: "vendor", Delay: Duration(time.Second), Direction: "sideways"}, "sideways"},
+		{Spec{Kind: "vendor", Mode: "accept-hang"}, "needs msg"},
+		{Spec{Kind: "vendor", Mode: "teapot", Msg: 1}, `unknown mode "teapot"`},
+		{Spec{Kind: "clock"}, "exactly one of by and at"},
+		{Spec{Kind: "clock", At: "+1d 25:00"}, "out of range"},
+		{Spec{Kind: "sigterm"}, "needs pod"},
+		{Spec{Kind: "hold-rows"}, "rows >= 1"},
+	} {
+		if _, err := c.spec.Build(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: got %v, want an error containing %q", c.spec, err, c.want)
+		}
+	}
+}
