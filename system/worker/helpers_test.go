@@ -241,13 +241,15 @@ func (e *env) expectParked(mid, reason string) amqp.Delivery {
 	if n := e.fv.Count(mid); n != 0 {
 		e.t.Fatalf("parked %s reached a phone %d times", mid, n)
 	}
-	found := false
-	for _, a := range e.rec.OfKind(alert.KindParked) {
-		found = found || (a.MessageID == mid && a.Reason == reason)
-	}
-	if !found {
-		e.t.Fatalf("no PARKED alert for %s (%s): %+v", mid, reason, e.rec.OfKind(alert.KindParked))
-	}
+	// The worker alerts after the copy is parked: wait for the alert.
+	testenv.Eventually(e.t, 10*time.Second, fmt.Sprintf("PARKED alert for %s (%s)", mid, reason), func() bool {
+		for _, a := range e.rec.OfKind(alert.KindParked) {
+			if a.MessageID == mid && a.Reason == reason {
+				return true
+			}
+		}
+		return false
+	})
 	return d
 }
 

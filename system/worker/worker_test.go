@@ -232,6 +232,8 @@ func TestVendorTimeout_ErrorAlertNeverResent(t *testing.T) {
 	if r.VendorCode == nil || *r.VendorCode != "TIMEOUT" {
 		t.Fatalf("history %+v, want vendor code TIMEOUT", r)
 	}
+	// The alert follows the ERROR row: wait for it.
+	testenv.Eventually(t, 10*time.Second, "the VENDOR_UNKNOWN alert", func() bool { return len(e.rec.OfKind(alert.KindVendorUnknown)) > 0 })
 	a := e.rec.OfKind(alert.KindVendorUnknown)
 	if len(a) != 1 || a[0].MessageID != mid || a[0].OutboxID != 1 || a[0].DedupKey == "" {
 		t.Fatalf("VENDOR_UNKNOWN alerts %+v", a)
