@@ -281,6 +281,30 @@ func Catalogue() []*Scenario {
 			Expect: rules(allOnce),
 		},
 		{
+			Name: "crash-after-error-result", Row: "9",
+			Description: "the worker dies right after committing ERROR for an unknown vendor outcome",
+			Fault:       "fake vendor hang for notification-outbox-1; kill-point worker.after-error-result (SIGKILL) in worker-1",
+			Outcome:     "the ERROR row is final and nothing looks at it again, so its VENDOR_UNKNOWN alert must already be out: lost visibly, never silently",
+			Steps: []Step{
+				inject(vendorMode(fakevendor.Hang, 1, 0)),
+				enqueue(), startWith("worker", kill(kp.WorkerAfterErrorResult)), start("relay", "cleanup"),
+				await(killed("worker-1")), restart("worker-1"),
+			},
+			Expect: rules(lost(1), alerts(checker.AlertVendorUnknown, 1)),
+		},
+		{
+			Name: "crash-after-expiry", Row: "2*",
+			Description: "the relay dies right after committing EXPIRED for a row past its scheduled date",
+			Fault:       "clock: the relays run the next day; kill-point relay.after-finish (SIGKILL) in relay-1",
+			Outcome:     "the EXPIRED row is final, so its alert must already be out: every row EXPIRED with its alert, nothing sent",
+			Steps: []Step{
+				enqueue(), start("worker", "cleanup"),
+				startWith("relay", clockAt("+1d 10:00"), kill(kp.RelayAfterFinish)), await(killed("relay-1")),
+				startWith("relay", clockAt("+1d 10:00")), await(outboxRows("EXPIRED", 6)),
+			},
+			Expect: rules(lost(6), alerts(checker.AlertExpired, 6), handsets(0)),
+		},
+		{
 			Name: "broker-restart", Row: "extra", PerKind: 5,
 			Description: "every RabbitMQ connection is cut mid-stream and refused for a while",
 			Fault:       "both RabbitMQ links down after the 5th message reached a handset, until a pod reconnects",

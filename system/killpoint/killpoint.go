@@ -34,13 +34,17 @@ const (
 	WorkerAfterSend     = "worker.after-send"
 	WorkerAfterResult   = "worker.after-result"
 	CleanupBeforeUpdate = "cleanup.before-update"
+	// A final status is committed: the row will never be looked at again,
+	// so its alert must already be out.
+	WorkerAfterErrorResult = "worker.after-error-result"
+	RelayAfterFinish       = "relay.after-finish"
 )
 
 // Names lists every kill-point compiled into system/.
 var Names = []string{
 	JobBeforeCommit, RelayAfterClaim, RelayAfterPublish, RelayAfterConfirm,
 	WorkerBeforeClaim, WorkerAfterClaim, WorkerAfterSend, WorkerAfterResult,
-	CleanupBeforeUpdate,
+	CleanupBeforeUpdate, WorkerAfterErrorResult, RelayAfterFinish,
 }
 
 // EnvVar is the environment variable that arms kill-points.

@@ -100,34 +100,43 @@ func (r *Relay) lookups(ctx context.Context, rows []claimed) (map[int64]bool, ma
 }
 
 // finish moves a claimed row to a final status, alerting when alertKind is
-// set.
+// set. A final row is never looked at again, so its alert goes out inside
+// the transaction, before the commit (as cleanup does): a crash or a lost
+// answer after the commit can no longer leave it without one. If the commit
+// does not happen, the lease hands the row back and the next run alerts
+// again (two alerts, never none).
 func (r *Relay) finish(ctx context.Context, row claimed, status, reason, alertKind string, now time.Time) {
-	alertWith := func(why string) {
-		if alertKind != "" {
-			r.alerts.Send(ctx, alert.Alert{Kind: alertKind, OutboxID: row.id, MessageID: notification.MessageID(row.id),
-				DedupKey: row.dedupKey, Reason: why, Instance: r.cfg.Instance, At: now})
-		}
-	}
-	tag, err := r.pool.Exec(ctx, r.sql.finish, row.id, r.cfg.Instance, status, reason, now)
-	if err == nil {
-		err = killpoint.Fail(killpoint.FailFinishResponse)
-	}
+	tx, err := r.pool.Begin(ctx)
 	if err != nil {
 		r.log.Error("write final status", "event", "write-failed", "outbox_id", row.id, "status", status, "err", err)
-		// The UPDATE may have committed with only its answer lost: a final
-		// status written without its alert is a silent loss. Alert anyway;
-		// if it did not commit, the lease hands the row back and the next
-		// run alerts again (two alerts, never none).
-		alertWith(reason + " (status write outcome unknown: " + err.Error() + ")")
+		return
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	tag, err := tx.Exec(ctx, r.sql.finish, row.id, r.cfg.Instance, status, reason, now)
+	if err != nil {
+		r.log.Error("write final status", "event", "write-failed", "outbox_id", row.id, "status", status, "err", err)
 		return
 	}
 	if tag.RowsAffected() == 0 {
 		r.log.Warn("lease lost, status not written", "event", "lost-lease", "outbox_id", row.id, "status", status)
 		return
 	}
+	if alertKind != "" {
+		r.alerts.Send(ctx, alert.Alert{Kind: alertKind, OutboxID: row.id, MessageID: notification.MessageID(row.id),
+			DedupKey: row.dedupKey, Reason: reason, Instance: r.cfg.Instance, At: now})
+	}
+	err = tx.Commit(ctx)
+	if err == nil {
+		err = killpoint.Fail(killpoint.FailFinishResponse)
+	}
+	if err != nil {
+		r.log.Error("write final status: outcome unknown, alert already sent", "event", "write-failed",
+			"outbox_id", row.id, "status", status, "err", err)
+		return
+	}
+	killpoint.Hit(killpoint.RelayAfterFinish)
 	r.log.Info("row finished", "event", "outbox-final", "outbox_id", row.id, "dedup_key", row.dedupKey,
 		"status", status, "reason", reason)
-	alertWith(reason)
 }
 
 func (r *Relay) defer_(ctx context.Context, row claimed, until, now time.Time) {

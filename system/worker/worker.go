@@ -396,9 +396,14 @@ func (w *Worker) claimAndSend(ctx context.Context, d amqp.Delivery, p notificati
 			}
 			return
 		case sms.Unknown:
-			w.result(ctx, c, inbox.StatusError, res.Code, errText(res.Err))
+			// ERROR is final: no redelivery, cleanup or relay looks at the
+			// row again, so its alert goes out before the row is written.
+			// If the write fails, the row stays SENDING and cleanup alerts
+			// again (two alerts, never none).
 			w.alerts.Send(ctx, alert.Alert{Kind: alert.KindVendorUnknown, OutboxID: p.OutboxID, MessageID: mid,
 				DedupKey: p.DedupKey, Reason: res.Code, Instance: w.cfg.Instance, At: w.clock.Now()})
+			w.result(ctx, c, inbox.StatusError, res.Code, errText(res.Err))
+			killpoint.Hit(killpoint.WorkerAfterErrorResult)
 			killpoint.Hit(killpoint.WorkerAfterResult)
 			w.ack(d, mid, "vendor outcome unknown: ERROR, never retried")
 			return
