@@ -249,6 +249,10 @@ func Load() (Config, error) {
 // NewClock returns the clock c.Clock describes.
 func (c *Config) NewClock() (clock.Clock, error) { return clock.Parse(c.Clock) }
 
+// MaxDrainBatch is the largest batch a draining relay can send as one
+// publisher window (publisher.MaxWindow; a relay test keeps them equal).
+const MaxDrainBatch = 512
+
 // Validate reports the first invalid value.
 func (c *Config) Validate() error {
 	var errs []error
@@ -271,6 +275,12 @@ func (c *Config) Validate() error {
 	}
 	if c.BatchSize < 1 || c.BatchSize > 10000 {
 		errs = append(errs, fmt.Errorf("batch-size must be 1..10000, got %d", c.BatchSize))
+	}
+	if c.RelayDrain && c.BatchSize > MaxDrainBatch {
+		// A draining relay sends each batch as one publisher window; a larger
+		// batch is refused by the publisher on every run: nothing would ever
+		// be published.
+		errs = append(errs, fmt.Errorf("batch-size must be at most %d with relay-drain, got %d", MaxDrainBatch, c.BatchSize))
 	}
 	if len(c.Backoff) == 0 {
 		errs = append(errs, errors.New("backoff needs at least one step"))

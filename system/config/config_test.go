@@ -43,6 +43,7 @@ func TestValidate_RejectsBadValuesNamingTheField(t *testing.T) {
 		"alert-timeout":       func(c *config.Config) { c.AlertTimeout = 0 },
 		"in-listener-delay":   func(c *config.Config) { c.InListenerDelay = -1 },
 		"batch-size":          func(c *config.Config) { c.BatchSize = 0 },
+		"relay-drain":         func(c *config.Config) { c.RelayDrain, c.BatchSize = true, config.MaxDrainBatch+1 },
 		"backoff":             func(c *config.Config) { c.Backoff = nil },
 		"backoff step":        func(c *config.Config) { c.Backoff = config.Durations{time.Minute, 0} },
 		"alert-attempt":       func(c *config.Config) { c.AlertAttempt = 0 },

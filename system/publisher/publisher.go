@@ -158,9 +158,11 @@ func (p *Publisher) PublishBatch(ctx context.Context, msgs []Message) ([]Result,
 	return out, nil
 }
 
-// maxWindow bounds one Send, so two windows in flight never overflow the
+// MaxWindow bounds one Send, so two windows in flight never overflow the
 // returns buffer.
-const maxWindow = returnBuffer / 2
+const MaxWindow = returnBuffer / 2
+
+const maxWindow = MaxWindow
 
 // Pending is a window of publishes whose confirms are outstanding.
 type Pending struct {

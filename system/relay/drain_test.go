@@ -6,8 +6,10 @@ import (
 	"time"
 
 	"github.com/outboxchaos/outboxchaos/system/broker"
+	"github.com/outboxchaos/outboxchaos/system/config"
 	"github.com/outboxchaos/outboxchaos/system/notification"
 	"github.com/outboxchaos/outboxchaos/system/outbox"
+	"github.com/outboxchaos/outboxchaos/system/publisher"
 	"github.com/outboxchaos/outboxchaos/system/testenv"
 )
 
@@ -78,5 +80,39 @@ func TestDrain_ReturnedMessagesAreNotPublished(t *testing.T) {
 		if r.Status != outbox.StatusPending || r.Attempts != 1 {
 			t.Fatalf("row %d is %s after %d attempts, want PENDING after 1", r.ID, r.Status, r.Attempts)
 		}
+	}
+}
+
+// The largest batch the configuration lets a draining relay claim is one
+// publisher window: a batch of config.MaxDrainBatch rows is published whole
+// (one larger was refused by the publisher on every run, so nothing was
+// ever sent; config.Validate now rejects it).
+func TestDrain_LargestAllowedBatchIsPublished(t *testing.T) {
+	t.Parallel()
+	if config.MaxDrainBatch != publisher.MaxWindow {
+		t.Fatalf("config.MaxDrainBatch %d, publisher.MaxWindow %d: keep them equal", config.MaxDrainBatch, publisher.MaxWindow)
+	}
+	db := testenv.NewMigratedSchema(t)
+	prefix := testenv.NewPrefix(t)
+	cfg := testConfig(db, prefix, "relay-max")
+	cfg.ConfirmTimeout, cfg.BatchSize, cfg.RelayDrain = 10*time.Second, config.MaxDrainBatch, true
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	ch := testenv.AMQPChannel(t)
+	declare(t, ch, cfg)
+	clk := frozen(10, 0, 0)
+	now := clk.Now()
+	n := int64(config.MaxDrainBatch)
+	for m := int64(1); m <= n; m++ {
+		addMember(t, db, m, true, true)
+		enqueue(t, db, now, notification.GradeRenewal, m, now)
+	}
+	st, err := newRelay(cfg, db, realPublisher(t, cfg), clk, &testenv.AlertRecorder{}).Drain(context.Background())
+	if err != nil {
+		t.Fatalf("Drain: %v", err)
+	}
+	if st.Published != int(n) || st.Failed != 0 {
+		t.Fatalf("stats %+v, want %d published", st, n)
 	}
 }
