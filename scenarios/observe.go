@@ -129,6 +129,11 @@ func (e *Env) queues() (parked []checker.ParkedRecord, d checker.QueueDepths, er
 				break
 			}
 			reason, _ := msg.Headers[broker.HeaderFailureReason].(string)
+			if reason == "" {
+				// Dead-lettered by RabbitMQ itself (the delivery limit):
+				// parked all the same.
+				reason = "dead-lettered"
+			}
 			parked = append(parked, checker.ParkedRecord{MessageID: msg.MessageId, Reason: reason})
 		}
 		return nil

@@ -187,11 +187,36 @@ func (w *Worker) ack(d amqp.Delivery, mid, why string) {
 }
 
 func (w *Worker) requeue(d amqp.Delivery, mid, why string) {
+	if n := deliveryCount(d); n >= int64(w.cfg.DeliveryLimit) {
+		// This requeue passes the main queue's x-delivery-limit: RabbitMQ
+		// dead-letters the message to parking by itself, where no code of
+		// ours would see it. Say so now: a parked message has its alert.
+		reason := "DELIVERY_LIMIT: " + why
+		p, _ := notification.Decode(d.Body)
+		w.log.Warn("delivery limit reached: RabbitMQ parks it", "event", "park", "message_id", mid,
+			"outbox_id", p.OutboxID, "reason", reason, "deliveries", n)
+		w.alerts.Send(context.Background(), alert.Alert{Kind: alert.KindParked, OutboxID: p.OutboxID, MessageID: mid,
+			DedupKey: p.DedupKey, Reason: reason, Instance: w.cfg.Instance, At: w.clock.Now()})
+	}
 	if err := d.Nack(false, true); err != nil {
 		w.log.Warn("nack failed", "event", "nack-failed", "message_id", mid, "err", err)
 		return
 	}
 	w.log.Info("requeued", "event", "requeue", "message_id", mid, "why", why)
+}
+
+// deliveryCount is how often a quorum queue delivered d before (its
+// x-delivery-count header; 0 on the first delivery).
+func deliveryCount(d amqp.Delivery) int64 {
+	switch v := d.Headers["x-delivery-count"].(type) {
+	case int64:
+		return v
+	case int32:
+		return int64(v)
+	case int:
+		return int64(v)
+	}
+	return 0
 }
 
 // Handle processes one delivery through the five steps.

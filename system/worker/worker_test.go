@@ -192,6 +192,32 @@ func TestStopAfterClaimStarted_StillCompletes(t *testing.T) {
 	}
 }
 
+// A requeue past the main queue's x-delivery-limit is dead-lettered to
+// parking by RabbitMQ itself: the worker sends the PARKED alert first, or
+// the message would be parked without one (a silent loss: found reading the
+// worker, an infrastructure outage longer than the limit's requeues).
+func TestRequeuePastDeliveryLimit_AlertsParked(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.member(1, true, true)
+	w := e.newWorker()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	mid := notification.MessageID(1)
+	for _, n := range []int64{int64(e.cfg.DeliveryLimit) - 1, int64(e.cfg.DeliveryLimit)} {
+		ack := &fakeAck{}
+		w.Handle(ctx, amqp.Delivery{Acknowledger: ack, DeliveryTag: uint64(n), MessageId: mid,
+			Headers: amqp.Table{"x-delivery-count": n}, Body: body(payload(1, 1, notification.GradeRenewal))})
+		if _, nacks, rq := ack.counts(); nacks != 1 || rq != 1 {
+			t.Fatalf("delivery count %d: nacks %d requeued %d, want one requeue", n, nacks, rq)
+		}
+	}
+	a := e.rec.OfKind(alert.KindParked)
+	if len(a) != 1 || a[0].MessageID != mid || a[0].OutboxID != 1 || !strings.HasPrefix(a[0].Reason, "DELIVERY_LIMIT") {
+		t.Fatalf("PARKED alerts %+v, want one for %s at the limit only", a, mid)
+	}
+}
+
 // SPEC §5: cancelled before the claim → nothing was sent → requeue for
 // another instance.
 func TestStopBeforeClaim_Requeues(t *testing.T) {
