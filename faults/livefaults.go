@@ -15,7 +15,19 @@ type toxicFault struct {
 	t atomic.Pointer[Toxic]
 }
 
-func (f *toxicFault) set(t *Toxic) { f.t.Store(t) }
+// put puts a toxic on the link called link with add, and keeps it.
+func (f *toxicFault) put(w World, link string, add func(*Proxy) (*Toxic, error)) error {
+	p, err := w.Link(link)
+	if err != nil {
+		return err
+	}
+	t, err := add(p)
+	if err != nil {
+		return err
+	}
+	f.t.Store(t)
+	return nil
+}
 
 // Recover removes the toxic (or brings the link up).
 func (f *toxicFault) Recover(context.Context, World) error {
@@ -54,14 +66,7 @@ func (l *LinkDown) Target() string { return l.Link }
 
 // Inject takes the link down.
 func (l *LinkDown) Inject(_ context.Context, w World) error {
-	p, err := w.Link(l.Link)
-	if err == nil {
-		var t *Toxic
-		if t, err = p.Down(); err == nil {
-			l.set(t)
-		}
-	}
-	return err
+	return l.put(w, l.Link, (*Proxy).Down)
 }
 
 func (l *LinkDown) String() string { return "down " + l.Link }
@@ -82,14 +87,7 @@ func (l *LinkLatency) Target() string { return l.Link }
 
 // Inject adds the latency toxic.
 func (l *LinkLatency) Inject(ctx context.Context, w World) error {
-	p, err := w.Link(l.Link)
-	if err == nil {
-		var t *Toxic
-		if t, err = p.Latency(ctx, l.Direction, l.Delay, 0); err == nil {
-			l.set(t)
-		}
-	}
-	return err
+	return l.put(w, l.Link, func(p *Proxy) (*Toxic, error) { return p.Latency(ctx, l.Direction, l.Delay, 0) })
 }
 
 func (l *LinkLatency) String() string {
@@ -112,14 +110,7 @@ func (l *LinkStall) Target() string { return l.Link }
 
 // Inject adds the stall.
 func (l *LinkStall) Inject(ctx context.Context, w World) error {
-	p, err := w.Link(l.Link)
-	if err == nil {
-		var t *Toxic
-		if t, err = p.Timeout(ctx, l.Direction, 0); err == nil {
-			l.set(t)
-		}
-	}
-	return err
+	return l.put(w, l.Link, func(p *Proxy) (*Toxic, error) { return p.Timeout(ctx, l.Direction, 0) })
 }
 
 func (l *LinkStall) String() string { return fmt.Sprintf("stall on %s %s", l.Link, l.Direction) }

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/outboxchaos/outboxchaos/system/notification"
 )
 
 // Sigterm asks a pod to stop, as a deployment's rollout would: SIGTERM,
@@ -95,11 +97,11 @@ type ReplayParked struct {
 func (r *ReplayParked) Family() string { return "replay-parked" }
 
 // Target is the message.
-func (r *ReplayParked) Target() string { return messageID(r.Msg) }
+func (r *ReplayParked) Target() string { return notification.MessageID(r.Msg) }
 
 // Inject replays the parked copy.
 func (r *ReplayParked) Inject(ctx context.Context, w World) error {
-	reason, err := w.Broker().ReplayParked(ctx, messageID(r.Msg))
+	reason, err := w.Broker().ReplayParked(ctx, notification.MessageID(r.Msg))
 	if err == nil {
 		r.mu.Lock()
 		r.reason = reason
@@ -118,7 +120,7 @@ func (r *ReplayParked) Fired(World) (bool, string) {
 	return r.reason != "", "parked for " + r.reason
 }
 
-func (r *ReplayParked) String() string { return "replay parked " + messageID(r.Msg) }
+func (r *ReplayParked) String() string { return "replay parked " + notification.MessageID(r.Msg) }
 
 // HoldRows keeps a transaction open that row-locks the first Rows PENDING
 // outbox rows in claim order, as a relay part-way through its claim does.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/outboxchaos/outboxchaos/fakevendor"
 	"github.com/outboxchaos/outboxchaos/system/killpoint"
+	"github.com/outboxchaos/outboxchaos/system/notification"
 )
 
 // Spec is a fault written as data (a scenario's JSON): its kind and the
@@ -129,7 +130,7 @@ func buildVendor(s Spec) (Fault, error) {
 		if s.Msg <= 0 {
 			return nil, fmt.Errorf("mode %s needs msg (the outbox id)", s.Mode)
 		}
-		r.RefKey = messageID(s.Msg)
+		r.RefKey = notification.MessageID(s.Msg)
 	}
 	if err := r.Validate(); err != nil {
 		return nil, err
@@ -197,9 +198,6 @@ func buildHoldRows(s Spec) (Fault, error) {
 }
 
 func buildHoldMigration(Spec) (Fault, error) { return &HoldMigration{}, nil }
-
-// messageID is the message_id of outbox row id.
-func messageID(id int64) string { return fmt.Sprintf("notification-outbox-%d", id) }
 
 // LinkNames are the links every run has: one to Postgres, one to RabbitMQ
 // per role, one to the vendor.

@@ -285,12 +285,8 @@ func Catalogue() []*Scenario {
 			Description: "the worker dies right after committing ERROR for an unknown vendor outcome",
 			Fault:       "fake vendor hang for notification-outbox-1; kill-point worker.after-error-result (SIGKILL) in worker-1",
 			Outcome:     "the ERROR row is final and nothing looks at it again, so its VENDOR_UNKNOWN alert must already be out: lost visibly, never silently",
-			Steps: []Step{
-				inject(vendorMode(fakevendor.Hang, 1, 0)),
-				enqueue(), startWith("worker", kill(kp.WorkerAfterErrorResult)), start("relay", "cleanup"),
-				await(killed("worker-1")), restart("worker-1"),
-			},
-			Expect: rules(lost(1), alerts(checker.AlertVendorUnknown, 1)),
+			Steps:       append([]Step{inject(vendorMode(fakevendor.Hang, 1, 0))}, crashWorker(kill(kp.WorkerAfterErrorResult))...),
+			Expect:      rules(lost(1), alerts(checker.AlertVendorUnknown, 1)),
 		},
 		{
 			Name: "crash-after-expiry", Row: "2*",

@@ -60,7 +60,7 @@ func (s Step) validate() error {
 	case "await", "assert":
 		err = needCond(s)
 	case "inject":
-		err = liveFaults(s.Faults, true)
+		err = liveFaults(s.Faults)
 	case "during":
 		err = s.validateDuring()
 	case "parallel":
@@ -105,7 +105,7 @@ func (s Step) validateDuring() error {
 			return err
 		}
 	}
-	return errors.Join(liveFaults(s.Faults, true), validSteps(s.Steps))
+	return errors.Join(liveFaults(s.Faults), validSteps(s.Steps))
 }
 
 func needCond(s Step) error {
@@ -133,30 +133,28 @@ func validSteps(steps []Step) error {
 }
 
 // podFaultsOnly: faults armed in a pod must be pod faults.
-func podFaultsOnly(specs []faults.Spec) error {
-	for _, sp := range specs {
-		f, err := sp.Build()
-		if err != nil {
-			return err
-		}
-		if _, ok := f.(faults.PodFault); !ok {
-			return fmt.Errorf("%s is not armed in a pod: use an inject or during step", f)
-		}
-	}
-	return nil
-}
+func podFaultsOnly(specs []faults.Spec) error { return faultsWhere(specs, true) }
 
-// liveFaults: faults injected by a step must not be pod faults.
-func liveFaults(specs []faults.Spec, need bool) error {
-	if need && len(specs) == 0 {
+// liveFaults: a step that injects faults needs some, and none is a pod fault.
+func liveFaults(specs []faults.Spec) error {
+	if len(specs) == 0 {
 		return errors.New("needs faults")
 	}
+	return faultsWhere(specs, false)
+}
+
+// faultsWhere builds each spec and checks it is a pod fault exactly when
+// inPod.
+func faultsWhere(specs []faults.Spec, inPod bool) error {
 	for _, sp := range specs {
 		f, err := sp.Build()
 		if err != nil {
 			return err
 		}
-		if _, ok := f.(faults.PodFault); ok {
+		if _, isPod := f.(faults.PodFault); isPod != inPod {
+			if inPod {
+				return fmt.Errorf("%s is not armed in a pod: use an inject or during step", f)
+			}
 			return fmt.Errorf("%s is armed in a pod: put it in a start or enqueue step", f)
 		}
 	}
