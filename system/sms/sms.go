@@ -8,6 +8,9 @@
 // The vendor's send API has no idempotency key, so the client never retries
 // anything itself, never reuses a connection, and reports NotSent only when
 // it knows nothing reached the vendor or the vendor refused the request.
+//
+// Files: sms.go holds the client, Send and its classification, token.go the
+// access-token cache, lookup.go the result lookup.
 package sms
 
 import (
@@ -20,7 +23,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
-	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -88,26 +90,11 @@ type Result struct {
 	Err        error  // the underlying error, nil on Sent
 }
 
-// Report is the vendor's record of a refkey, from the result-lookup API.
-type Report struct {
-	RefKey     string
-	Found      bool
-	Status     string // "SENT" when the vendor accepted it
-	MessageKey string
-	Count      int // how many times accepted
-}
-
 // SenderKey is the Kakao sender profile key sent with every alimtalk.
 const SenderKey = "outboxchaos"
 
-// tokenMargin is how long before its expiry a cached token is replaced.
-const tokenMargin = 5 * time.Minute
-
 // maxBody bounds every answer body the client reads.
 const maxBody = 1 << 20
-
-// kst is the zone of the vendor's "expired" timestamps.
-var kst = time.FixedZone("KST", 9*60*60)
 
 // Client talks to the vendor. It is safe for concurrent use.
 type Client struct {
@@ -345,134 +332,4 @@ func snippet(b []byte) string {
 		s = s[:200] + "…"
 	}
 	return s
-}
-
-type tokenAnswer struct {
-	AccessToken string `json:"accesstoken"`
-	Type        string `json:"type"`
-	Expired     string `json:"expired"`
-}
-
-// getToken returns the cached token, fetching a new one when there is none
-// or it is about to expire.
-func (c *Client) getToken(ctx context.Context) (string, error) {
-	if tok, ok := c.cachedToken(); ok {
-		return tok, nil
-	}
-	select {
-	case c.tokenSem <- struct{}{}:
-	case <-ctx.Done():
-		return "", fmt.Errorf("wait for token: %w", ctx.Err())
-	}
-	defer func() { <-c.tokenSem }()
-	if tok, ok := c.cachedToken(); ok { // another caller fetched it meanwhile
-		return tok, nil
-	}
-	tok, exp, err := c.fetchToken(ctx)
-	if err != nil {
-		return "", fmt.Errorf("get token: %w", err)
-	}
-	c.mu.Lock()
-	c.token, c.expires = tok, exp
-	c.mu.Unlock()
-	return tok, nil
-}
-
-func (c *Client) cachedToken() (string, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.token == "" || !time.Now().Add(tokenMargin).Before(c.expires) {
-		return "", false
-	}
-	return c.token, true
-}
-
-// dropToken forgets tok if it is still the cached token, so the next call
-// fetches a new one.
-func (c *Client) dropToken(tok string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.token == tok {
-		c.token, c.expires = "", time.Time{}
-	}
-}
-
-func (c *Client) fetchToken(ctx context.Context) (string, time.Time, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+"/v1/token", nil)
-	if err != nil {
-		return "", time.Time{}, fmt.Errorf("build token request: %w", err)
-	}
-	req.SetBasicAuth(c.account, c.password)
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		return "", time.Time{}, fmt.Errorf("token request: %w", err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
-	if err != nil {
-		return "", time.Time{}, fmt.Errorf("read token answer: %w", err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return "", time.Time{}, fmt.Errorf("token request: HTTP %d: %s", resp.StatusCode, snippet(raw))
-	}
-	var a tokenAnswer
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return "", time.Time{}, fmt.Errorf("decode token answer %q: %w", snippet(raw), err)
-	}
-	if a.AccessToken == "" {
-		return "", time.Time{}, fmt.Errorf("token answer %q has no accesstoken", snippet(raw))
-	}
-	if a.Type != "" && !strings.EqualFold(a.Type, "Bearer") {
-		return "", time.Time{}, fmt.Errorf("token type %q: want Bearer", a.Type)
-	}
-	exp, err := time.ParseInLocation("20060102150405", a.Expired, kst)
-	if err != nil {
-		return "", time.Time{}, fmt.Errorf("token expiry %q: %w", a.Expired, err)
-	}
-	return a.AccessToken, exp, nil
-}
-
-type reportAnswer struct {
-	RefKey     string `json:"refkey"`
-	Found      bool   `json:"found"`
-	Status     string `json:"status"`
-	MessageKey string `json:"messagekey"`
-	Count      int    `json:"count"`
-}
-
-// Lookup asks the vendor what it did with refkey (SPEC §8 reconciliation).
-// A refkey the vendor never accepted gives Found == false and no error.
-func (c *Client) Lookup(ctx context.Context, refkey string) (Report, error) {
-	token, err := c.getToken(ctx)
-	if err != nil {
-		return Report{}, fmt.Errorf("vendor lookup %s: %w", refkey, err)
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+"/v3/report?refkey="+url.QueryEscape(refkey), nil)
-	if err != nil {
-		return Report{}, fmt.Errorf("vendor lookup %s: build request: %w", refkey, err)
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		return Report{}, fmt.Errorf("vendor lookup %s: %w", refkey, err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
-	if err != nil {
-		return Report{}, fmt.Errorf("vendor lookup %s: read answer: %w", refkey, err)
-	}
-	if resp.StatusCode == http.StatusUnauthorized {
-		c.dropToken(token)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return Report{}, fmt.Errorf("vendor lookup %s: HTTP %d: %s", refkey, resp.StatusCode, snippet(raw))
-	}
-	var a reportAnswer
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return Report{}, fmt.Errorf("vendor lookup %s: decode answer %q: %w", refkey, snippet(raw), err)
-	}
-	if a.RefKey != refkey {
-		return Report{}, fmt.Errorf("vendor lookup %s: answer is for refkey %q", refkey, a.RefKey)
-	}
-	return Report{RefKey: a.RefKey, Found: a.Found, Status: a.Status, MessageKey: a.MessageKey, Count: a.Count}, nil
 }
