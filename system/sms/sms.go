@@ -8,6 +8,10 @@
 // The vendor's send API has no idempotency key, so the client never retries
 // anything itself, never reuses a connection, and reports NotSent only when
 // it knows nothing reached the vendor or the vendor refused the request.
+// A send may carry an acceptance deadline (Request.ExpireAt): a vendor whose
+// clock has passed it refuses the send (NotSent, CodeExpiredAtVendor) and
+// can never deliver it, which is what makes a later "never received" report
+// definitive.
 //
 // Files: sms.go holds the client, Send and its classification, token.go the
 // access-token cache, lookup.go the result lookup.
@@ -38,7 +42,7 @@ type Outcome int
 // The outcome classes.
 const (
 	Sent    Outcome = iota // vendor accepted (HTTP 200 and code 1000)
-	NotSent                // definitely not sent: token failure, connection refused (dial failure), HTTP 401/403/429
+	NotSent                // definitely not sent: token failure, connection refused (dial failure), HTTP 401/403/410/429
 	Unknown                // indefinite: timeout, 5xx, reset after the request was written, any other status, bad response body
 )
 
@@ -69,7 +73,12 @@ const (
 	CodeConnReset         = "CONN_RESET"          // Unknown: the connection broke after it opened
 	CodeTransport         = "TRANSPORT_ERROR"     // Unknown: any other error after the connection opened
 	CodeBadBody           = "BAD_BODY"            // Unknown: a 200 whose body could not be read or understood
+	CodeExpiredAtVendor   = "EXPIRED_AT_VENDOR"   // NotSent: the vendor refused the send because its ExpireAt had passed (HTTP 410 / code 4100)
 )
+
+// codeExpired is the vendor's code for a send refused because its
+// expireat had passed.
+const codeExpired = "4100"
 
 // Request is one alimtalk message with its SMS fallback.
 type Request struct {
@@ -79,6 +88,11 @@ type Request struct {
 	TemplateCode string
 	Text         string // alimtalk body
 	Fallback     string // SMS fallback text
+	// ExpireAt is the acceptance deadline (zero = none): a vendor whose
+	// clock has passed it refuses the send (HTTP 410) and can never deliver
+	// it, so after that moment a report saying "never received" is
+	// definitive.
+	ExpireAt time.Time
 }
 
 // Result is the classified result of one Send.
@@ -156,6 +170,7 @@ type sendBody struct {
 	Content       sendContent       `json:"content"`
 	Resend        sendResend        `json:"resend"`
 	ResendContent sendResendContent `json:"resendcontent"`
+	ExpireAt      string            `json:"expireat,omitempty"` // RFC 3339 with nanoseconds, UTC
 }
 
 type sendContent struct {
@@ -205,6 +220,9 @@ func (c *Client) Send(ctx context.Context, req Request) Result {
 	body.Content.AT.Message = req.Text
 	body.Resend.First = "sms"
 	body.ResendContent.SMS.Message = req.Fallback
+	if !req.ExpireAt.IsZero() {
+		body.ExpireAt = req.ExpireAt.UTC().Format(time.RFC3339Nano)
+	}
 	raw, err := json.Marshal(body)
 	if err != nil { // cannot happen with string fields; nothing was sent
 		return Result{Outcome: NotSent, Code: "ENCODE_FAILED", Err: fmt.Errorf("vendor send %s: encode: %w", req.RefKey, err)}
@@ -247,6 +265,9 @@ func (c *Client) Send(ctx context.Context, req Request) Result {
 			return res
 		}
 		switch {
+		case a.Code == codeExpired:
+			res.Outcome, res.Code = NotSent, CodeExpiredAtVendor
+			res.Err = fmt.Errorf("vendor send %s: HTTP 200 with code %s: %s", req.RefKey, a.Code, a.Description)
 		case a.Code != CodeSuccess:
 			res.Outcome, res.Code = Unknown, a.Code
 			if res.Code == "" {
@@ -263,6 +284,10 @@ func (c *Client) Send(ctx context.Context, req Request) Result {
 	case resp.StatusCode == http.StatusUnauthorized:
 		c.dropToken(token)
 		res.Outcome = NotSent
+	case resp.StatusCode == http.StatusGone: // the vendor's clock passed ExpireAt: it can never send it
+		res.Outcome, res.Code = NotSent, CodeExpiredAtVendor
+		res.Err = fmt.Errorf("vendor send %s: HTTP 410 (expired at the vendor): %s", req.RefKey, snippet(answer))
+		return res
 	case resp.StatusCode == http.StatusTooManyRequests && c.rateLimitUnknown:
 		res.Outcome = Unknown
 	case resp.StatusCode == http.StatusForbidden, resp.StatusCode == http.StatusTooManyRequests:
