@@ -79,6 +79,15 @@ func (a *AdminClient) Calls(ctx context.Context) ([]Call, error) {
 	return out, nil
 }
 
+// Lookups returns every report request the fake vendor received.
+func (a *AdminClient) Lookups(ctx context.Context) ([]Lookup, error) {
+	var out []Lookup
+	if err := a.do(ctx, http.MethodGet, "/admin/lookups", nil, &out); err != nil {
+		return nil, fmt.Errorf("read lookups: %w", err)
+	}
+	return out, nil
+}
+
 // Fired returns how many times each fault mode was applied.
 func (a *AdminClient) Fired(ctx context.Context) (map[Mode]int, error) {
 	out := map[Mode]int{}
@@ -190,6 +199,10 @@ func (s *Server) handleCount(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) handleCalls(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, orEmpty(s.CallLog()))
+}
+
+func (s *Server) handleLookups(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, orEmpty(s.Lookups()))
 }
 
 func (s *Server) handleFired(w http.ResponseWriter, _ *http.Request) {

@@ -20,8 +20,17 @@ type Options struct {
 	// HangTimeout is how long the hang modes block (default 30s); they also
 	// end when the request's context ends or Close is called.
 	HangTimeout time.Duration
+	// LandLateMax is how long a land-late request waits for a report lookup
+	// of its refkey before it lands anyway (default HangTimeout).
+	LandLateMax time.Duration
 	Latency     time.Duration // added to every accepted send, for benchmarks
-	Logger      *slog.Logger  // nil discards
+	// Clock is the vendor's clock (nil = time.Now). It decides whether a
+	// send's expireat has passed, and stamps Entry.At, Call.At,
+	// Call.LandedAt and Lookup.At. Token lifetimes and waits run on the wall
+	// clock. It is called with the server's lock held: it must not call the
+	// Server.
+	Clock  func() time.Time
+	Logger *slog.Logger // nil discards
 }
 
 // maxBody bounds every request body the servers read.
@@ -45,6 +54,9 @@ type Server struct {
 	calls      []Call
 	ledger     []Entry
 	fired      map[Mode]int
+	lookups    []Lookup
+	held       map[int]*heldSend // land-late requests not yet landed, by call number
+	failed     map[string]bool   // refkeys of undelivered sends: the report says FAILED
 	srv        *http.Server
 	serveDone  chan struct{}
 }
@@ -53,6 +65,12 @@ type Server struct {
 func New(opts Options) *Server {
 	if opts.HangTimeout <= 0 {
 		opts.HangTimeout = 30 * time.Second
+	}
+	if opts.LandLateMax <= 0 {
+		opts.LandLateMax = opts.HangTimeout
+	}
+	if opts.Clock == nil {
+		opts.Clock = time.Now
 	}
 	log := opts.Logger
 	if log == nil {
@@ -66,6 +84,8 @@ func New(opts Options) *Server {
 		def:     Accept,
 		tokens:  map[string]time.Time{},
 		fired:   map[Mode]int{},
+		held:    map[int]*heldSend{},
+		failed:  map[string]bool{},
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/token", s.handleToken)
@@ -78,6 +98,7 @@ func New(opts Options) *Server {
 	mux.HandleFunc("GET /admin/ledger/count", s.handleCount)
 	mux.HandleFunc("GET /admin/calls", s.handleCalls)
 	mux.HandleFunc("GET /admin/fired", s.handleFired)
+	mux.HandleFunc("GET /admin/lookups", s.handleLookups)
 	s.handler = mux
 	return s
 }
@@ -135,10 +156,12 @@ func listenLoopback(addr string) (net.Listener, error) {
 	return ln, nil
 }
 
-// Close releases every hung request and, if Start was called, stops serving
-// and waits for the server goroutine. It is safe to call more than once.
+// Close releases every hung request, drops every land-late request that has
+// not landed (it never will) and, if Start was called, stops serving and
+// waits for the server goroutine. It is safe to call more than once.
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() { close(s.closed) })
+	s.dropHeld()
 	s.mu.Lock()
 	srv, done := s.srv, s.serveDone
 	s.mu.Unlock()

@@ -36,10 +36,8 @@ func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.tokenCalls++
 	n := s.tokenCalls
-	mode := s.matchLocked(true, n, "")
-	if mode == TokenFail {
-		s.fired[TokenFail]++
-	}
+	mode := s.matchLocked(tokenReq, n, "")
+	s.fireLocked(mode)
 	s.mu.Unlock()
 	if mode == TokenFail {
 		s.log.Info("token fault", "token_call", n, "mode", mode)
@@ -92,9 +90,25 @@ type sendRequest struct {
 			Message string `json:"message"`
 		} `json:"sms"`
 	} `json:"resendcontent"`
+	ExpireAt string `json:"expireat"` // RFC 3339; empty = no deadline
+
+	expireAt time.Time // ExpireAt parsed by validate
 }
 
+// expired reports whether b's acceptance deadline has passed at now.
+func (b *sendRequest) expired(now time.Time) bool {
+	return !b.expireAt.IsZero() && now.After(b.expireAt)
+}
+
+// validate checks b and parses its expireat.
 func (b *sendRequest) validate(account string) error {
+	if b.ExpireAt != "" {
+		t, err := time.Parse(time.RFC3339Nano, b.ExpireAt)
+		if err != nil {
+			return fmt.Errorf("expireat %q: want RFC 3339: %w", b.ExpireAt, err)
+		}
+		b.expireAt = t
+	}
 	switch {
 	case b.Account != account:
 		return fmt.Errorf("account %q does not match", b.Account)
@@ -121,6 +135,9 @@ type sendResponse struct {
 	MessageKey  string `json:"messagekey,omitempty"`
 }
 
+// expiredAnswer is the answer to a send whose expireat had passed.
+var expiredAnswer = sendResponse{Code: "4100", Description: "request expired"}
+
 func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 	authOK := s.authorized(r)
 	var body sendRequest
@@ -131,33 +148,30 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 
 	s.mu.Lock()
 	n := len(s.calls) + 1
-	call := Call{N: n, RefKey: body.RefKey, At: time.Now()}
+	call := Call{N: n, RefKey: body.RefKey, At: s.opts.Clock()}
 	switch {
 	case !authOK:
 		call.Mode = Status401 // not a programmed fault: not counted in Fired
 	case bodyErr != nil:
 		call.Mode = "bad-request"
 	default:
-		call.Mode = s.matchLocked(false, n, body.RefKey)
-		if call.Mode != Accept {
-			s.fired[call.Mode]++
-		}
+		call.Mode = s.matchLocked(sendReq, n, body.RefKey)
+		s.fireLocked(call.Mode)
 	}
 	var key string
-	if call.Mode.records() {
+	switch {
+	case call.Mode.records() && body.expired(call.At):
+		call.Expired = true
+	case call.Mode.records():
 		call.Accepted = true
-		key = fmt.Sprintf("fv-%s-%06d", s.keyBase, len(s.ledger)+1)
-		s.ledger = append(s.ledger, Entry{
-			Seq:         len(s.ledger) + 1,
-			RefKey:      body.RefKey,
-			Phone:       body.To,
-			ContentHash: Hash(body.Content.AT.Message),
-			Text:        body.Content.AT.Message,
-			At:          call.At,
-			Call:        n,
-		})
+		key = s.recordLocked(&body, n, call.At)
+	case call.Mode == Undelivered:
+		s.failed[body.RefKey] = true
 	}
 	s.calls = append(s.calls, call)
+	if call.Mode == LandLate {
+		s.holdLocked(n, body)
+	}
 	s.mu.Unlock()
 
 	log := s.log.With("call", n, "refkey", body.RefKey, "mode", call.Mode, "accepted", call.Accepted)
@@ -170,28 +184,38 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 		log.Info("send refused: bad request", "err", bodyErr)
 		writeJSON(w, http.StatusBadRequest, sendResponse{Code: "2000", Description: bodyErr.Error()})
 		return
+	case call.Expired:
+		log.Info("send not recorded: its expireat has passed", "expireat", body.ExpireAt, "vendor_clock", call.At)
 	case call.Mode == Accept:
 		log.Debug("send accepted")
 	default:
 		log.Info("send fault")
 	}
 
-	ok := sendResponse{Code: "1000", Description: "success", RefKey: body.RefKey, MessageKey: key}
-	if call.Mode.records() && s.opts.Latency > 0 && !s.wait(w, r, s.opts.Latency, log) {
+	// The answer of the accepting modes: 200, or 410 for an expired send.
+	okStatus, ok := http.StatusOK, sendResponse{Code: "1000", Description: "success", RefKey: body.RefKey, MessageKey: key}
+	if call.Expired {
+		okStatus, ok = http.StatusGone, expiredAnswer
+	}
+	if call.Accepted && s.opts.Latency > 0 && !s.wait(w, r, s.opts.Latency, log) {
 		return
 	}
 	switch call.Mode {
 	case Accept:
-		writeJSON(w, http.StatusOK, ok)
+		writeJSON(w, okStatus, ok)
 	case AcceptHang:
 		if s.wait(w, r, s.opts.HangTimeout, log) {
-			writeJSON(w, http.StatusOK, ok)
+			writeJSON(w, okStatus, ok)
 		}
-	case Hang:
+	case Hang, Undelivered, LandLate:
 		if s.wait(w, r, s.opts.HangTimeout, log) {
 			writeJSON(w, http.StatusGatewayTimeout, sendResponse{Code: "9998", Description: "timed out"})
 		}
 	case Accept5xx:
+		if call.Expired {
+			writeJSON(w, okStatus, ok)
+			return
+		}
 		writeJSON(w, http.StatusInternalServerError, sendResponse{Code: "9999", Description: "internal error"})
 	case Fail5xx:
 		writeJSON(w, http.StatusServiceUnavailable, sendResponse{Code: "9999", Description: "service unavailable"})
@@ -243,38 +267,4 @@ func (s *Server) abort(w http.ResponseWriter, log *slog.Logger) {
 	if err := conn.Close(); err != nil {
 		log.Debug("close hijacked connection", "err", err)
 	}
-}
-
-type reportResponse struct {
-	RefKey     string `json:"refkey"`
-	Found      bool   `json:"found"`
-	Status     string `json:"status,omitempty"`
-	MessageKey string `json:"messagekey,omitempty"`
-	Count      int    `json:"count"`
-}
-
-func (s *Server) handleReport(w http.ResponseWriter, r *http.Request) {
-	if !s.authorized(r) {
-		writeJSON(w, http.StatusUnauthorized, sendResponse{Code: "3002", Description: "invalid or expired token"})
-		return
-	}
-	refkey := r.URL.Query().Get("refkey")
-	if refkey == "" {
-		writeJSON(w, http.StatusBadRequest, sendResponse{Code: "2000", Description: "refkey is required"})
-		return
-	}
-	resp := reportResponse{RefKey: refkey}
-	s.mu.Lock()
-	for _, e := range s.ledger {
-		if e.RefKey != refkey {
-			continue
-		}
-		if resp.Count == 0 {
-			resp.Found, resp.Status = true, "SENT"
-			resp.MessageKey = fmt.Sprintf("fv-%s-%06d", s.keyBase, e.Seq)
-		}
-		resp.Count++
-	}
-	s.mu.Unlock()
-	writeJSON(w, http.StatusOK, resp)
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/outboxchaos/outboxchaos/fakevendor"
 	"github.com/outboxchaos/outboxchaos/system/sms"
 )
 
@@ -81,6 +82,35 @@ func TestExpiredAtVendorIsNotSent(t *testing.T) {
 				t.Fatalf("Send = %+v, want NotSent %s with status %d and an error", res, sms.CodeExpiredAtVendor, tc.status)
 			}
 		})
+	}
+}
+
+// Against the fake vendor, whose clock is fixed: a deadline it has passed
+// is refused and never reaches the phone; one ahead is sent.
+func TestExpireAtAgainstTheVendorClock(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2025, 3, 14, 20, 40, 0, 0, time.UTC)
+	fv := fakevendor.New(fakevendor.Options{Account: account, Password: password, Clock: func() time.Time { return now }})
+	ts := httptest.NewServer(fv.Handler())
+	t.Cleanup(ts.Close)
+	c := sms.New(ts.URL, account, password, timeout)
+	late := request("late")
+	late.ExpireAt = now.Add(-time.Millisecond)
+	if res := c.Send(context.Background(), late); res.Outcome != sms.NotSent || res.Code != sms.CodeExpiredAtVendor {
+		t.Fatalf("Send past its deadline = %+v, want NotSent EXPIRED_AT_VENDOR", res)
+	}
+	onTime := request("on-time")
+	onTime.ExpireAt = now.Add(time.Millisecond)
+	if res := c.Send(context.Background(), onTime); res.Outcome != sms.Sent {
+		t.Fatalf("Send before its deadline = %+v, want Sent", res)
+	}
+	if fv.Count("late") != 0 || fv.Count("on-time") != 1 {
+		t.Fatalf("ledger = %+v, want only on-time", fv.Ledger())
+	}
+	// The reconciler's definitive case: the vendor never received it.
+	rep, err := c.Lookup(context.Background(), "late")
+	if err != nil || rep.Found {
+		t.Fatalf("Lookup(late) = %+v %v, want not found", rep, err)
 	}
 }
 

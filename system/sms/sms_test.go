@@ -78,6 +78,7 @@ func TestModeToOutcome(t *testing.T) {
 		{fakevendor.Accept, sms.Sent, 200, "1000", 1},
 		{fakevendor.AcceptHang, sms.Unknown, 0, sms.CodeTimeout, 1},
 		{fakevendor.Hang, sms.Unknown, 0, sms.CodeTimeout, 0},
+		{fakevendor.Undelivered, sms.Unknown, 0, sms.CodeTimeout, 0},
 		{fakevendor.Accept5xx, sms.Unknown, 500, "HTTP_500", 1},
 		{fakevendor.Fail5xx, sms.Unknown, 503, "HTTP_503", 0},
 		{fakevendor.Status401, sms.NotSent, 401, "HTTP_401", 0},
