@@ -116,7 +116,8 @@ func (l *LinkStall) Inject(ctx context.Context, w World) error {
 func (l *LinkStall) String() string { return fmt.Sprintf("stall on %s %s", l.Link, l.Direction) }
 
 // VendorRule programs the fake vendor: one fault mode for one message (or
-// for token requests). It fired when a request met the mode.
+// for token requests). It fired when a request met the mode: for a report
+// mode, a report lookup of the message.
 type VendorRule struct {
 	Rule fakevendor.Rule
 }
@@ -143,9 +144,17 @@ func (v *VendorRule) Fired(w World) (bool, string) {
 		return n > 0, fmt.Sprintf("fired %d times", n)
 	}
 	n := 0
-	for _, c := range w.Vendor().CallLog() {
-		if c.RefKey == v.Rule.RefKey && c.Mode == v.Rule.Mode {
-			n++
+	if v.Rule.Mode.ForReports() {
+		for _, l := range w.Vendor().Lookups() {
+			if l.RefKey == v.Rule.RefKey && l.Mode == v.Rule.Mode {
+				n++
+			}
+		}
+	} else {
+		for _, c := range w.Vendor().CallLog() {
+			if c.RefKey == v.Rule.RefKey && c.Mode == v.Rule.Mode {
+				n++
+			}
 		}
 	}
 	return n > 0, fmt.Sprintf("%s fired %d times", v.Rule.RefKey, n)
