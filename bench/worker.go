@@ -42,7 +42,7 @@ func MeasureWorker(ctx context.Context, e *Env, id string, n int, latency time.D
 	if _, err := e.publishWindow(ctx, names.Exchange, n, 50, nil); err != nil {
 		return res.fail(fmt.Errorf("fill queue: %w", err))
 	}
-	fv := fakevendor.New(fakevendor.Options{Account: cfg.VendorAccount, Password: cfg.VendorPassword, Latency: latency})
+	fv := fakevendor.New(fakevendor.Options{Account: cfg.VendorAccount, Password: cfg.VendorPassword, Latency: latency, Clock: e.Clock.Now})
 	url, err := fv.Start("127.0.0.1:0")
 	if err != nil {
 		return res.fail(err)

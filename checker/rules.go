@@ -14,7 +14,7 @@ type Rule struct {
 	Rule   string `json:"rule"`
 	N      int    `json:"n,omitempty"`
 	Kind   string `json:"kind,omitempty"`   // alerts: the alert kind
-	Status string `json:"status,omitempty"` // inbox-all: the status every row has
+	Status string `json:"status,omitempty"` // inbox-all: the status every row has; settled: the settlement
 	Msg    int64  `json:"msg,omitempty"`    // vendor-calls: the outbox id
 	Event  string `json:"event,omitempty"`  // events: the event name
 	Pod    string `json:"pod,omitempty"`    // events, late-mark: the pod ("relay-" for every relay)
@@ -73,6 +73,15 @@ var rules = map[string]struct {
 			}
 		}
 		return want("vendor calls for "+mid, n, r.N)
+	}},
+	"settled": {"exactly n inbox rows settled by the reconciler as status (RECONCILED_SENT, RECONCILED_FAILED, RESENT)", func(r Rule, rec Record, _ Verdict) error {
+		n := 0
+		for _, row := range rec.State.Inbox {
+			if row.Settled == r.Status {
+				n++
+			}
+		}
+		return want("inbox rows settled "+r.Status, n, r.N)
 	}},
 	"disjoint-claims":  {"no outbox row claimed by two relay runs", disjointClaims},
 	"returned-counted": {"a publish that came back returned counts as a failed attempt", returnedCounted},

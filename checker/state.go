@@ -27,6 +27,9 @@ type State struct {
 	// VendorCalls are the send requests the vendor received, in order,
 	// whatever their outcome.
 	VendorCalls []VendorCall `json:"vendor_calls,omitempty"`
+	// VendorHeld counts send requests the vendor still holds, to land
+	// later (mode land-late): the run is not quiescent while one is held.
+	VendorHeld int `json:"vendor_held,omitempty"`
 	// Settled is false when the run hit its deadline before quiescence.
 	Settled bool `json:"settled"`
 }
@@ -55,7 +58,22 @@ type InboxRow struct {
 	OutboxID  int64  `json:"outbox_id"`
 	DedupKey  string `json:"dedup_key"`
 	Status    string `json:"status"`
+	// Settled is how the reconciler settled the row (RECONCILED_SENT,
+	// RECONCILED_FAILED, RESENT; "" if it did not); Resends counts its
+	// re-sends.
+	Settled string `json:"settled,omitempty"`
+	Resends int    `json:"resends,omitempty"`
+	// Reconcilable: an unsettled ERROR row a running reconciler will still
+	// look up (the run is not quiescent while one is left).
+	Reconcilable bool `json:"reconcilable,omitempty"`
 }
+
+// Settlements the reconciler writes (InboxRow.Settled).
+const (
+	SettledSent   = "RECONCILED_SENT"
+	SettledFailed = "RECONCILED_FAILED"
+	SettledResent = "RESENT"
+)
 
 // LedgerEntry is one message that reached a handset.
 type LedgerEntry struct {
@@ -93,22 +111,28 @@ const (
 	AlertResultWriteFailed = "RESULT_WRITE_FAILED"
 	AlertAnniversaryLost   = "ANNIVERSARY_LOST"
 	AlertParked            = "PARKED"
+	// The reconciler's.
+	AlertReconciledSent   = "RECONCILED_SENT"
+	AlertReconciledFailed = "RECONCILED_FAILED"
+	AlertResent           = "RESENT"
+	AlertReconcileStuck   = "RECONCILE_STUCK"
 )
 
 // MessageID is the message_id of outbox row id: notification-outbox-{id}.
 func MessageID(outboxID int64) string { return fmt.Sprintf("notification-outbox-%d", outboxID) }
 
 // Quiescent reports whether a state has settled: no row PENDING (unless
-// deferred) or PUBLISHING, no inbox row SENDING, main and retry queues
+// deferred) or PUBLISHING, no inbox row SENDING or RESENDING or still to
+// be reconciled, no request held by the vendor, main and retry queues
 // empty, and every PUBLISHED row accounted for by an inbox row, a parked
 // copy or a worker skip.
 func Quiescent(s State) bool {
-	if s.Queues.Main > 0 || s.Queues.Retry > 0 {
+	if s.Queues.Main > 0 || s.Queues.Retry > 0 || s.VendorHeld > 0 {
 		return false
 	}
 	in := map[string]string{}
 	for _, r := range s.Inbox {
-		if r.Status == "SENDING" {
+		if r.Status == "SENDING" || r.Status == "RESENDING" || r.Reconcilable {
 			return false
 		}
 		in[r.MessageID] = r.Status

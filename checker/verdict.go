@@ -19,6 +19,15 @@ type Verdict struct {
 	Unexpected     int `json:"unexpected"`
 	Stuck          int `json:"stuck"`
 	ErrorDelivered int `json:"error_delivered"` // ERROR rows whose message did reach the handset
+	// Reconciliation: rows settled from the vendor's report, and the
+	// settlements the handset ledger contradicts (must be 0).
+	ReconciledSent   int `json:"reconciled_sent,omitempty"`
+	ReconciledFailed int `json:"reconciled_failed,omitempty"` // a visible loss that is now certain
+	Resent           int `json:"resent,omitempty"`            // rows re-sent at least once
+	Misreconciled    int `json:"misreconciled,omitempty"`
+	// Unknown counts the visible losses still awaiting an operator: ERROR
+	// rows whose outcome nobody settled.
+	Unknown int `json:"unknown,omitempty"`
 	// From the history (Judge): vendor calls, publishes, faults fired by kind.
 	VendorCalls int            `json:"vendor_calls,omitempty"`
 	Publishes   int            `json:"publishes,omitempty"`
@@ -28,15 +37,22 @@ type Verdict struct {
 }
 
 // OK reports whether the contract holds: nothing twice, nothing lost
-// silently, nothing unexpected, nothing stuck.
+// silently, nothing unexpected, nothing stuck, and no settlement that the
+// handset ledger contradicts.
 func (v Verdict) OK() bool {
-	return v.Duplicated == 0 && v.LostSilently == 0 && v.Unexpected == 0 && v.Stuck == 0
+	return v.Duplicated == 0 && v.LostSilently == 0 && v.Unexpected == 0 && v.Stuck == 0 && v.Misreconciled == 0
 }
 
-// String is the one-line summary.
+// String is the one-line summary; the reconciliation counts follow when
+// any is set.
 func (v Verdict) String() string {
-	return fmt.Sprintf("intents=%d delivered_once=%d duplicated=%d lost_silently=%d lost_visibly=%d skipped=%d deferred=%d unexpected=%d stuck=%d",
+	s := fmt.Sprintf("intents=%d delivered_once=%d duplicated=%d lost_silently=%d lost_visibly=%d skipped=%d deferred=%d unexpected=%d stuck=%d",
 		v.Intents, v.DeliveredOnce, v.Duplicated, v.LostSilently, v.LostVisibly, v.Skipped, v.Deferred, v.Unexpected, v.Stuck)
+	if v.ReconciledSent+v.ReconciledFailed+v.Resent+v.Misreconciled > 0 {
+		s += fmt.Sprintf(" reconciled_sent=%d reconciled_failed=%d resent=%d misreconciled=%d",
+			v.ReconciledSent, v.ReconciledFailed, v.Resent, v.Misreconciled)
+	}
+	return s
 }
 
 // Check is the pure checker: final state → verdict. It never talks to a
@@ -151,6 +167,8 @@ func Check(s State) Verdict {
 		if kn := keyHandset[key]; kn > n {
 			n = kn
 		}
+		ib, hasInbox := inbox[mid]
+		v.countSettlement(ib, n, detail)
 		if n > 1 {
 			v.Duplicated++
 			detail("duplicated: %s (%s) reached the handset %d times", key, mid, n)
@@ -158,14 +176,13 @@ func Check(s State) Verdict {
 		}
 		if n == 1 {
 			v.DeliveredOnce++
-			if ib, ok := inbox[mid]; ok && ib.Status == "ERROR" {
+			if hasInbox && ib.Status == "ERROR" {
 				v.ErrorDelivered++
 			}
 			continue
 		}
 		// Not delivered: it must be visibly lost, skipped on purpose, or
 		// (before quiescence) stuck.
-		ib, hasInbox := inbox[mid]
 		switch {
 		case row.Status == "SKIPPED":
 			v.Skipped++
@@ -177,10 +194,13 @@ func Check(s State) Verdict {
 		case row.Status == "PENDING" || row.Status == "PUBLISHING":
 			v.Stuck++
 			detail("stuck: %s outbox %s", mid, row.Status)
-		case hasInbox && ib.Status == "SENDING":
+		case hasInbox && (ib.Status == "SENDING" || ib.Status == "RESENDING"):
 			v.Stuck++
-			detail("stuck: %s inbox SENDING", mid)
+			detail("stuck: %s inbox %s", mid, ib.Status)
 		case hasInbox && (ib.Status == "ERROR" || ib.Status == "FAILED"):
+			if ib.Status == "ERROR" && ib.Settled == "" && alerted(row) {
+				v.Unknown++
+			}
 			lost(row, "inbox "+ib.Status)
 		case !hasInbox && workerSkip[mid]:
 			v.Skipped++
@@ -202,6 +222,26 @@ func Check(s State) Verdict {
 		detail("stuck: the run did not reach quiescence before its deadline")
 	}
 	return v
+}
+
+// countSettlement counts how the reconciler settled an inbox row whose
+// message reached the handset n times, and a settlement the ledger
+// contradicts: FAILED yet delivered. (SENT yet never delivered is already
+// a silent loss.)
+func (v *Verdict) countSettlement(ib InboxRow, n int, detail func(string, ...any)) {
+	switch ib.Settled {
+	case SettledSent:
+		v.ReconciledSent++
+	case SettledFailed:
+		v.ReconciledFailed++
+		if n > 0 {
+			v.Misreconciled++
+			detail("misreconciled: %s settled FAILED but reached the handset %d times", ib.MessageID, n)
+		}
+	}
+	if ib.Resends > 0 {
+		v.Resent++
+	}
 }
 
 // Explain joins the details for a failure message.

@@ -40,7 +40,7 @@ func TestCheckRecordedStates(t *testing.T) {
 				t.Errorf("%s\n got: %s (error_delivered=%d)\nwant: %s (error_delivered=%d)\ndetails: %v",
 					c.Comment, got, got.ErrorDelivered, c.Want, c.Want.ErrorDelivered, Check(c.State).Details)
 			}
-			if got.OK() != (c.Want.Duplicated == 0 && c.Want.LostSilently == 0 && c.Want.Unexpected == 0 && c.Want.Stuck == 0) {
+			if got.OK() != (c.Want.Duplicated == 0 && c.Want.LostSilently == 0 && c.Want.Unexpected == 0 && c.Want.Stuck == 0 && c.Want.Misreconciled == 0) {
 				t.Errorf("OK() = %v disagrees with the counts", got.OK())
 			}
 		})

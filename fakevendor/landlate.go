@@ -78,3 +78,11 @@ func (s *Server) dropHeld() {
 		s.log.Info("land-late requests dropped by Close", "dropped", dropped)
 	}
 }
+
+// Held returns how many land-late requests are held, not yet landed or
+// dropped.
+func (s *Server) Held() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.held)
+}

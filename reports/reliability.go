@@ -35,7 +35,10 @@ type Reliability struct {
 	Catalogue    []*scenarios.Scenario
 	PropertySeed int64
 	Property     []PropertyRun
-	Canaries     []scenarios.CanaryResult
+	// Reconciled are the same schedules run again with a reconciler that
+	// re-sends (Schedule.Reconcile "resend"), in the same order.
+	Reconciled []PropertyRun
+	Canaries   []scenarios.CanaryResult
 }
 
 // WriteReliability renders r as markdown.
@@ -80,22 +83,12 @@ func WriteReliability(w io.Writer, r Reliability) error {
 	p("\n")
 
 	if len(r.Property) > 0 {
-		var tot checker.Verdict
+		tot := totals(r.Property)
 		faultsByKind := map[string][2]int{}
 		var wall time.Duration
 		slowest := r.Property[0]
 		failed := 0
 		for _, pr := range r.Property {
-			v := pr.Result.Verdict
-			tot.Intents += v.Intents
-			tot.DeliveredOnce += v.DeliveredOnce
-			tot.Duplicated += v.Duplicated
-			tot.LostSilently += v.LostSilently
-			tot.LostVisibly += v.LostVisibly
-			tot.Skipped += v.Skipped
-			tot.Deferred += v.Deferred
-			tot.Unexpected += v.Unexpected
-			tot.Stuck += v.Stuck
 			wall += pr.Result.Duration
 			if pr.Result.Duration > slowest.Result.Duration {
 				slowest = pr
@@ -128,6 +121,7 @@ func WriteReliability(w io.Writer, r Reliability) error {
 		}
 		p("\nSlowest schedule: `%s`.\n\n", slowest.Schedule)
 	}
+	writeReconciled(p, r)
 
 	if len(r.Canaries) > 0 {
 		p("## Canaries: proof the suite can fail\n\nEach deliberate bug (`OUTBOXCHAOS_BUG=<name>`) must turn at least one scenario red.\n\n")

@@ -31,6 +31,7 @@ var Catchers = map[string][]string{
 	canary.AutoAck:             {"worker-crash-before-claim"},
 	canary.NoDedup:             {"parking-replay"},
 	canary.RecentOnly:          {"pending-before-relay"},
+	canary.TrustFirstAnswer:    {"late-landing", "late-landing-no-resend", "report-disagrees"},
 }
 
 // CanaryResult is the sweep's answer for one canary.

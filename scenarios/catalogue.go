@@ -10,8 +10,14 @@ import (
 	"github.com/outboxchaos/outboxchaos/system/notification"
 )
 
-// Catalogue returns every named scenario, in the failure table's order.
+// Catalogue returns every named scenario, in the failure table's order,
+// then the reconciler's (catalogue_reconcile.go).
 func Catalogue() []*Scenario {
+	return append(tableCatalogue(), reconcileCatalogue()...)
+}
+
+// tableCatalogue is the failure table's part of the catalogue.
+func tableCatalogue() []*Scenario {
 	return []*Scenario{
 		{
 			Name: "job-crash-before-commit", Row: "1", PerKind: 2,

@@ -63,12 +63,16 @@ func (e *Env) Snapshot(ctx context.Context) (checker.State, error) {
 	if err != nil {
 		return s, err
 	}
+	reconciling := e.started("reconciler")
 	for _, h := range hist {
-		s.Inbox = append(s.Inbox, checker.InboxRow{MessageID: h.MessageID, OutboxID: h.OutboxID, DedupKey: h.DedupKey, Status: h.Status})
+		s.Inbox = append(s.Inbox, checker.InboxRow{MessageID: h.MessageID, OutboxID: h.OutboxID, DedupKey: h.DedupKey, Status: h.Status,
+			Settled: h.Settled, Resends: h.Resends,
+			Reconcilable: reconciling && h.Status == inbox.StatusError && h.Settled == "" && h.ReconcileTries < e.Cfg.ReconcileMaxTries})
 	}
 	for _, c := range e.vendor.CallLog() {
 		s.VendorCalls = append(s.VendorCalls, checker.VendorCall{RefKey: c.RefKey, Mode: string(c.Mode)})
 	}
+	s.VendorHeld = e.vendor.Held()
 	for _, l := range e.vendor.Ledger() {
 		s.Ledger = append(s.Ledger, checker.LedgerEntry{RefKey: l.RefKey, Phone: l.Phone})
 	}

@@ -19,8 +19,8 @@ type podSpec struct {
 	link string   // the RabbitMQ link, if not the role's own
 }
 
-// Start starts a pod of role relay, worker, cleanup, job (enqueue) or
-// migrate, named role-N.
+// Start starts a pod of role relay, worker, cleanup, reconciler, job
+// (enqueue) or migrate, named role-N.
 func (e *Env) Start(ctx context.Context, role string, ps podSpec) (*faults.Pod, error) {
 	c := e.Cfg
 	c.AMQPURL = replaceHost(e.SB.AMQPURL, e.AMQPRelay.Addr())
@@ -33,6 +33,8 @@ func (e *Env) Start(ctx context.Context, role string, ps podSpec) (*faults.Pod, 
 		args = []string{"worker"}
 	case "cleanup":
 		args = []string{"cleanup"}
+	case "reconciler":
+		args = []string{"reconcile"}
 	case "job":
 		args = []string{"enqueue", "--per-kind", strconv.Itoa(e.Scenario.perKind()), "--kinds", kindsArg(e.Scenario.Kinds)}
 	case "migrate":
@@ -187,4 +189,11 @@ func (e *Env) StopPods() {
 		}(p)
 	}
 	wg.Wait()
+}
+
+// started reports whether a pod of role was started in this run.
+func (e *Env) started(role string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.seq[role] > 0
 }

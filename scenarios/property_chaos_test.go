@@ -23,7 +23,9 @@ func (d rapidDraw) Int(label string, lo, hi int) int { return rapid.IntRange(lo,
 // failpoints, vendor fault modes, link cuts and latency, clock placed before
 // the 20:40 / 20:50 cut-offs), runs the real pipeline until quiescent,
 // restarting killed pods, and asserts the checker's verdict: nothing twice,
-// nothing lost silently, nothing unexpected, nothing stuck.
+// nothing lost silently, nothing unexpected, nothing stuck, and no
+// settlement the handset ledger contradicts. Schedules take turns running
+// without a reconciler, with one, and with one that re-sends.
 //
 // Budget: -rapid.checks=N (make chaos CHECKS=N). Replay: -rapid.seed=S
 // (make chaos SEED=S). Failing schedules shrink; rapid saves them under
@@ -34,6 +36,9 @@ func TestProperty(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		n++
 		s := scenarios.Generate(rapidDraw{rt})
+		// Every third schedule runs without a reconciler, the others with
+		// one, settling only or re-sending too.
+		s.Reconcile = scenarios.ReconcileModes[n%len(scenarios.ReconcileModes)]
 		o := scenarios.DefaultOptions()
 		o.PGURL, o.AMQPURL, o.Bin, o.Artifacts = testenv.PGURL(), testenv.AMQPURL(), bin, "../artifacts"
 		res := scenarios.Run(context.Background(), s.Scenario(fmt.Sprintf("property-%d", n)), o)

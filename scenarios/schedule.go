@@ -56,7 +56,14 @@ type Schedule struct {
 	Start   string              `json:"start"` // Seoul time of day the virtual clock starts
 	Drain   bool                `json:"drain"` // relays drain with overlapped batches (Relay.Drain)
 	Events  []FaultEvent        `json:"events"`
+	// Reconcile runs a reconciler: "" none, "on" settling only, "resend"
+	// with re-sends. Generate leaves it empty; the caller chooses, so the
+	// same drawn schedule runs with and without reconciliation.
+	Reconcile string `json:"reconcile,omitempty"`
 }
+
+// ReconcileModes are the values of Schedule.Reconcile.
+var ReconcileModes = []string{"", "on", "resend"}
 
 func (s Schedule) String() string {
 	var ev []string
@@ -67,8 +74,12 @@ func (s Schedule) String() string {
 	for _, k := range s.Kinds {
 		kinds = append(kinds, string(k))
 	}
-	return fmt.Sprintf("%d×[%s] jobs=%d relays=%d drain=%v workers=%d start=%s faults=[%s]",
+	out := fmt.Sprintf("%d×[%s] jobs=%d relays=%d drain=%v workers=%d start=%s faults=[%s]",
 		s.PerKind, strings.Join(kinds, ","), s.JobRuns, s.Relays, s.Drain, s.Workers, s.Start, strings.Join(ev, "; "))
+	if s.Reconcile != "" {
+		out += " reconcile=" + s.Reconcile
+	}
+	return out
 }
 
 var (
@@ -77,7 +88,12 @@ var (
 	workerKill = []string{killpoint.WorkerBeforeClaim, killpoint.WorkerAfterClaim, killpoint.WorkerAfterSend, killpoint.WorkerAfterResult}
 	failpoints = []string{killpoint.FailResultUpdate, killpoint.FailClaimResponse}
 	modes      = []fakevendor.Mode{fakevendor.AcceptHang, fakevendor.Hang, fakevendor.Accept5xx, fakevendor.Fail5xx,
-		fakevendor.Status401, fakevendor.Status403, fakevendor.Status429, fakevendor.TokenFail, fakevendor.Reset, fakevendor.AcceptReset}
+		fakevendor.Status401, fakevendor.Status403, fakevendor.Status429, fakevendor.TokenFail, fakevendor.Reset, fakevendor.AcceptReset,
+		// Appended, so saved failfiles keep their modes: what a
+		// reconciler meets (the first two also without one).
+		fakevendor.LandLate, fakevendor.Undelivered, fakevendor.ReportWrong, fakevendor.ReportMissing, fakevendor.ReportPending,
+		fakevendor.Lookup5xx, fakevendor.LookupHang, fakevendor.LookupMalformed}
+	reconcileKills = []string{killpoint.ReconcileAfterLookup, killpoint.ReconcileAfterResendClaim, killpoint.ReconcileAfterResend}
 	links = []string{"postgres", "rabbitmq-relay", "rabbitmq-worker", "vendor"}
 )
 
@@ -103,7 +119,7 @@ func Generate(d Draw) Schedule {
 	n := d.Int("faults", 0, 4)
 	for i := 0; i < n; i++ {
 		var f FaultEvent
-		switch d.Int("fault kind", 0, 5) {
+		switch d.Int("fault kind", 0, 6) {
 		case 0:
 			f = FaultEvent{Kind: "killpoint", Target: "relay", Point: relayKills[d.Int("relay point", 0, len(relayKills)-1)], Hit: d.Int("hit", 1, 2)}
 		case 1:
@@ -112,12 +128,19 @@ func Generate(d Draw) Schedule {
 			f = FaultEvent{Kind: "failpoint", Target: "worker", Point: failpoints[d.Int("failpoint", 0, len(failpoints)-1)], Hit: d.Int("hit", 1, total)}
 		case 3:
 			f = FaultEvent{Kind: "vendor", Target: string(modes[d.Int("mode", 0, len(modes)-1)]), Msg: d.Int("msg", 1, total), Times: d.Int("times", 1, 3)}
+			if m := fakevendor.Mode(f.Target); m == fakevendor.ReportWrong || m == fakevendor.ReportMissing {
+				// A report may be wrong for a while, never twice in a row
+				// once final: the vendor contract (docs/reconcile.md).
+				f.Times = 1
+			}
 		case 4:
 			f = FaultEvent{Kind: "down", Target: links[d.Int("link", 0, len(links)-1)],
 				At: time.Duration(d.Int("at ms", 0, 1500)) * time.Millisecond, For: time.Duration(d.Int("for ms", 100, 800)) * time.Millisecond}
 		case 5:
 			f = FaultEvent{Kind: "latency", Target: links[d.Int("link", 0, len(links)-1)],
 				At: time.Duration(d.Int("at ms", 0, 1500)) * time.Millisecond, For: time.Duration(d.Int("for ms", 200, 1500)) * time.Millisecond}
+		case 6:
+			f = FaultEvent{Kind: "killpoint", Target: "reconciler", Point: reconcileKills[d.Int("reconciler point", 0, len(reconcileKills)-1)], Hit: d.Int("hit", 1, 2)}
 		}
 		if f.Kind == "killpoint" && f.Target == "job" {
 			continue
@@ -206,6 +229,12 @@ func (s Schedule) Scenario(name string) *Scenario {
 	pods("worker", s.Workers)
 	pods("relay", s.Relays)
 	pods("cleanup", 1)
+	if s.Reconcile != "" {
+		pods("reconciler", 1)
+		if s.Reconcile == "resend" {
+			sc.Config = map[string]string{"reconcile-resend": "true"}
+		}
+	}
 	if len(windows) > 0 {
 		sort.SliceStable(windows, func(i, j int) bool { return windows[i].After < windows[j].After })
 		sc.Steps = append(sc.Steps, Step{Do: "parallel", Steps: windows})

@@ -44,7 +44,7 @@ type Step struct {
 }
 
 // roles a start step may name.
-var roles = []string{"relay", "worker", "cleanup", "job", "migrate"}
+var roles = []string{"relay", "worker", "cleanup", "reconciler", "job", "migrate"}
 
 // verbs are the step verbs, in the order docs/harness.md lists them.
 var verbs = []string{"enqueue", "start", "await", "assert", "inject", "during", "parallel", "restart", "stop"}

@@ -73,7 +73,8 @@ func DefaultOptions() Options {
 // compressed returns the production configuration with every duration
 // compressed so a scenario runs in seconds: one production minute of
 // backoff is 100 ms, the 15-minute lease 1.5 s, the 10-minute SENDING
-// timeout 1.5 s, the 10-minute retry TTL 300 ms.
+// timeout 1.5 s, the 10-minute retry TTL 300 ms, the reconciler's
+// 5-minute interval 100 ms.
 func compressed() config.Config {
 	c := config.Default()
 	c.RelayInterval = 100 * time.Millisecond
@@ -89,6 +90,15 @@ func compressed() config.Config {
 	c.CleanupLockTTL = time.Second
 	c.AlertTimeout = time.Second
 	c.DeliveryLimit = 20
+	// Reconciliation: a send's expireat is its claim plus 1.5 s; a lookup
+	// is final 1.9 s after the claim.
+	c.VendorAcceptWindow = 1500 * time.Millisecond
+	c.ReportFinalAfter = 300 * time.Millisecond
+	c.ClockMargin = 100 * time.Millisecond
+	c.ReconcileInterval = 100 * time.Millisecond
+	c.ReconcileLockTTL = time.Second
+	c.ReconcileRetry = 150 * time.Millisecond
+	c.ReconcileMaxTries = 6
 	return c
 }
 
@@ -109,7 +119,18 @@ func newEnv(ctx context.Context, s *Scenario, o Options) (e *Env, err error) {
 	if e.Pool, err = pgxpool.New(ctx, e.SB.PGURL); err != nil {
 		return e, fmt.Errorf("open observer pool: %w", err)
 	}
-	e.vendor = fakevendor.New(fakevendor.Options{Account: "outboxchaos", Password: "secret", HangTimeout: 5 * time.Second})
+	if e.Day, err = s.startTime(time.Now()); err != nil {
+		return e, err
+	}
+	setting := clock.NewVirtual(e.Day, 1).Setting()
+	runClock, err := clock.Parse(setting) // read as the pods read it
+	if err != nil {
+		return e, err
+	}
+	// The vendor reads the run's clock (a send's expireat is on it) and
+	// lands a held land-late request within 3 s if no lookup comes first.
+	e.vendor = fakevendor.New(fakevendor.Options{Account: "outboxchaos", Password: "secret", HangTimeout: 5 * time.Second,
+		Clock: runClock.Now, LandLateMax: 3 * time.Second})
 	vendorURL, err := e.vendor.Start("127.0.0.1:0")
 	if err != nil {
 		return e, err
@@ -150,10 +171,7 @@ func newEnv(ctx context.Context, s *Scenario, o Options) (e *Env, err error) {
 	c.Prefix, c.AlertURL = e.SB.Prefix, alertURL
 	c.PGURL = replaceHost(e.SB.PGURL, e.PG.Addr())
 	c.VendorURL = "http://" + e.VendorLink.Addr()
-	if e.Day, err = s.startTime(time.Now()); err != nil {
-		return e, err
-	}
-	c.Clock = clock.NewVirtual(e.Day, 1).Setting()
+	c.Clock = setting
 	if err := applyConfig(&c, s.Config); err != nil {
 		return e, err
 	}

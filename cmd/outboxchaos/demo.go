@@ -57,7 +57,12 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		c.Clock = clock.NewVirtual(clock.At(time.Now(), 10, 0), 1).Setting()
 	}
 
-	vend := fakevendor.New(fakevendor.Options{Account: c.VendorAccount, Password: c.VendorPassword})
+	vclk, err := clock.Parse(c.Clock)
+	if err != nil {
+		return usageError{err}
+	}
+	// The vendor reads the pipeline's clock: a send's expireat is on it.
+	vend := fakevendor.New(fakevendor.Options{Account: c.VendorAccount, Password: c.VendorPassword, Clock: vclk.Now})
 	if c.VendorURL, err = vend.Start("127.0.0.1:0"); err != nil {
 		return err
 	}

@@ -1,6 +1,6 @@
 // Command outboxchaos runs each part of the notification pipeline as its own
-// process (migrate, enqueue, relay, worker, cleanup, the fake vendor), a
-// small end-to-end demo, and the fault-injection scenarios.
+// process (migrate, enqueue, relay, worker, cleanup, reconcile, the fake
+// vendor), a small end-to-end demo, and the fault-injection scenarios.
 //
 // Exit codes: 0 success, 1 failure, 2 usage or configuration error.
 package main
@@ -34,17 +34,18 @@ var commands map[string]command
 
 func init() {
 	commands = map[string]command{
-		"migrate":  {"create or update the schema (serialised with pg_advisory_lock)", runMigrate},
-		"enqueue":  {"seed business rows and run the batch jobs (outbox insert-ignore)", runEnqueue},
-		"relay":    {"run the outbox relay (--once for a single run)", runRelay},
-		"worker":   {"consume the main queue and send through the vendor", runWorker},
-		"cleanup":  {"turn SENDING rows older than the timeout into ERROR + alert (--once)", runCleanup},
-		"vendor":   {"run the fake SMS vendor with its handset ledger and an alert sink", runVendor},
-		"demo":     {"run a small end-to-end batch in a scratch schema and print each notification", runDemo},
-		"scenario": {"list or run the named fault-injection scenarios", runScenario},
-		"canary":   {"enable each deliberate bug in turn and check a scenario catches it", runCanary},
-		"report":   {"run scenarios, random schedules and canaries; write reports/RELIABILITY.md", runReport},
-		"help":     {"show this help, or the flags of one command", nil},
+		"migrate":   {"create or update the schema (serialised with pg_advisory_lock)", runMigrate},
+		"enqueue":   {"seed business rows and run the batch jobs (outbox insert-ignore)", runEnqueue},
+		"relay":     {"run the outbox relay (--once for a single run)", runRelay},
+		"worker":    {"consume the main queue and send through the vendor", runWorker},
+		"cleanup":   {"turn SENDING rows older than the timeout into ERROR + alert (--once)", runCleanup},
+		"reconcile": {"settle ERROR rows from the vendor's delivery report (--once; --reconcile-resend)", runReconcile},
+		"vendor":    {"run the fake SMS vendor with its handset ledger and an alert sink", runVendor},
+		"demo":      {"run a small end-to-end batch in a scratch schema and print each notification", runDemo},
+		"scenario":  {"list or run the named fault-injection scenarios", runScenario},
+		"canary":    {"enable each deliberate bug in turn and check a scenario catches it", runCanary},
+		"report":    {"run scenarios, random schedules and canaries; write reports/RELIABILITY.md", runReport},
+		"help":      {"show this help, or the flags of one command", nil},
 	}
 }
 
@@ -105,7 +106,7 @@ func help(w io.Writer) {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(w, "  %-9s %s\n", n, commands[n].summary)
+		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
 	}
 	fmt.Fprintln(w, "\nEvery pipeline setting is a flag and an environment variable, for example")
 	fmt.Fprintln(w, "--pg-url / OUTBOXCHAOS_PG_URL, --amqp-url / OUTBOXCHAOS_AMQP_URL, --lease / OUTBOXCHAOS_LEASE.")

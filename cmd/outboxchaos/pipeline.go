@@ -198,7 +198,13 @@ func runVendor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	log := app.Logger(stderr, "vendor")
-	srv := fakevendor.New(fakevendor.Options{Account: cfg.VendorAccount, Password: cfg.VendorPassword, Logger: log})
+	clk, err := cfg.NewClock()
+	if err != nil {
+		return usageError{err}
+	}
+	// --clock gives the vendor the pipeline's clock, as a send's expireat
+	// is on it.
+	srv := fakevendor.New(fakevendor.Options{Account: cfg.VendorAccount, Password: cfg.VendorPassword, Logger: log, Clock: clk.Now})
 	base, err := srv.Start(*listen)
 	if err != nil {
 		return usageError{fmt.Errorf("start fake vendor on %s: %w", *listen, err)}

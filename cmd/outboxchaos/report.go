@@ -29,6 +29,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	seed := fs.Int64("seed", 1, "seed of the random schedules and the fault network")
 	out := fs.String("out", "reports/RELIABILITY.md", "where to write the report")
 	skipCanaries := fs.Bool("skip-canaries", false, "leave out the canary sweep")
+	reconciled := fs.Bool("reconciled", true, "run each random schedule a second time with a reconciler that re-sends, and compare")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
@@ -67,6 +68,16 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			failed++
 		}
 		rep.Property = append(rep.Property, reports.PropertyRun{Schedule: sch, Result: res})
+		if *reconciled {
+			// The same schedule again, with a reconciler that re-sends.
+			sch.Reconcile = "resend"
+			res := scenarios.Run(ctx, sch.Scenario(fmt.Sprintf("property-%d-reconciled", i+1)), o)
+			fmt.Fprintf(stdout, "[schedule %d/%d reconciled] %s\n", i+1, *checks, verdictLine(res))
+			if !res.Pass() {
+				failed++
+			}
+			rep.Reconciled = append(rep.Reconciled, reports.PropertyRun{Schedule: sch, Result: res})
+		}
 	}
 	if !*skipCanaries {
 		rep.Canaries = scenarios.Sweep(ctx, o, nil, func(c scenarios.CanaryResult, r scenarios.Result) {

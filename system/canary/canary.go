@@ -75,13 +75,17 @@ const (
 	// RecentOnly claims only rows created within the last relay interval
 	// (windowed polling): a row that missed its run is never relayed.
 	RecentOnly = "recent-only"
+	// TrustFirstAnswer settles an ERROR row on the vendor's first report,
+	// as soon as the row is ERROR: no acceptance deadline, no second
+	// lookup. A request still in flight lands after "never received".
+	TrustFirstAnswer = "trust-first-answer"
 )
 
 // Names lists every canary.
 var Names = []string{MarkBeforePublish, CheckThenAct, RetryUnknown, ReleaseOnCancel, NoSkipLocked,
 	NoClaimedBy, AckBeforeResult, FreshMessageID, ReturnedAsPublished, TimeoutAsConfirmed, NoCleanupAlert,
 	RateLimitAsUnknown, SilentAnniversary, NoAdDeferral, NoExpiry, PlainInsert, MigrateUnlocked, NoReconnect,
-	AutoAck, NoDedup, RecentOnly}
+	AutoAck, NoDedup, RecentOnly, TrustFirstAnswer}
 
 // armed is the armed canary's name ("" for none).
 var armed atomic.Pointer[string]

@@ -112,6 +112,19 @@ type Config struct {
 	CleanupInterval time.Duration
 	CleanupLockTTL  time.Duration
 
+	// Reconciliation (docs/reconcile.md): the vendor's acceptance
+	// deadline and report finality, and the reconciler's pace.
+	VendorAcceptWindow  time.Duration // a send carries expireat = claim time + this; the vendor drops it after
+	ReportFinalAfter    time.Duration // the vendor's report of a request is final this long after its expireat
+	ClockMargin         time.Duration // allowed clock difference between us and the vendor
+	ReconcileInterval   time.Duration
+	ReconcileLockTTL    time.Duration
+	ReconcileRetry      time.Duration // wait after a lookup that did not settle the row
+	ReconcileMaxTries   int           // lookups before the row is left to an operator (with an alert)
+	ReconcileBatch      int           // rows looked at per run
+	ReconcileResend     bool          // re-send what the vendor definitively never received
+	ReconcileMaxResends int           // re-sends per message before it is settled FAILED
+
 	AlertTimeout time.Duration
 }
 
@@ -150,6 +163,16 @@ func Default() Config {
 		CleanupInterval:   5 * time.Minute,
 		CleanupLockTTL:    4 * time.Minute,
 		AlertTimeout:      2 * time.Second,
+
+		VendorAcceptWindow:  2 * time.Minute,
+		ReportFinalAfter:    5 * time.Minute,
+		ClockMargin:         time.Minute,
+		ReconcileInterval:   5 * time.Minute,
+		ReconcileLockTTL:    4 * time.Minute,
+		ReconcileRetry:      5 * time.Minute,
+		ReconcileMaxTries:   12,
+		ReconcileBatch:      50,
+		ReconcileMaxResends: 1,
 	}
 }
 
@@ -195,6 +218,16 @@ func (c *Config) fields() []field {
 		{"cleanup-interval", "cleanup run interval", (*durVal)(&c.CleanupInterval)},
 		{"cleanup-lock-ttl", "cleanup lock expiry", (*durVal)(&c.CleanupLockTTL)},
 		{"alert-timeout", "alert webhook timeout", (*durVal)(&c.AlertTimeout)},
+		{"vendor-accept-window", "a send's expireat is its claim time plus this; the vendor drops a request it reaches later", (*durVal)(&c.VendorAcceptWindow)},
+		{"report-final-after", "the vendor's report of a request is final this long after its expireat", (*durVal)(&c.ReportFinalAfter)},
+		{"clock-margin", "allowed clock difference between this process and the vendor", (*durVal)(&c.ClockMargin)},
+		{"reconcile-interval", "reconciler run interval", (*durVal)(&c.ReconcileInterval)},
+		{"reconcile-lock-ttl", "reconciler lock expiry", (*durVal)(&c.ReconcileLockTTL)},
+		{"reconcile-retry", "wait after a lookup that did not settle its row", (*durVal)(&c.ReconcileRetry)},
+		{"reconcile-max-tries", "lookups of one row before it is left to an operator, with an alert", (*intVal)(&c.ReconcileMaxTries)},
+		{"reconcile-batch", "ERROR rows the reconciler looks at per run", (*intVal)(&c.ReconcileBatch)},
+		{"reconcile-resend", "re-send a message the vendor definitively never received (docs/reconcile.md)", (*boolVal)(&c.ReconcileResend)},
+		{"reconcile-max-resends", "re-sends of one message before it is settled FAILED", (*intVal)(&c.ReconcileMaxResends)},
 	}
 }
 
@@ -270,6 +303,24 @@ func (c *Config) Validate() error {
 	pos("cleanup-interval", c.CleanupInterval)
 	pos("cleanup-lock-ttl", c.CleanupLockTTL)
 	pos("alert-timeout", c.AlertTimeout)
+	pos("vendor-accept-window", c.VendorAcceptWindow)
+	pos("report-final-after", c.ReportFinalAfter)
+	pos("reconcile-interval", c.ReconcileInterval)
+	pos("reconcile-lock-ttl", c.ReconcileLockTTL)
+	pos("reconcile-retry", c.ReconcileRetry)
+	if c.ClockMargin < 0 {
+		errs = append(errs, fmt.Errorf("clock-margin must not be negative"))
+	}
+	if c.ReconcileMaxTries < 2 {
+		// A row settles only on two agreeing lookups.
+		errs = append(errs, fmt.Errorf("reconcile-max-tries must be >= 2 (a row settles on two agreeing lookups), got %d", c.ReconcileMaxTries))
+	}
+	if c.ReconcileBatch < 1 || c.ReconcileBatch > 10000 {
+		errs = append(errs, fmt.Errorf("reconcile-batch must be 1..10000, got %d", c.ReconcileBatch))
+	}
+	if c.ReconcileMaxResends < 0 {
+		errs = append(errs, fmt.Errorf("reconcile-max-resends must not be negative"))
+	}
 	if c.InListenerDelay < 0 {
 		errs = append(errs, fmt.Errorf("in-listener-delay must not be negative"))
 	}

@@ -7,6 +7,10 @@
 //	   ▲               ├─ vendor unknown ──▶ ERROR (+alert, never retried)
 //	   └─release───────┤  definitely not sent: the claim is deleted
 //	                   └─ older than timeout (cleanup) ─▶ ERROR (+alert)
+//
+// The reconciler (system/reconcile) settles ERROR rows from the vendor's
+// report: ERROR ─▶ SENT | FAILED, or ERROR ─▶ RESENDING ─▶ SENT | ERROR
+// for a re-send (reconcile.go).
 package inbox
 
 import (
@@ -20,10 +24,11 @@ import (
 
 // Statuses of a history row.
 const (
-	StatusSending = "SENDING"
-	StatusSent    = "SENT"
-	StatusFailed  = "FAILED"
-	StatusError   = "ERROR"
+	StatusSending   = "SENDING"
+	StatusResending = "RESENDING" // the reconciler's re-send holds the row
+	StatusSent      = "SENT"
+	StatusFailed    = "FAILED"
+	StatusError     = "ERROR"
 )
 
 // DB is a pool, connection or transaction.
@@ -102,10 +107,15 @@ type Row struct {
 	Error      *string
 	CreatedAt  time.Time
 	UpdatedAt  time.Time
+	// Reconciliation: lookups made, re-sends, how the row was settled
+	// ("" while unsettled).
+	ReconcileTries int
+	Resends        int
+	Settled        string
 }
 
 const rowColumns = `message_id, coalesce(outbox_id, 0), coalesce(dedup_key, ''), coalesce(kind, ''), coalesce(phone, ''),
-	status, vendor_code, error, created_at, updated_at`
+	status, vendor_code, error, created_at, updated_at, reconcile_tries, resends, coalesce(settled, '')`
 
 func scanRows(rows pgx.Rows) ([]Row, error) {
 	defer rows.Close()
@@ -113,7 +123,7 @@ func scanRows(rows pgx.Rows) ([]Row, error) {
 	for rows.Next() {
 		var r Row
 		if err := rows.Scan(&r.MessageID, &r.OutboxID, &r.DedupKey, &r.Kind, &r.Phone, &r.Status,
-			&r.VendorCode, &r.Error, &r.CreatedAt, &r.UpdatedAt); err != nil {
+			&r.VendorCode, &r.Error, &r.CreatedAt, &r.UpdatedAt, &r.ReconcileTries, &r.Resends, &r.Settled); err != nil {
 			return nil, fmt.Errorf("scan history row: %w", err)
 		}
 		out = append(out, r)
@@ -121,12 +131,12 @@ func scanRows(rows pgx.Rows) ([]Row, error) {
 	return out, rows.Err()
 }
 
-// ExpireSending turns SENDING rows created before cutoff into ERROR and
-// returns them.
+// ExpireSending turns SENDING and RESENDING rows claimed before cutoff
+// into ERROR and returns them.
 func ExpireSending(ctx context.Context, db DB, cutoff, now time.Time) ([]Row, error) {
 	rows, err := db.Query(ctx, `UPDATE notification_histories
 		SET status = 'ERROR', error = 'SENDING_TIMEOUT', updated_at = $2
-		WHERE status = 'SENDING' AND created_at < $1
+		WHERE status IN ('SENDING', 'RESENDING') AND created_at < $1
 		RETURNING `+rowColumns, cutoff, now)
 	if err != nil {
 		return nil, fmt.Errorf("expire SENDING rows: %w", err)

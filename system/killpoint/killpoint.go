@@ -38,6 +38,11 @@ const (
 	// so its alert must already be out.
 	WorkerAfterErrorResult = "worker.after-error-result"
 	RelayAfterFinish       = "relay.after-finish"
+	// The reconciler (system/reconcile): after a lookup was answered,
+	// after a re-send claimed the row, after the re-send's vendor call.
+	ReconcileAfterLookup      = "reconcile.after-lookup"
+	ReconcileAfterResendClaim = "reconcile.after-resend-claim"
+	ReconcileAfterResend      = "reconcile.after-resend"
 )
 
 // Names lists every kill-point compiled into system/.
@@ -45,6 +50,7 @@ var Names = []string{
 	JobBeforeCommit, RelayAfterClaim, RelayAfterPublish, RelayAfterConfirm,
 	WorkerBeforeClaim, WorkerAfterClaim, WorkerAfterSend, WorkerAfterResult,
 	CleanupBeforeUpdate, WorkerAfterErrorResult, RelayAfterFinish,
+	ReconcileAfterLookup, ReconcileAfterResendClaim, ReconcileAfterResend,
 }
 
 // EnvVar is the environment variable that arms kill-points.

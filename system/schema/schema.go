@@ -99,9 +99,17 @@ var statements = []string{
 		status      TEXT NOT NULL,
 		vendor_code TEXT,
 		error       TEXT,
-		created_at  TIMESTAMPTZ NOT NULL,
+		created_at  TIMESTAMPTZ NOT NULL, -- the latest claim (the first, or a re-send's)
 		updated_at  TIMESTAMPTZ NOT NULL,
-		CONSTRAINT notification_histories_status_ck CHECK (status IN ('SENDING','SENT','FAILED','ERROR'))
+		-- Reconciliation (system/reconcile): lookups made, when to look
+		-- again, the last answer, re-sends, and how the row was settled.
+		reconcile_tries   INT NOT NULL DEFAULT 0,
+		reconcile_next_at TIMESTAMPTZ,
+		reconcile_last    TEXT,
+		resends           INT NOT NULL DEFAULT 0,
+		settled           TEXT,
+		settled_at        TIMESTAMPTZ,
+		CONSTRAINT notification_histories_status_ck CHECK (status IN ('SENDING','RESENDING','SENT','FAILED','ERROR'))
 	)`,
 	// A CREATE INDEX CONCURRENTLY that died half-way leaves an INVALID
 	// index that IF NOT EXISTS would skip: drop it so the guard is rebuilt.
@@ -117,7 +125,9 @@ var statements = []string{
 	`CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS notification_histories_message_id_uq
 		ON notification_histories (message_id) WHERE message_id IS NOT NULL`,
 	`CREATE INDEX IF NOT EXISTS notification_histories_sending_idx
-		ON notification_histories (created_at) WHERE status = 'SENDING'`,
+		ON notification_histories (created_at) WHERE status IN ('SENDING', 'RESENDING')`,
+	`CREATE INDEX IF NOT EXISTS notification_histories_unsettled_idx
+		ON notification_histories (id) WHERE status = 'ERROR' AND settled IS NULL`,
 	`CREATE TABLE IF NOT EXISTS scheduler_locks (
 		name         TEXT PRIMARY KEY,
 		locked_until TIMESTAMPTZ NOT NULL,

@@ -58,14 +58,18 @@ func newEnv(t *testing.T, tweak ...func(*config.Config)) *env {
 	for _, f := range tweak {
 		f(&c)
 	}
-	fv := fakevendor.New(fakevendor.Options{Account: c.VendorAccount, Password: c.VendorPassword, HangTimeout: 5 * time.Second})
+	var e *env
+	// The vendor shares the worker's clock (a send's expireat is on it),
+	// also when a test replaces it before starting the worker.
+	fv := fakevendor.New(fakevendor.Options{Account: c.VendorAccount, Password: c.VendorPassword, HangTimeout: 5 * time.Second,
+		Clock: func() time.Time { return e.clk.Now() }})
 	base, err := fv.Start("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = fv.Close() })
 	c.VendorURL = base
-	e := &env{t: t, db: db, cfg: c, clk: clock.NewVirtual(clock.At(time.Now(), 10, 0), 1), fv: fv, rec: &testenv.AlertRecorder{},
+	e = &env{t: t, db: db, cfg: c, clk: clock.NewVirtual(clock.At(time.Now(), 10, 0), 1), fv: fv, rec: &testenv.AlertRecorder{},
 		names: broker.NamesFor(prefix)}
 	e.nextID.Store(1000)
 	e.ch = testenv.AMQPChannel(t) // c.AMQPURL is testenv.AMQPURL()

@@ -38,6 +38,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/system/inbox"
 	"github.com/outboxchaos/outboxchaos/system/killpoint"
 	"github.com/outboxchaos/outboxchaos/system/notification"
+	"github.com/outboxchaos/outboxchaos/system/precheck"
 	"github.com/outboxchaos/outboxchaos/system/publisher"
 	"github.com/outboxchaos/outboxchaos/system/sms"
 )
@@ -286,54 +287,12 @@ func (w *Worker) pause(ctx context.Context) {
 // precheck returns a block reason (skip: ack without a history row; else
 // park) or an infrastructure error (requeue).
 func (w *Worker) precheck(ctx context.Context, mid string, body []byte) (p notification.Payload, r notification.Rendered, reason string, skip bool, err error) {
-	if mid == "" {
-		return p, r, "MISSING_MESSAGE_ID", false, nil
-	}
-	p, derr := notification.Decode(body)
-	if derr != nil {
-		return p, r, "MALFORMED_PAYLOAD", false, nil
-	}
-	if mid != notification.MessageID(p.OutboxID) && len([]rune(mid)) <= notification.MaxMessageIDLen {
-		return p, r, "MESSAGE_ID_MISMATCH", false, nil
-	}
-	r, rerr := notification.Render(mid, p)
-	if rerr != nil {
-		return p, r, notification.Reason(rerr), false, nil
-	}
-	if p.Advertising {
-		now := w.clock.Now()
-		m := now.Hour()*60 + now.Minute()
-		if m < w.cfg.AdSendFrom.Minutes() || m >= w.cfg.AdSendUntil.Minutes() {
-			return p, r, "OUTSIDE_AD_HOURS", false, nil
-		}
-	}
-	var consent bool
-	err = w.pool.QueryRow(ctx, `SELECT coalesce((SELECT sms_consent AND active FROM members WHERE id = $1), false)`, p.MemberID).Scan(&consent)
-	if err != nil {
-		return p, r, "", false, fmt.Errorf("re-check consent of member %d: %w", p.MemberID, err)
-	}
-	if !consent {
-		return p, r, "NO_SMS_CONSENT", true, nil
-	}
-	ok, err := w.allowedNumber(ctx, p.Phone)
-	if err != nil {
-		return p, r, "", false, err
-	}
-	if !ok {
-		return p, r, "NON_PRODUCTION_NUMBER", true, nil
-	}
-	return p, r, "", false, nil
+	v, err := precheck.Check(ctx, w.pool, &w.cfg, w.clock.Now(), mid, body)
+	return v.Payload, v.Rendered, v.Reason, v.Skip, err
 }
 
 func (w *Worker) allowedNumber(ctx context.Context, phone string) (bool, error) {
-	if w.cfg.Production {
-		return true, nil
-	}
-	var ok bool
-	if err := w.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM registered_numbers WHERE phone = $1)`, phone).Scan(&ok); err != nil {
-		return false, fmt.Errorf("check registered number: %w", err)
-	}
-	return ok, nil
+	return precheck.AllowedNumber(ctx, w.pool, w.cfg.Production, phone)
 }
 
 func retryCount(d amqp.Delivery) int {
@@ -354,10 +313,14 @@ func (w *Worker) claimAndSend(ctx context.Context, d amqp.Delivery, p notificati
 	mid := d.MessageId
 	c := inbox.Claim{MessageID: mid, OutboxID: p.OutboxID, DedupKey: p.DedupKey, Kind: string(p.Kind), Phone: p.Phone}
 	for attempt := 0; ; attempt++ {
-		// Step 3: claim.
+		// Step 3: claim. The claim time bounds the send: the request's
+		// expireat is claimedAt + VendorAcceptWindow, so the vendor can
+		// never accept it after that, however long this process stalls
+		// (what lets the reconciler trust a final "never received").
+		claimedAt := w.clock.Now()
 		won, err := true, error(nil)
 		if w.policy.claim {
-			won, err = inbox.TryClaim(ctx, w.pool, c, w.clock.Now())
+			won, err = inbox.TryClaim(ctx, w.pool, c, claimedAt)
 		}
 		if err == nil {
 			err = killpoint.Fail(killpoint.FailClaimResponse)
@@ -393,7 +356,7 @@ func (w *Worker) claimAndSend(ctx context.Context, d amqp.Delivery, p notificati
 
 		// Step 4: send.
 		res := w.vendor.Send(ctx, sms.Request{RefKey: mid, Phone: p.Phone, From: w.cfg.SenderNumber,
-			TemplateCode: r.TemplateCode, Text: r.Text, Fallback: r.Fallback})
+			TemplateCode: r.TemplateCode, Text: r.Text, Fallback: r.Fallback, ExpireAt: claimedAt.Add(w.cfg.VendorAcceptWindow)})
 		w.log.Info("vendor call", "event", "vendor-call", "message_id", mid, "outcome", res.Outcome.String(),
 			"code", res.Code, "attempt", attempt+1)
 		acked := false
