@@ -94,7 +94,7 @@ var (
 		fakevendor.LandLate, fakevendor.Undelivered, fakevendor.ReportWrong, fakevendor.ReportMissing, fakevendor.ReportPending,
 		fakevendor.Lookup5xx, fakevendor.LookupHang, fakevendor.LookupMalformed}
 	reconcileKills = []string{killpoint.ReconcileAfterLookup, killpoint.ReconcileAfterResendClaim, killpoint.ReconcileAfterResend}
-	links = []string{"postgres", "rabbitmq-relay", "rabbitmq-worker", "vendor"}
+	links          = []string{"postgres", "rabbitmq-relay", "rabbitmq-worker", "vendor"}
 )
 
 // Generate draws a schedule.

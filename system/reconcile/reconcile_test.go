@@ -271,8 +271,10 @@ func TestStaleReconcilerWritesNothing(t *testing.T) {
 		t.Fatalf("first note: %v %v", ok, err)
 	}
 	for name, write := range map[string]func() (bool, error){
-		"note":   func() (bool, error) { return inbox.NoteLookup(ctx, f.db.Pool, stale, "SENT", f.clk.Now(), f.clk.Now()) },
-		"settle": func() (bool, error) { return inbox.Settle(ctx, f.db.Pool, stale, inbox.StatusSent, inbox.SettledSent, "", f.clk.Now()) },
+		"note": func() (bool, error) { return inbox.NoteLookup(ctx, f.db.Pool, stale, "SENT", f.clk.Now(), f.clk.Now()) },
+		"settle": func() (bool, error) {
+			return inbox.Settle(ctx, f.db.Pool, stale, inbox.StatusSent, inbox.SettledSent, "", f.clk.Now())
+		},
 		"resend": func() (bool, error) { return inbox.ClaimResend(ctx, f.db.Pool, stale, f.clk.Now()) },
 	} {
 		if ok, err := write(); err != nil || ok {
