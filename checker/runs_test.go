@@ -44,6 +44,25 @@ func TestRecordedRuns(t *testing.T) {
 			failing++
 		}
 	}
+	// The reconciler's canary: settling on the first answer shows as a
+	// re-send that reached the phone twice, and as a FAILED settlement of a
+	// message that did reach it.
+	for dir, want := range map[string]func(Verdict) bool{
+		"late-landing-seed235651-trust-first-answer":           func(v Verdict) bool { return v.Duplicated == 1 && v.Resent == 1 },
+		"late-landing-no-resend-seed235651-trust-first-answer": func(v Verdict) bool { return v.Misreconciled == 1 && !v.OK() },
+	} {
+		raw, err := os.ReadFile(filepath.Join("testdata", "runs", dir, "run.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rec Record
+		if err := json.Unmarshal(raw, &rec); err != nil {
+			t.Fatal(err)
+		}
+		if v := Judge(rec.History, rec.Faults, rec.State); !want(v) {
+			t.Errorf("%s: verdict %s", dir, v)
+		}
+	}
 	if failing < 3 {
 		t.Errorf("want at least three failing runs among the fixtures, found %d", failing)
 	}
@@ -57,6 +76,7 @@ func TestRulesCatchTheirBug(t *testing.T) {
 		"stale-relay-seed650260-no-claimed-by":                  {Rule: "late-mark", Pod: "relay-1"},
 		"worker-shutdown-mid-send-seed650260-release-on-cancel": {Rule: "alerts", Kind: AlertVendorUnknown, N: 1},
 		"vendor-5xx-seed650260-retry-unknown":                   {Rule: "vendor-calls", Msg: 1, N: 1},
+		"report-disagrees-seed235651-trust-first-answer":        {Rule: "settled", Status: SettledSent, N: 1},
 	} {
 		raw, err := os.ReadFile(filepath.Join("testdata", "runs", dir, "run.json"))
 		if err != nil {
