@@ -51,14 +51,7 @@ func TestRecordedRuns(t *testing.T) {
 		"late-landing-seed235651-trust-first-answer":           func(v Verdict) bool { return v.Duplicated == 1 && v.Resent == 1 },
 		"late-landing-no-resend-seed235651-trust-first-answer": func(v Verdict) bool { return v.Misreconciled == 1 && !v.OK() },
 	} {
-		raw, err := os.ReadFile(filepath.Join("testdata", "runs", dir, "run.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var rec Record
-		if err := json.Unmarshal(raw, &rec); err != nil {
-			t.Fatal(err)
-		}
+		rec := loadRun(t, dir)
 		if v := Judge(rec.History, rec.Faults, rec.State); !want(v) {
 			t.Errorf("%s: verdict %s", dir, v)
 		}
@@ -78,16 +71,23 @@ func TestRulesCatchTheirBug(t *testing.T) {
 		"vendor-5xx-seed650260-retry-unknown":                   {Rule: "vendor-calls", Msg: 1, N: 1},
 		"report-disagrees-seed235651-trust-first-answer":        {Rule: "settled", Status: SettledSent, N: 1},
 	} {
-		raw, err := os.ReadFile(filepath.Join("testdata", "runs", dir, "run.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var rec Record
-		if err := json.Unmarshal(raw, &rec); err != nil {
-			t.Fatal(err)
-		}
+		rec := loadRun(t, dir)
 		if err := rule.Eval(rec, Judge(rec.History, rec.Faults, rec.State)); err == nil {
 			t.Errorf("%s: rule %s passed on the canary's run", dir, rule.Rule)
 		}
 	}
+}
+
+// loadRun reads the recorded run in testdata/runs/dir.
+func loadRun(t *testing.T, dir string) Record {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("testdata", "runs", dir, "run.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec Record
+	if err := json.Unmarshal(raw, &rec); err != nil {
+		t.Fatal(err)
+	}
+	return rec
 }
