@@ -1,6 +1,10 @@
 package reports
 
-import "github.com/outboxchaos/outboxchaos/checker"
+import (
+	"strings"
+
+	"github.com/outboxchaos/outboxchaos/checker"
+)
 
 // writeReconciled renders the random schedules without and with a
 // reconciler that re-sends, on the same seed, side by side.
@@ -26,7 +30,10 @@ func writeReconciled(p func(string, ...any), r Reliability) {
 	row("duplicated", off.Duplicated, on.Duplicated)
 	row("lost silently", off.LostSilently, on.LostSilently)
 	row("lost visibly", off.LostVisibly, on.LostVisibly)
-	row("… of which unknown (an operator must settle it)", off.Unknown, on.Unknown)
+	offCause, onCause := lossCauses(r.Property[:len(r.Reconciled)]), lossCauses(r.Reconciled)
+	for _, c := range causeOrder {
+		row("… "+c, offCause[c], onCause[c])
+	}
 	row("settled SENT from the report", off.ReconciledSent, on.ReconciledSent)
 	row("settled FAILED (a certain loss)", off.ReconciledFailed, on.ReconciledFailed)
 	row("re-sent", off.Resent, on.Resent)
@@ -57,4 +64,42 @@ func totals(runs []PropertyRun) checker.Verdict {
 		t.Stuck += v.Stuck
 	}
 	return t
+}
+
+// The causes of visible losses, as the checker's details name them; only
+// the first is what a reconciler can settle.
+var causeOrder = []string{
+	"of which unknown outcome (inbox ERROR: an operator must settle it)",
+	"of which inbox FAILED (a definite failure, or settled FAILED)",
+	"of which EXPIRED (past the scheduled date)",
+	"of which parked (definitely not sent, retries spent)",
+	"of which outbox FAILED (undecodable payload)",
+	"of which never enqueued (anniversary outbox insert failed)",
+}
+
+// lossCauses counts the visible losses of runs by cause.
+func lossCauses(runs []PropertyRun) map[string]int {
+	out := map[string]int{}
+	for _, pr := range runs {
+		for _, d := range pr.Result.Verdict.Details {
+			if !strings.HasPrefix(d, "lost visibly: ") {
+				continue
+			}
+			switch {
+			case strings.Contains(d, " inbox ERROR "):
+				out[causeOrder[0]]++
+			case strings.Contains(d, " inbox FAILED "):
+				out[causeOrder[1]]++
+			case strings.Contains(d, " EXPIRED "):
+				out[causeOrder[2]]++
+			case strings.Contains(d, " parked ("):
+				out[causeOrder[3]]++
+			case strings.Contains(d, " FAILED "):
+				out[causeOrder[4]]++
+			case strings.Contains(d, "never enqueued"):
+				out[causeOrder[5]]++
+			}
+		}
+	}
+	return out
 }

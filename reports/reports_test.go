@@ -79,3 +79,25 @@ func TestWriteReliability(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteReconciled compares the same schedules without and with a
+// reconciler, splitting the visible losses by cause.
+func TestWriteReconciled(t *testing.T) {
+	t.Parallel()
+	run := func(v checker.Verdict) PropertyRun { return PropertyRun{Result: scenarios.Result{Verdict: v}} }
+	off := run(checker.Verdict{Intents: 3, DeliveredOnce: 1, LostVisibly: 2, Details: []string{
+		"lost visibly: notification-outbox-1 inbox ERROR with alert", "lost visibly: notification-outbox-2 EXPIRED with alert"}})
+	on := run(checker.Verdict{Intents: 3, DeliveredOnce: 2, LostVisibly: 1, Resent: 1, Details: []string{
+		"lost visibly: notification-outbox-2 EXPIRED with alert"}})
+	var b strings.Builder
+	if err := WriteReliability(&b, Reliability{Property: []PropertyRun{off}, Reconciled: []PropertyRun{on}}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"| delivered once | 1 | 2 |", "| lost visibly | 2 | 1 |",
+		"| … " + causeOrder[0] + " | 1 | 0 |", "| … " + causeOrder[2] + " | 1 | 1 |", "| re-sent | 0 | 1 |"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q in:\n%s", want, out)
+		}
+	}
+}
