@@ -27,33 +27,47 @@ func TestDefault_IsValidAndMatchesSpec(t *testing.T) {
 	if got := c.Backoff.String(); got != "1m0s,2m0s,4m0s,8m0s,16m0s,30m0s" {
 		t.Fatalf("backoff %s", got)
 	}
+	// Re-sends are off unless asked for (docs/reconcile.md), and the
+	// acceptance window is far beyond the vendor timeout.
+	if c.ReconcileResend || c.VendorAcceptWindow <= c.VendorTimeout || c.ReconcileMaxTries < 2 {
+		t.Fatalf("reconciliation defaults: %+v", c)
+	}
 }
 
 func TestValidate_RejectsBadValuesNamingTheField(t *testing.T) {
 	t.Parallel()
 	for field, mutate := range map[string]func(*config.Config){
-		"lease":               func(c *config.Config) { c.Lease = 0 },
-		"relay-interval":      func(c *config.Config) { c.RelayInterval = -time.Second },
-		"confirm-timeout":     func(c *config.Config) { c.ConfirmTimeout = 0 },
-		"retry-ttl":           func(c *config.Config) { c.RetryTTL = 0 },
-		"vendor-timeout":      func(c *config.Config) { c.VendorTimeout = 0 },
-		"sending-timeout":     func(c *config.Config) { c.SendingTimeout = 0 },
-		"cleanup-interval":    func(c *config.Config) { c.CleanupInterval = 0 },
-		"cleanup-lock-ttl":    func(c *config.Config) { c.CleanupLockTTL = 0 },
-		"alert-timeout":       func(c *config.Config) { c.AlertTimeout = 0 },
-		"in-listener-delay":   func(c *config.Config) { c.InListenerDelay = -1 },
-		"batch-size":          func(c *config.Config) { c.BatchSize = 0 },
-		"relay-drain":         func(c *config.Config) { c.RelayDrain, c.BatchSize = true, config.MaxDrainBatch+1 },
-		"backoff":             func(c *config.Config) { c.Backoff = nil },
-		"backoff step":        func(c *config.Config) { c.Backoff = config.Durations{time.Minute, 0} },
-		"alert-attempt":       func(c *config.Config) { c.AlertAttempt = 0 },
-		"delivery-limit":      func(c *config.Config) { c.DeliveryLimit = 0 },
-		"retry-max":           func(c *config.Config) { c.RetryMax = -1 },
-		"in-listener-retries": func(c *config.Config) { c.InListenerRetries = -1 },
-		"prefix":              func(c *config.Config) { c.Prefix = "a b" },
-		"pg-url":              func(c *config.Config) { c.PGURL = "" },
-		"amqp-url":            func(c *config.Config) { c.AMQPURL = "" },
-		"clock setting":       func(c *config.Config) { c.Clock = "yesterday" },
+		"lease":                 func(c *config.Config) { c.Lease = 0 },
+		"relay-interval":        func(c *config.Config) { c.RelayInterval = -time.Second },
+		"confirm-timeout":       func(c *config.Config) { c.ConfirmTimeout = 0 },
+		"retry-ttl":             func(c *config.Config) { c.RetryTTL = 0 },
+		"vendor-timeout":        func(c *config.Config) { c.VendorTimeout = 0 },
+		"sending-timeout":       func(c *config.Config) { c.SendingTimeout = 0 },
+		"cleanup-interval":      func(c *config.Config) { c.CleanupInterval = 0 },
+		"cleanup-lock-ttl":      func(c *config.Config) { c.CleanupLockTTL = 0 },
+		"alert-timeout":         func(c *config.Config) { c.AlertTimeout = 0 },
+		"in-listener-delay":     func(c *config.Config) { c.InListenerDelay = -1 },
+		"batch-size":            func(c *config.Config) { c.BatchSize = 0 },
+		"relay-drain":           func(c *config.Config) { c.RelayDrain, c.BatchSize = true, config.MaxDrainBatch+1 },
+		"backoff":               func(c *config.Config) { c.Backoff = nil },
+		"backoff step":          func(c *config.Config) { c.Backoff = config.Durations{time.Minute, 0} },
+		"alert-attempt":         func(c *config.Config) { c.AlertAttempt = 0 },
+		"delivery-limit":        func(c *config.Config) { c.DeliveryLimit = 0 },
+		"retry-max":             func(c *config.Config) { c.RetryMax = -1 },
+		"in-listener-retries":   func(c *config.Config) { c.InListenerRetries = -1 },
+		"prefix":                func(c *config.Config) { c.Prefix = "a b" },
+		"pg-url":                func(c *config.Config) { c.PGURL = "" },
+		"amqp-url":              func(c *config.Config) { c.AMQPURL = "" },
+		"clock setting":         func(c *config.Config) { c.Clock = "yesterday" },
+		"vendor-accept-window":  func(c *config.Config) { c.VendorAcceptWindow = 0 },
+		"report-final-after":    func(c *config.Config) { c.ReportFinalAfter = 0 },
+		"clock-margin":          func(c *config.Config) { c.ClockMargin = -time.Second },
+		"reconcile-interval":    func(c *config.Config) { c.ReconcileInterval = 0 },
+		"reconcile-lock-ttl":    func(c *config.Config) { c.ReconcileLockTTL = 0 },
+		"reconcile-retry":       func(c *config.Config) { c.ReconcileRetry = 0 },
+		"reconcile-max-tries":   func(c *config.Config) { c.ReconcileMaxTries = 1 },
+		"reconcile-batch":       func(c *config.Config) { c.ReconcileBatch = 0 },
+		"reconcile-max-resends": func(c *config.Config) { c.ReconcileMaxResends = -1 },
 	} {
 		c := config.Default()
 		mutate(&c)
