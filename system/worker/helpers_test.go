@@ -39,6 +39,9 @@ type env struct {
 	ch     *amqp.Channel
 	names  broker.Names
 	nextID atomic.Int64
+	// vendorAhead puts the vendor's clock this far ahead of the worker's
+	// (set before start).
+	vendorAhead time.Duration
 }
 
 // newEnv builds everything but does not start the worker. The clock reads
@@ -62,7 +65,7 @@ func newEnv(t *testing.T, tweak ...func(*config.Config)) *env {
 	// The vendor shares the worker's clock (a send's expireat is on it),
 	// also when a test replaces it before starting the worker.
 	fv := fakevendor.New(fakevendor.Options{Account: c.VendorAccount, Password: c.VendorPassword, HangTimeout: 5 * time.Second,
-		Clock: func() time.Time { return e.clk.Now() }})
+		Clock: func() time.Time { return e.clk.Now().Add(e.vendorAhead) }})
 	base, err := fv.Start("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

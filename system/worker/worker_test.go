@@ -528,3 +528,39 @@ func TestResultWrittenBeforeAck(t *testing.T) {
 		}
 	}
 }
+
+// Every send carries expireat = its claim time + vendor-accept-window: a
+// vendor whose clock is already past it refuses the request (definitely
+// not sent, nothing reaches the phone); one just short of it accepts. The
+// reconciler's "never received" is final only because of this bound.
+func TestSendExpiresOneWindowAfterItsClaim(t *testing.T) {
+	t.Parallel()
+	for name, c := range map[string]struct {
+		ahead time.Duration
+		sent  bool
+	}{"vendor past the window": {time.Minute + 5*time.Second, false}, "vendor within the window": {time.Minute - 5*time.Second, true}} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, func(c *config.Config) { c.VendorAcceptWindow, c.InListenerRetries, c.RetryMax = time.Minute, 0, 0 })
+			e.vendorAhead = c.ahead
+			e.member(1, true, true)
+			e.start()
+			mid := e.publishPayload(payload(1, 1, notification.GradeRenewal))
+			if c.sent {
+				e.waitStatus(mid, inbox.StatusSent)
+				return
+			}
+			testenv.Eventually(t, waitFor, "the request refused as expired", func() bool {
+				for _, call := range e.fv.CallLog() {
+					if call.RefKey == mid && call.Expired {
+						return true
+					}
+				}
+				return false
+			})
+			if n := e.fv.Count(mid); n != 0 {
+				t.Fatalf("an expired request reached the handset %d times", n)
+			}
+		})
+	}
+}
