@@ -247,6 +247,19 @@ func tableCatalogue() []*Scenario {
 			Expect: rules(lost(1), alerts(checker.AlertAnniversaryLost, 1), handsets(1)),
 		},
 		{
+			Name: "anniversary-crash-after-coupon", Row: "1", PerKind: 2,
+			Kinds:       []notification.Kind{notification.AnniversaryCoupon},
+			Description: "the anniversary job dies after committing a coupon, before its outbox insert; the job is re-run",
+			Fault:       "kill-point job.after-coupon (SIGKILL) in the job pod, then a second job run",
+			Outcome:     "the coupon and its outbox row commit together: the crash leaves neither, the re-run issues and enqueues both; both sent once",
+			Steps: []Step{
+				startWith("job", kill(kp.JobAfterCoupon)), await(killed("job-1")),
+				assert(Cond{Rows: &Rows{Table: "coupons", N: 0}}), assert(outboxRows("", 0)),
+				enqueue(), pipeline(),
+			},
+			Expect: rules(allOnce, handsets(2)),
+		},
+		{
 			Name: "ad-cutoff-deferral", Row: "2*", Start: "20:39:50",
 			Description: "advertising messages reach the relay after 20:40",
 			Fault:       "clock: the relay starts at 20:40:00, then a relay runs the next day at 08:00",

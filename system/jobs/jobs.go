@@ -234,9 +234,12 @@ func (r *Runner) insertJob(ctx context.Context, k notification.Kind) (Stats, err
 	return st, nil
 }
 
-// anniversary issues each due coupon, then enqueues its notification. A
-// failed outbox insert after the coupon is committed loses the notification
-// on purpose (never twice) and raises an alert.
+// anniversary issues each due coupon and enqueues its notification in one
+// transaction, so a run that dies in between commits neither and its
+// re-run issues and enqueues both. A failed outbox insert is rolled back
+// to a savepoint: the coupon is still issued and the notification is lost
+// on purpose (never twice) with an alert sent before the commit; a re-run
+// does not resurrect it (an operator was told it is lost).
 func (r *Runner) anniversary(ctx context.Context) (Stats, error) {
 	var st Stats
 	now := r.Clock.Now()
@@ -267,41 +270,56 @@ func (r *Runner) anniversary(ctx context.Context) (Stats, error) {
 	}
 	tpl, _ := notification.TemplateFor(notification.AnniversaryCoupon)
 	for _, t := range targets {
-		var couponID int64
-		err := r.Pool.QueryRow(ctx, `INSERT INTO coupons (member_id, year, issued_at) VALUES ($1, $2, $3)
-			ON CONFLICT (member_id, year) DO NOTHING RETURNING id`, t.member, t.year, now).Scan(&couponID)
-		if err == pgx.ErrNoRows {
-			continue // issued by a concurrent run
+		if err := pgx.BeginFunc(ctx, r.Pool, func(tx pgx.Tx) error {
+			return r.issueCoupon(ctx, tx, now, tpl.Code, t.member, t.year, t.name, t.phone, &st)
+		}); err != nil {
+			return st, err
 		}
-		if err != nil {
-			return st, fmt.Errorf("issue coupon for member %d: %w", t.member, err)
-		}
-		e := outbox.Entry{DedupKey: notification.AnniversaryKey(couponID), Payload: notification.Payload{
-			Kind: notification.AnniversaryCoupon, MemberID: t.member, Phone: t.phone, Template: tpl.Code,
-			Variables:     map[string]string{"name": t.name, "years": "1"},
-			ScheduledDate: clock.Date(now).Format(time.DateOnly),
-		}}
-		err = killpoint.Fail(killpoint.FailAnniversaryOutbox)
-		if err == nil {
-			var ins bool
-			ins, err = r.inserter.Enqueue(ctx, r.Pool, now, e)
-			if err == nil && ins {
+	}
+	return st, nil
+}
+
+// issueCoupon issues one coupon and enqueues its notification inside tx.
+func (r *Runner) issueCoupon(ctx context.Context, tx pgx.Tx, now time.Time, template string, member int64, year int, name, phone string, st *Stats) error {
+	var couponID int64
+	err := tx.QueryRow(ctx, `INSERT INTO coupons (member_id, year, issued_at) VALUES ($1, $2, $3)
+		ON CONFLICT (member_id, year) DO NOTHING RETURNING id`, member, year, now).Scan(&couponID)
+	if err == pgx.ErrNoRows {
+		return nil // issued by a concurrent run
+	}
+	if err != nil {
+		return fmt.Errorf("issue coupon for member %d: %w", member, err)
+	}
+	killpoint.Hit(killpoint.JobAfterCoupon)
+	e := outbox.Entry{DedupKey: notification.AnniversaryKey(couponID), Payload: notification.Payload{
+		Kind: notification.AnniversaryCoupon, MemberID: member, Phone: phone, Template: template,
+		Variables:     map[string]string{"name": name, "years": "1"},
+		ScheduledDate: clock.Date(now).Format(time.DateOnly),
+	}}
+	if _, err := tx.Exec(ctx, `SAVEPOINT outbox_insert`); err != nil {
+		return fmt.Errorf("savepoint before the outbox insert of %s: %w", e.DedupKey, err)
+	}
+	err = killpoint.Fail(killpoint.FailAnniversaryOutbox)
+	if err == nil {
+		var ins bool
+		if ins, err = r.inserter.Enqueue(ctx, tx, now, e); err == nil {
+			if ins {
 				st.Inserted++
-				continue
-			}
-			if err == nil {
+			} else {
 				st.Existing++
-				continue
 			}
+			return nil
 		}
-		st.Lost++
-		r.Log.Error("anniversary outbox insert failed; notification lost on purpose", "event", "anniversary-lost",
-			"dedup_key", e.DedupKey, "member_id", t.member, "err", err)
-		if r.silentLoss {
-			continue
-		}
+	}
+	if _, rerr := tx.Exec(ctx, `ROLLBACK TO SAVEPOINT outbox_insert`); rerr != nil {
+		return fmt.Errorf("roll back the failed outbox insert of %s: %w", e.DedupKey, rerr)
+	}
+	st.Lost++
+	r.Log.Error("anniversary outbox insert failed; notification lost on purpose", "event", "anniversary-lost",
+		"dedup_key", e.DedupKey, "member_id", member, "err", err)
+	if !r.silentLoss {
 		r.Alerts.Send(ctx, alert.Alert{Kind: alert.KindAnniversaryLost, DedupKey: e.DedupKey,
 			Reason: err.Error(), At: now})
 	}
-	return st, nil
+	return nil
 }

@@ -328,6 +328,36 @@ func TestRun_KilledBeforeCommitLeavesNoRows(t *testing.T) {
 	}
 }
 
+// A job killed after an anniversary coupon's INSERT, before its outbox
+// insert, commits neither (they share a transaction): the re-run issues
+// every coupon and enqueues every notification. (They used to commit
+// apart: the crash left a coupon whose notification no run would ever
+// enqueue or alert — a silent loss, scenario anniversary-crash-after-coupon.)
+func TestAnniversary_KilledAfterCouponCommitsNeither(t *testing.T) {
+	t.Parallel()
+	db := testenv.NewMigratedSchema(t)
+	ctx := context.Background()
+	now := testNow()
+	kinds := []notification.Kind{notification.AnniversaryCoupon}
+	if err := jobs.Seed(ctx, db.Pool, now, 2, kinds); err != nil {
+		t.Fatal(err)
+	}
+	res := runHelper(t, db, now, kinds, killpoint.EnvVar+"="+killpoint.JobAfterCoupon)
+	if !strings.Contains(res.stderr, "KILLPOINT "+killpoint.JobAfterCoupon+" hit 1") || res.exitErr == nil {
+		t.Fatalf("kill-point did not fire (err=%v):\n%s", res.exitErr, res.stderr)
+	}
+	if c, k := couponIDs(t, db.Pool), dedupKeys(t, db.Pool); len(c) != 0 || len(k) != 0 {
+		t.Fatalf("killed job left coupons %v and outbox rows %v", c, k)
+	}
+	st, err := newRunner(db.Pool, now, &testenv.AlertRecorder{}).Run(ctx, kinds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Inserted != 2 || len(couponIDs(t, db.Pool)) != 2 || len(dedupKeys(t, db.Pool)) != 2 {
+		t.Fatalf("re-run %+v: want both coupons issued and both notifications enqueued", st)
+	}
+}
+
 // SPEC §2 exception: the anniversary coupon is issued first; if the outbox
 // insert then fails, the notification is lost on purpose (never twice) and
 // an ANNIVERSARY_LOST alert names its dedup_key. The failpoint is armed in a

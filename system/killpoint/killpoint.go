@@ -26,6 +26,7 @@ import (
 // The named kill-points. Keep in step with the failure table (SPEC §6).
 const (
 	JobBeforeCommit     = "job.before-commit"
+	JobAfterCoupon      = "job.after-coupon" // the anniversary coupon is committed, its outbox row not yet
 	RelayAfterClaim     = "relay.after-claim"
 	RelayAfterPublish   = "relay.after-publish"
 	RelayAfterConfirm   = "relay.after-confirm"
@@ -47,7 +48,7 @@ const (
 
 // Names lists every kill-point compiled into system/.
 var Names = []string{
-	JobBeforeCommit, RelayAfterClaim, RelayAfterPublish, RelayAfterConfirm,
+	JobBeforeCommit, JobAfterCoupon, RelayAfterClaim, RelayAfterPublish, RelayAfterConfirm,
 	WorkerBeforeClaim, WorkerAfterClaim, WorkerAfterSend, WorkerAfterResult,
 	CleanupBeforeUpdate, WorkerAfterErrorResult, RelayAfterFinish,
 	ReconcileAfterLookup, ReconcileAfterResendClaim, ReconcileAfterResend,
