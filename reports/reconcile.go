@@ -21,7 +21,8 @@ func writeReconciled(p func(string, ...any), r Reliability) {
 	}
 	p("## Reconciliation: the same schedules without and with it\n\n")
 	p("Each of the %d schedules above ran a second time with a reconciler that re-sends (`--reconcile-resend`, docs/reconcile.md); "+
-		"%d of those runs failed the contract. \"Unknown\" is the part of the visible losses still awaiting an operator: ERROR rows nobody settled.\n\n",
+		"%d of those runs failed the contract. The visible losses are split by cause: only an unknown outcome (an ERROR row) is the reconciler's to settle; "+
+		"the others are certain by design (past the scheduled date, definitely rejected, lost on purpose).\n\n",
 		len(r.Reconciled), failed)
 	p("| | without | with |\n|---|---|---|\n")
 	row := func(name string, a, b int) { p("| %s | %d | %d |\n", name, a, b) }
