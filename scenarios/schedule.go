@@ -93,7 +93,8 @@ var (
 		// reconciler meets (the first two also without one).
 		fakevendor.LandLate, fakevendor.Undelivered, fakevendor.ReportWrong, fakevendor.ReportMissing, fakevendor.ReportPending,
 		fakevendor.Lookup5xx, fakevendor.LookupHang, fakevendor.LookupMalformed}
-	reconcileKills = []string{killpoint.ReconcileAfterLookup, killpoint.ReconcileAfterResendClaim, killpoint.ReconcileAfterResend}
+	reconcileKills = []string{killpoint.ReconcileAfterLookup, killpoint.ReconcileAfterResendClaim, killpoint.ReconcileAfterResend,
+		killpoint.ReconcileBeforeSettle}
 	links          = []string{"postgres", "rabbitmq-relay", "rabbitmq-worker", "vendor"}
 )
 

@@ -40,8 +40,10 @@ const (
 	WorkerAfterErrorResult = "worker.after-error-result"
 	RelayAfterFinish       = "relay.after-finish"
 	// The reconciler (system/reconcile): after a lookup was answered,
-	// after a re-send claimed the row, after the re-send's vendor call.
+	// after a settlement's alert before its write, after a re-send claimed
+	// the row, after the re-send's vendor call.
 	ReconcileAfterLookup      = "reconcile.after-lookup"
+	ReconcileBeforeSettle     = "reconcile.before-settle"
 	ReconcileAfterResendClaim = "reconcile.after-resend-claim"
 	ReconcileAfterResend      = "reconcile.after-resend"
 )
@@ -51,7 +53,7 @@ var Names = []string{
 	JobBeforeCommit, JobAfterCoupon, RelayAfterClaim, RelayAfterPublish, RelayAfterConfirm,
 	WorkerBeforeClaim, WorkerAfterClaim, WorkerAfterSend, WorkerAfterResult,
 	CleanupBeforeUpdate, WorkerAfterErrorResult, RelayAfterFinish,
-	ReconcileAfterLookup, ReconcileAfterResendClaim, ReconcileAfterResend,
+	ReconcileAfterLookup, ReconcileBeforeSettle, ReconcileAfterResendClaim, ReconcileAfterResend,
 }
 
 // EnvVar is the environment variable that arms kill-points.

@@ -195,6 +195,7 @@ func (r *Reconciler) again(ctx context.Context, u inbox.Unsettled, answer string
 func (r *Reconciler) settle(ctx context.Context, u inbox.Unsettled, status, how, kind, reason string, now time.Time, n *int) {
 	r.alerts.Send(ctx, alert.Alert{Kind: kind, OutboxID: u.OutboxID, MessageID: u.MessageID, DedupKey: u.DedupKey,
 		Reason: reason, Instance: r.cfg.Instance, At: now})
+	killpoint.Hit(killpoint.ReconcileBeforeSettle)
 	ok, err := inbox.Settle(ctx, r.pool, u, status, how, reason, now)
 	switch {
 	case err != nil:
