@@ -41,6 +41,9 @@ func tableCatalogue() []*Scenario {
 			Steps: []Step{
 				enqueue(), start("worker", "cleanup"), assert(outboxRows("PENDING", 6)),
 				note(startWith("relay", clockBy(time.Minute)), "every row is older than any recent window a poller looks at"),
+				note(await(podEvent("first-run", "relay-1", 1)), "the relay's first poll is over"),
+				note(assert(Cond{Event: &EventCond{Name: "first-run", Pod: "relay-1", Attrs: map[string]string{"claimed": "6"}}}),
+					"its first poll claimed every due row, however old"),
 				await(outboxRows("PUBLISHED", 6)),
 			},
 			Expect: rules(allOnce),

@@ -62,6 +62,9 @@ type Relay struct {
 	messageID func(outboxID int64) string
 
 	loop periodic.Loop
+	// polled: the loop finished its first run (logged once, as the event
+	// "first-run": a harness can wait for the first poll, not for a time).
+	polled bool
 }
 
 // New returns a relay. claimedBy is cfg.Instance. The armed canary, if any,
@@ -341,6 +344,10 @@ func (r *Relay) tick(ctx context.Context) {
 		run = r.Drain
 	}
 	st, err := run(ctx)
+	if err == nil && !r.polled {
+		r.polled = true
+		r.log.Info("first relay run", "event", "first-run", "claimed", st.Claimed)
+	}
 	if err != nil && ctx.Err() == nil {
 		r.log.Error("relay run failed", "event", "run-failed", "err", err)
 	} else if st.Claimed > 0 || st.Reclaimed > 0 {
