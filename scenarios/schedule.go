@@ -95,7 +95,7 @@ var (
 		fakevendor.Lookup5xx, fakevendor.LookupHang, fakevendor.LookupMalformed}
 	reconcileKills = []string{killpoint.ReconcileAfterLookup, killpoint.ReconcileAfterResendClaim, killpoint.ReconcileAfterResend,
 		killpoint.ReconcileBeforeSettle}
-	links          = []string{"postgres", "rabbitmq-relay", "rabbitmq-worker", "vendor"}
+	links = []string{"postgres", "rabbitmq-relay", "rabbitmq-worker", "vendor"}
 )
 
 // Generate draws a schedule.
