@@ -50,6 +50,9 @@
 //   - 429: answer 429 without recording.
 //   - reset: close the connection without answering or recording.
 //   - accept-reset: record, then close the connection without answering.
+//   - fail-code: answer HTTP 200 whose body carries failure code 3005, without recording.
+//   - late-body: record, send the 200 status and headers at once and the body only after the client gave up.
+//   - malformed: record, then answer 200 with a body that is not JSON.
 //
 // The token mode (POST /v1/token, rules only):
 //

@@ -170,3 +170,34 @@ func TestMalformedExpireAtIsBadRequest(t *testing.T) {
 		t.Fatalf("count %d calls %+v, want nothing recorded and bad-request calls", fv.Count("k"), fv.CallLog())
 	}
 }
+
+// The odd answers: a 200 whose body carries a failure code (not recorded),
+// a 200 whose body arrives after the client gave up, and a 200 that is not
+// JSON (both recorded). The client calls each an unknown outcome, never
+// "sent" and never "definitely not sent".
+func TestOddAnswersAreUnknownOutcomes(t *testing.T) {
+	t.Parallel()
+	for mode, want := range map[fakevendor.Mode]struct {
+		code     string
+		recorded bool
+	}{
+		fakevendor.FailCode:  {"3005", false},
+		fakevendor.LateBody:  {sms.CodeTimeout, true},
+		fakevendor.Malformed: {sms.CodeBadBody, true},
+	} {
+		t.Run(string(mode), func(t *testing.T) {
+			t.Parallel()
+			srv, base := started(t, fakevendor.Options{Account: account, Password: password, HangTimeout: 5 * time.Second})
+			if err := srv.SetDefault(mode); err != nil {
+				t.Fatal(err)
+			}
+			res := smsClient(base).Send(context.Background(), smsRequest("m-1", time.Time{}))
+			if res.Outcome != sms.Unknown || res.Code != want.code || res.Status != 200 {
+				t.Fatalf("Send = %+v, want Unknown %s on HTTP 200", res, want.code)
+			}
+			if got := srv.Count("m-1") == 1; got != want.recorded {
+				t.Fatalf("recorded = %v, want %v", got, want.recorded)
+			}
+		})
+	}
+}

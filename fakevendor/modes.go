@@ -25,6 +25,9 @@ const (
 	Status429   Mode = "429"          // answer 429 without recording
 	Reset       Mode = "reset"        // close the connection without answering, without recording
 	AcceptReset Mode = "accept-reset" // record, then close the connection without answering
+	FailCode    Mode = "fail-code"    // answer HTTP 200 whose body carries failure code 3005, without recording
+	LateBody    Mode = "late-body"    // record, send the 200 headers at once and the body only after the client gave up
+	Malformed   Mode = "malformed"    // record, then answer 200 with a body that is not JSON
 )
 
 // TokenFail applies to token requests (POST /v1/token): the token endpoint
@@ -66,7 +69,7 @@ func (k reqKind) String() string {
 var modes = map[Mode]reqKind{
 	Accept: sendReq, AcceptHang: sendReq, Hang: sendReq, Undelivered: sendReq, LandLate: sendReq,
 	Accept5xx: sendReq, Fail5xx: sendReq, Status401: sendReq, Status403: sendReq, Status429: sendReq,
-	Reset: sendReq, AcceptReset: sendReq,
+	Reset: sendReq, AcceptReset: sendReq, FailCode: sendReq, LateBody: sendReq, Malformed: sendReq,
 
 	TokenFail: tokenReq,
 
@@ -95,7 +98,7 @@ func joinModes(ms []Mode) string {
 // records reports whether a send handled in mode m reaches the phone on
 // arrival (unless its expireat has passed).
 func (m Mode) records() bool {
-	return m == Accept || m == AcceptHang || m == Accept5xx || m == AcceptReset
+	return m == Accept || m == AcceptHang || m == Accept5xx || m == AcceptReset || m == LateBody || m == Malformed
 }
 
 // kind is the kind of request m applies to (sendReq for an unknown mode).

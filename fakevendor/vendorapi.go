@@ -227,6 +227,28 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusTooManyRequests, sendResponse{Code: "3004", Description: "too many requests"})
 	case Reset, AcceptReset:
 		s.abort(w, log)
+	case FailCode:
+		writeJSON(w, http.StatusOK, sendResponse{Code: "3005", Description: "invalid recipient", RefKey: body.RefKey})
+	case Malformed:
+		if call.Expired {
+			writeJSON(w, okStatus, ok)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"code":"1000","refkey":`))
+	case LateBody:
+		if call.Expired {
+			writeJSON(w, okStatus, ok)
+			return
+		}
+		// The status line and headers now, the body after the client's
+		// timeout: the answer arrives just too late.
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		_ = http.NewResponseController(w).Flush()
+		if s.wait(w, r, s.opts.HangTimeout, log) {
+			_ = json.NewEncoder(w).Encode(ok)
+		}
 	default:
 		log.Error("unhandled mode")
 		writeJSON(w, http.StatusInternalServerError, sendResponse{Code: "9999", Description: "unhandled mode"})

@@ -12,7 +12,7 @@ import (
 var Catchers = map[string][]string{
 	canary.MarkBeforePublish:   {"relay-crash-after-claim"},
 	canary.CheckThenAct:        {"worker-crash-after-send", "worker-crash-after-claim"},
-	canary.RetryUnknown:        {"vendor-timeout", "vendor-5xx"},
+	canary.RetryUnknown:        {"vendor-timeout", "vendor-5xx", "vendor-odd-answers"},
 	canary.ReleaseOnCancel:     {"worker-shutdown-mid-send"},
 	canary.NoSkipLocked:        {"overlapping-relays"},
 	canary.NoClaimedBy:         {"stale-relay"},

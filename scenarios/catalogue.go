@@ -162,6 +162,17 @@ func tableCatalogue() []*Scenario {
 		vendorUnknown("vendor-5xx", fakevendor.Accept5xx, fakevendor.Fail5xx,
 			"the vendor answers 5xx: once after the message reached the phone, once before"),
 		{
+			Name: "vendor-odd-answers", Row: "9",
+			Description: "the vendor answers HTTP 200 but not a success: a failure code in the body, a body that arrives after the client's timeout, a body that is not JSON",
+			Fault:       "fake vendor fail-code for notification-outbox-1, late-body for -2, malformed for -3",
+			Outcome:     "each an unknown outcome: ERROR + alert, never retried; -2 and -3 reached the phone once, -1 is lost visibly",
+			Steps: []Step{
+				inject(vendorMode(fakevendor.FailCode, 1, 0), vendorMode(fakevendor.LateBody, 2, 0), vendorMode(fakevendor.Malformed, 3, 0)),
+				enqueue(), pipeline(), await(inboxRows("ERROR", 3)),
+			},
+			Expect: rules(lost(1), alerts(checker.AlertVendorUnknown, 3), errorDelivered(2), vendorCalls(1, 1), vendorCalls(2, 1), vendorCalls(3, 1)),
+		},
+		{
 			Name: "result-write-fails", Row: "10",
 			Description: "the vendor accepted, the result UPDATE fails",
 			Fault:       "failpoint worker.result-update in worker-1",

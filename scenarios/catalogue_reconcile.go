@@ -28,6 +28,17 @@ func reconcileCatalogue() []*Scenario {
 		reconciledUnknown("reconcile-vendor-5xx", fakevendor.Accept5xx, fakevendor.Fail5xx,
 			"row 9 with reconciliation: the vendor answers 5xx, once after the message reached the phone, once before"),
 		{
+			Name: "reconcile-odd-answers", Row: "9+R", Config: resendOn,
+			Description: "the odd HTTP 200 answers with reconciliation: a failure code, a late body, a body that is not JSON",
+			Fault:       "fake vendor fail-code for notification-outbox-1, late-body for -2, malformed for -3 (once each); the reconciler runs with --reconcile-resend",
+			Outcome:     "-2 and -3 settled SENT from the report; -1 never received → re-sent once; every notification sent once",
+			Steps: []Step{
+				inject(vendorMode(fakevendor.FailCode, 1, 1), vendorMode(fakevendor.LateBody, 2, 1), vendorMode(fakevendor.Malformed, 3, 1)),
+				enqueue(), reconciled(),
+			},
+			Expect: rules(allOnce, settled(checker.SettledSent, 2), settled(checker.SettledResent, 1), vendorCalls(1, 2), vendorCalls(2, 1), vendorCalls(3, 1)),
+		},
+		{
 			Name: "reconcile-without-resend", Row: "9+R",
 			Description: "row 9 with reconciliation but no re-send: the unknown outcomes are settled, not retried",
 			Fault:       "fake vendor accept-hang for notification-outbox-1 and hang for notification-outbox-2; the reconciler runs without --reconcile-resend",

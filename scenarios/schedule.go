@@ -92,7 +92,8 @@ var (
 		// Appended, so saved failfiles keep their modes: what a
 		// reconciler meets (the first two also without one).
 		fakevendor.LandLate, fakevendor.Undelivered, fakevendor.ReportWrong, fakevendor.ReportMissing, fakevendor.ReportPending,
-		fakevendor.Lookup5xx, fakevendor.LookupHang, fakevendor.LookupMalformed}
+		fakevendor.Lookup5xx, fakevendor.LookupHang, fakevendor.LookupMalformed,
+		fakevendor.FailCode, fakevendor.LateBody, fakevendor.Malformed}
 	reconcileKills = []string{killpoint.ReconcileAfterLookup, killpoint.ReconcileAfterResendClaim, killpoint.ReconcileAfterResend,
 		killpoint.ReconcileBeforeSettle}
 	links = []string{"postgres", "rabbitmq-relay", "rabbitmq-worker", "vendor"}
