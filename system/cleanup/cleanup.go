@@ -7,10 +7,12 @@ package cleanup
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/outboxchaos/outboxchaos/system/alert"
@@ -55,6 +57,10 @@ func TryLock(ctx context.Context, pool *pgxpool.Pool, name, owner string, now ti
 			locked_at = EXCLUDED.locked_at, locked_by = EXCLUDED.locked_by
 		WHERE scheduler_locks.locked_until <= EXCLUDED.locked_at`,
 		name, now.Add(ttl), now, owner)
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "42P01" {
+		return false, fmt.Errorf("take scheduler lock %s: the schema is not migrated (run outboxchaos migrate): %w", name, err)
+	}
 	if err != nil {
 		return false, fmt.Errorf("take scheduler lock %s: %w", name, err)
 	}
