@@ -301,6 +301,18 @@ func tableCatalogue() []*Scenario {
 			Expect: rules(allOnce, alerts(checker.AlertParked, 1)),
 		},
 		{
+			Name: "worker-crash-after-park", Row: "12", Kinds: []notification.Kind{notification.GradeRenewal},
+			Description: "the worker dies right after moving a message to the parking queue",
+			Fault:       "vendor 401 for notification-outbox-1 until it is parked; kill-point worker.after-park (SIGKILL) in worker-1",
+			Outcome:     "the parked message already has its PARKED alert (nothing looks at a parked message again): lost visibly, never silently",
+			Steps: []Step{
+				inject(vendorMode(fakevendor.Status401, 1, 0)),
+				enqueue(), startWith("worker", kill(kp.WorkerAfterPark)), start("relay", "cleanup"),
+				await(killed("worker-1")), restart("worker-1"),
+			},
+			Expect: rules(lost(1), alerts(checker.AlertParked, 1)),
+		},
+		{
 			Name: "schema-race", Row: "§7", SelfMigrate: true,
 			Description: "six instances migrate a fresh schema while another instance is part-way through its migration",
 			Fault:       "a migration held open (its advisory lock taken, CREATE TABLE members uncommitted) until six migrate pods wait on it",

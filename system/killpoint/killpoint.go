@@ -38,6 +38,7 @@ const (
 	// A final status is committed: the row will never be looked at again,
 	// so its alert must already be out.
 	WorkerAfterErrorResult = "worker.after-error-result"
+	WorkerAfterPark        = "worker.after-park" // the parked copy is confirmed and the delivery acked
 	RelayAfterFinish       = "relay.after-finish"
 	// The reconciler (system/reconcile): after a lookup was answered,
 	// after a settlement's alert before its write, after a re-send claimed
@@ -52,7 +53,7 @@ const (
 var Names = []string{
 	JobBeforeCommit, JobAfterCoupon, RelayAfterClaim, RelayAfterPublish, RelayAfterConfirm,
 	WorkerBeforeClaim, WorkerAfterClaim, WorkerAfterSend, WorkerAfterResult,
-	CleanupBeforeUpdate, WorkerAfterErrorResult, RelayAfterFinish,
+	CleanupBeforeUpdate, WorkerAfterErrorResult, WorkerAfterPark, RelayAfterFinish,
 	ReconcileAfterLookup, ReconcileBeforeSettle, ReconcileAfterResendClaim, ReconcileAfterResend,
 }
 

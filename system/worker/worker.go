@@ -463,12 +463,16 @@ func (w *Worker) release(ctx context.Context, c inbox.Claim, p notification.Payl
 	return true
 }
 
-// park moves the message to the parking queue with a reason, alerts, acks.
+// park moves d to the consumer-less parking queue with its reason. Nothing
+// looks at a parked message again, so its alert goes out first: if the
+// republish then fails, d is requeued and alerted again (twice, never
+// none).
 func (w *Worker) park(ctx context.Context, d amqp.Delivery, p notification.Payload, reason string) {
+	w.alerts.Send(ctx, alert.Alert{Kind: alert.KindParked, OutboxID: p.OutboxID, MessageID: d.MessageId,
+		DedupKey: p.DedupKey, Reason: reason, Instance: w.cfg.Instance, At: w.clock.Now()})
 	if w.republish(ctx, d, broker.KeyParking, amqp.Table{broker.HeaderFailureReason: reason}, "park") {
+		killpoint.Hit(killpoint.WorkerAfterPark)
 		w.log.Warn("parked", "event", "park", "message_id", d.MessageId, "outbox_id", p.OutboxID, "reason", reason)
-		w.alerts.Send(ctx, alert.Alert{Kind: alert.KindParked, OutboxID: p.OutboxID, MessageID: d.MessageId,
-			DedupKey: p.DedupKey, Reason: reason, Instance: w.cfg.Instance, At: w.clock.Now()})
 	}
 }
 
