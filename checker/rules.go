@@ -83,6 +83,7 @@ var rules = map[string]struct {
 		}
 		return want("inbox rows settled "+r.Status, n, r.N)
 	}},
+	"parked":           {"exactly n messages parked, each with its x-failure-reason and a PARKED alert naming it", parkedWithReason},
 	"disjoint-claims":  {"no outbox row claimed by two relay runs", disjointClaims},
 	"returned-counted": {"a publish that came back returned counts as a failed attempt", returnedCounted},
 	"late-mark": {"the pod's second mark wrote exactly n rows (it lost every lease)", func(r Rule, rec Record, _ Verdict) error {
@@ -201,4 +202,26 @@ func returnedCounted(_ Rule, rec Record, _ Verdict) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// parkedWithReason: every parked message carries the reason it was parked
+// (x-failure-reason, for the operator who moves it back) and a PARKED
+// alert names it; there are exactly r.N of them.
+func parkedWithReason(r Rule, rec Record, _ Verdict) error {
+	alerted := map[string]bool{}
+	for _, a := range rec.State.Alerts {
+		if a.Kind == AlertParked {
+			alerted[a.MessageID] = true
+		}
+	}
+	var errs []error
+	for _, p := range rec.State.Parked {
+		if p.Reason == "" || p.Reason == "<nil>" {
+			errs = append(errs, fmt.Errorf("parked %s has no x-failure-reason", p.MessageID))
+		}
+		if !alerted[p.MessageID] {
+			errs = append(errs, fmt.Errorf("parked %s has no PARKED alert", p.MessageID))
+		}
+	}
+	return errors.Join(append(errs, want("parked messages", len(rec.State.Parked), r.N))...)
 }

@@ -68,6 +68,9 @@ type Broker interface {
 	// queue: the first call takes it out of the parking queue, later calls
 	// replay the same copy again. It returns the copy's failure reason.
 	ReplayParked(ctx context.Context, messageID string) (reason string, err error)
+	// Publish puts a message on the main queue as a producer would
+	// (persistent, confirmed).
+	Publish(ctx context.Context, messageID string, body []byte) error
 }
 
 // Duration is a time.Duration written in JSON as Go's duration text ("1.5s").

@@ -30,6 +30,7 @@ type Spec struct {
 	At        string   `json:"at,omitempty"`        // clock: the pod's clock starts at "hh:mm" or "+1d hh:mm"
 	Pod       string   `json:"pod,omitempty"`       // sigterm: the pod
 	Rows      int      `json:"rows,omitempty"`      // hold-rows: how many PENDING rows
+	Poison    string   `json:"poison,omitempty"`    // poison: what is wrong with the message
 }
 
 // builders maps each kind to its constructor and a one-line description.
@@ -49,6 +50,7 @@ var builders = map[string]struct {
 	"replay-parked":  {"the operator replays a parked message to the main queue (msg)", buildReplay},
 	"hold-rows":      {"a transaction row-locks the first PENDING outbox rows (rows)", buildHoldRows},
 	"hold-migration": {"a migration is held half-done under the migration lock", buildHoldMigration},
+	"poison":         {"a message no relay wrote, published to the main queue (poison: unknown-kind, missing-template, long-fallback, malformed, long-message-id)", buildPoison},
 }
 
 // Kinds lists every fault kind with its description, sorted by kind.

@@ -32,6 +32,7 @@ var Catchers = map[string][]string{
 	canary.NoDedup:             {"parking-replay"},
 	canary.RecentOnly:          {"pending-before-relay"},
 	canary.TrustFirstAnswer:    {"late-landing", "late-landing-no-resend", "report-disagrees"},
+	canary.ParkWithoutReason:   {"poison-messages"},
 }
 
 // CanaryResult is the sweep's answer for one canary.

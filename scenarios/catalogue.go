@@ -301,6 +301,18 @@ func tableCatalogue() []*Scenario {
 			Expect: rules(allOnce, alerts(checker.AlertParked, 1)),
 		},
 		{
+			Name: "poison-messages", Row: "§5",
+			Description: "messages no relay wrote reach the main queue: an unknown kind, a missing template, a fallback over 2,000 EUC-KR bytes, a malformed payload, a message_id over 100 characters",
+			Fault:       "the operator publishes five poison messages straight to the main queue once the worker consumes",
+			Outcome:     "each parked with its x-failure-reason and a PARKED alert, never sent to the vendor; every real notification sent once",
+			Steps: []Step{
+				enqueue(), pipeline(), await(podEvent("consume-start", "worker-", 1)),
+				inject(poison("unknown-kind"), poison("missing-template"), poison("long-fallback"), poison("malformed"), poison("long-message-id")),
+				await(Cond{Event: &EventCond{Name: "park", N: 5}}),
+			},
+			Expect: rules(allOnce, checker.Rule{Rule: "parked", N: 5}, alerts(checker.AlertParked, 5), handsets(6)),
+		},
+		{
 			Name: "worker-crash-after-park", Row: "12", Kinds: []notification.Kind{notification.GradeRenewal},
 			Description: "the worker dies right after moving a message to the parking queue",
 			Fault:       "vendor 401 for notification-outbox-1 until it is parked; kill-point worker.after-park (SIGKILL) in worker-1",

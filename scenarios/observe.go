@@ -133,9 +133,10 @@ func (e *Env) queues() (parked []checker.ParkedRecord, d checker.QueueDepths, er
 				break
 			}
 			reason, _ := msg.Headers[broker.HeaderFailureReason].(string)
-			if reason == "" {
+			if _, dead := msg.Headers["x-death"]; reason == "" && dead {
 				// Dead-lettered by RabbitMQ itself (the delivery limit):
-				// parked all the same.
+				// parked all the same. Any other copy without a reason
+				// keeps "" (the worker forgot to say why).
 				reason = "dead-lettered"
 			}
 			parked = append(parked, checker.ParkedRecord{MessageID: msg.MessageId, Reason: reason})

@@ -79,6 +79,26 @@ func (e *Env) ReplayParked(_ context.Context, messageID string) (string, error) 
 	})
 }
 
+// Publish puts a message on the main queue, persistent and confirmed.
+func (e *Env) Publish(_ context.Context, messageID string, body []byte) error {
+	return e.withChannel(func(ch *amqp.Channel) error {
+		if err := ch.Confirm(false); err != nil {
+			return fmt.Errorf("confirm mode: %w", err)
+		}
+		dc, err := ch.PublishWithDeferredConfirm(broker.NamesFor(e.SB.Prefix).Exchange, broker.KeySend, true, false, amqp.Publishing{
+			MessageId: messageID, Body: body, DeliveryMode: amqp.Persistent, ContentType: "application/json",
+		})
+		if err != nil {
+			return fmt.Errorf("publish %s: %w", messageID, err)
+		}
+		if !dc.Wait() {
+			return fmt.Errorf("publish %s: nacked", messageID)
+		}
+		e.Logf("operator", "published %s to the main queue", messageID)
+		return nil
+	})
+}
+
 // takeParked removes the parked message messageID (the first one parked).
 func (e *Env) takeParked(messageID string) (msg amqp.Delivery, err error) {
 	err = e.withChannel(func(ch *amqp.Channel) error {

@@ -22,8 +22,8 @@ type Draw interface {
 
 // FaultEvent is one fault of a schedule.
 type FaultEvent struct {
-	Kind   string        `json:"kind"`            // killpoint | failpoint | vendor | latency | down
-	Target string        `json:"target"`          // pod role, proxy name, or vendor mode
+	Kind   string        `json:"kind"`            // killpoint | failpoint | vendor | latency | down | poison
+	Target string        `json:"target"`          // pod role, proxy name, vendor mode, or what makes it poison
 	Point  string        `json:"point,omitempty"` // kill-point / failpoint name
 	Hit    int           `json:"hit,omitempty"`   // on the Nth hit
 	Msg    int           `json:"msg,omitempty"`   // vendor rule: outbox id
@@ -38,6 +38,8 @@ func (f FaultEvent) String() string {
 		return fmt.Sprintf("%s %s:%d in %s", f.Kind, f.Point, f.Hit, f.Target)
 	case "clock":
 		return "relay clock +1 day"
+	case "poison":
+		return "poison " + f.Target
 	case "vendor":
 		return fmt.Sprintf("vendor %s for %s ×%d", f.Target, checker.MessageID(int64(f.Msg)), f.Times)
 	default:
@@ -121,7 +123,7 @@ func Generate(d Draw) Schedule {
 	n := d.Int("faults", 0, 4)
 	for i := 0; i < n; i++ {
 		var f FaultEvent
-		switch d.Int("fault kind", 0, 6) {
+		switch d.Int("fault kind", 0, 7) {
 		case 0:
 			f = FaultEvent{Kind: "killpoint", Target: "relay", Point: relayKills[d.Int("relay point", 0, len(relayKills)-1)], Hit: d.Int("hit", 1, 2)}
 		case 1:
@@ -143,6 +145,9 @@ func Generate(d Draw) Schedule {
 				At: time.Duration(d.Int("at ms", 0, 1500)) * time.Millisecond, For: time.Duration(d.Int("for ms", 200, 1500)) * time.Millisecond}
 		case 6:
 			f = FaultEvent{Kind: "killpoint", Target: "reconciler", Point: reconcileKills[d.Int("reconciler point", 0, len(reconcileKills)-1)], Hit: d.Int("hit", 1, 2)}
+		case 7:
+			names := faults.PoisonNames()
+			f = FaultEvent{Kind: "poison", Target: names[d.Int("poison", 0, len(names)-1)]}
 		}
 		if f.Kind == "killpoint" && f.Target == "job" {
 			continue
@@ -172,7 +177,7 @@ func (s Schedule) Scenario(name string) *Scenario {
 		Outcome:     "nothing twice, nothing lost silently, nothing unexpected, nothing stuck",
 	}
 	armed := map[string][]faults.Spec{}
-	var vendor []faults.Spec
+	var vendor, poisons []faults.Spec
 	var windows []Step
 	jobCrash, relayClock := false, false
 	for _, f := range s.Events {
@@ -193,6 +198,8 @@ func (s Schedule) Scenario(name string) *Scenario {
 			armed[f.Target] = append(armed[f.Target], faults.Spec{Kind: "failpoint", Point: f.Point, Hit: f.Hit})
 		case "clock":
 			relayClock = true
+		case "poison":
+			poisons = append(poisons, faults.Spec{Kind: "poison", Poison: f.Target})
 		default:
 			spec := faults.Spec{Kind: f.Kind, Link: f.Target}
 			if f.Kind == "latency" {
@@ -236,6 +243,10 @@ func (s Schedule) Scenario(name string) *Scenario {
 		if s.Reconcile == "resend" {
 			sc.Config = map[string]string{"reconcile-resend": "true"}
 		}
+	}
+	if len(poisons) > 0 {
+		// Published once a worker consumes (the topology exists then).
+		sc.Steps = append(sc.Steps, await(podEvent("consume-start", "worker-", 1)), inject(poisons...))
 	}
 	if len(windows) > 0 {
 		sort.SliceStable(windows, func(i, j int) bool { return windows[i].After < windows[j].After })

@@ -81,6 +81,7 @@ func stall(link string, d faults.Direction) faults.Spec {
 	return faults.Spec{Kind: "stall", Link: link, Direction: string(d)}
 }
 func fs(specs ...faults.Spec) []faults.Spec { return specs }
+func poison(what string) faults.Spec        { return faults.Spec{Kind: "poison", Poison: what} }
 
 // Rules.
 

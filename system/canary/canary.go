@@ -79,13 +79,16 @@ const (
 	// as soon as the row is ERROR: no acceptance deadline, no second
 	// lookup. A request still in flight lands after "never received".
 	TrustFirstAnswer = "trust-first-answer"
+	// ParkWithoutReason parks a message without its x-failure-reason
+	// header: the operator who finds it cannot tell why.
+	ParkWithoutReason = "park-without-reason"
 )
 
 // Names lists every canary.
 var Names = []string{MarkBeforePublish, CheckThenAct, RetryUnknown, ReleaseOnCancel, NoSkipLocked,
 	NoClaimedBy, AckBeforeResult, FreshMessageID, ReturnedAsPublished, TimeoutAsConfirmed, NoCleanupAlert,
 	RateLimitAsUnknown, SilentAnniversary, NoAdDeferral, NoExpiry, PlainInsert, MigrateUnlocked, NoReconnect,
-	AutoAck, NoDedup, RecentOnly, TrustFirstAnswer}
+	AutoAck, NoDedup, RecentOnly, TrustFirstAnswer, ParkWithoutReason}
 
 // armed is the armed canary's name ("" for none).
 var armed atomic.Pointer[string]

@@ -15,6 +15,7 @@ type policy struct {
 	releaseOnCancel bool
 	ackBeforeResult bool // ack a sent message before writing its result (AckBeforeResult)
 	retryUnknown    bool // retry an unknown vendor outcome as not sent (RetryUnknown)
+	parkReason      bool // a parked copy carries x-failure-reason (ParkWithoutReason: false)
 }
 
 // policyFor returns the worker's policy with canary bug (a canary name, ""
@@ -28,5 +29,6 @@ func policyFor(bug string) policy {
 		releaseOnCancel: bug == canary.ReleaseOnCancel,
 		ackBeforeResult: bug == canary.AckBeforeResult,
 		retryUnknown:    bug == canary.RetryUnknown,
+		parkReason:      bug != canary.ParkWithoutReason,
 	}
 }

@@ -470,7 +470,11 @@ func (w *Worker) release(ctx context.Context, c inbox.Claim, p notification.Payl
 func (w *Worker) park(ctx context.Context, d amqp.Delivery, p notification.Payload, reason string) {
 	w.alerts.Send(ctx, alert.Alert{Kind: alert.KindParked, OutboxID: p.OutboxID, MessageID: d.MessageId,
 		DedupKey: p.DedupKey, Reason: reason, Instance: w.cfg.Instance, At: w.clock.Now()})
-	if w.republish(ctx, d, broker.KeyParking, amqp.Table{broker.HeaderFailureReason: reason}, "park") {
+	extra := amqp.Table{broker.HeaderFailureReason: reason}
+	if !w.policy.parkReason {
+		extra = nil
+	}
+	if w.republish(ctx, d, broker.KeyParking, extra, "park") {
 		killpoint.Hit(killpoint.WorkerAfterPark)
 		w.log.Warn("parked", "event", "park", "message_id", d.MessageId, "outbox_id", p.OutboxID, "reason", reason)
 	}
