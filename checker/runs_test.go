@@ -70,6 +70,7 @@ func TestRulesCatchTheirBug(t *testing.T) {
 		"worker-shutdown-mid-send-seed650260-release-on-cancel": {Rule: "alerts", Kind: AlertVendorUnknown, N: 1},
 		"vendor-5xx-seed650260-retry-unknown":                   {Rule: "vendor-calls", Msg: 1, N: 1},
 		"report-disagrees-seed235651-trust-first-answer":        {Rule: "settled", Status: SettledSent, N: 1},
+		"poison-messages-seed262525-park-without-reason":        {Rule: "parked", N: 5},
 	} {
 		rec := loadRun(t, dir)
 		if err := rule.Eval(rec, Judge(rec.History, rec.Faults, rec.State)); err == nil {
