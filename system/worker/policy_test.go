@@ -13,18 +13,19 @@ import (
 // leaves the worker alone.
 func TestPolicyFor(t *testing.T) {
 	prod := policyFor("")
-	want := policy{reconnect: true, claim: true}
+	want := policy{reconnect: true, claim: true, parkReason: true}
 	if prod != want {
 		t.Fatalf("policyFor(\"\") = %+v, want %+v", prod, want)
 	}
 	changes := map[string][]string{
-		canary.NoReconnect:     {"reconnect"},
-		canary.AutoAck:         {"ackOnDelivery"},
-		canary.NoDedup:         {"claim", "ignorePeek"},
-		canary.CheckThenAct:    {"claim"},
-		canary.ReleaseOnCancel: {"releaseOnCancel"},
-		canary.AckBeforeResult: {"ackBeforeResult"},
-		canary.RetryUnknown:    {"retryUnknown"},
+		canary.NoReconnect:       {"reconnect"},
+		canary.AutoAck:           {"ackOnDelivery"},
+		canary.NoDedup:           {"claim", "ignorePeek"},
+		canary.CheckThenAct:      {"claim"},
+		canary.ReleaseOnCancel:   {"releaseOnCancel"},
+		canary.AckBeforeResult:   {"ackBeforeResult"},
+		canary.RetryUnknown:      {"retryUnknown"},
+		canary.ParkWithoutReason: {"parkReason"},
 	}
 	for _, bug := range canary.Names {
 		got := differing(prod, policyFor(bug))
