@@ -200,6 +200,12 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 	if call.Accepted && s.opts.Latency > 0 && !s.wait(w, r, s.opts.Latency, log) {
 		return
 	}
+	// An expired send is answered 410 at once, except where its mode still
+	// hangs (accept-hang waits, then answers 410) or resets (accept-reset).
+	if call.Expired && call.Mode != AcceptHang && call.Mode != AcceptReset {
+		writeJSON(w, okStatus, ok)
+		return
+	}
 	switch call.Mode {
 	case Accept:
 		writeJSON(w, okStatus, ok)
@@ -212,10 +218,6 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, http.StatusGatewayTimeout, sendResponse{Code: "9998", Description: "timed out"})
 		}
 	case Accept5xx:
-		if call.Expired {
-			writeJSON(w, okStatus, ok)
-			return
-		}
 		writeJSON(w, http.StatusInternalServerError, sendResponse{Code: "9999", Description: "internal error"})
 	case Fail5xx:
 		writeJSON(w, http.StatusServiceUnavailable, sendResponse{Code: "9999", Description: "service unavailable"})
@@ -230,17 +232,9 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 	case FailCode:
 		writeJSON(w, http.StatusOK, sendResponse{Code: "3005", Description: "invalid recipient", RefKey: body.RefKey})
 	case Malformed:
-		if call.Expired {
-			writeJSON(w, okStatus, ok)
-			return
-		}
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"code":"1000","refkey":`))
 	case LateBody:
-		if call.Expired {
-			writeJSON(w, okStatus, ok)
-			return
-		}
 		// The status line and headers now, the body after the client's
 		// timeout: the answer arrives just too late.
 		w.Header().Set("Content-Type", "application/json")
