@@ -61,40 +61,38 @@ func (e *Env) ReplayParked(_ context.Context, messageID string) (string, error) 
 		e.mu.Unlock()
 	}
 	reason := fmt.Sprint(msg.Headers[broker.HeaderFailureReason])
-	return reason, e.withChannel(func(ch *amqp.Channel) error {
-		if err := ch.Confirm(false); err != nil {
-			return fmt.Errorf("confirm mode: %w", err)
-		}
-		dc, err := ch.PublishWithDeferredConfirm(broker.NamesFor(e.SB.Prefix).Exchange, broker.KeySend, true, false, amqp.Publishing{
-			MessageId: msg.MessageId, Headers: msg.Headers, Body: msg.Body, DeliveryMode: amqp.Persistent, ContentType: msg.ContentType,
-		})
-		if err != nil {
-			return fmt.Errorf("replay %s: %w", msg.MessageId, err)
-		}
-		if !dc.Wait() {
-			return fmt.Errorf("replay %s: nacked", msg.MessageId)
-		}
-		e.Logf("operator", "replayed %s from parking to the main queue", msg.MessageId)
-		return nil
-	})
+	if err := e.publishMain(amqp.Publishing{MessageId: msg.MessageId, Headers: msg.Headers, Body: msg.Body,
+		DeliveryMode: amqp.Persistent, ContentType: msg.ContentType}); err != nil {
+		return reason, fmt.Errorf("replay: %w", err)
+	}
+	e.Logf("operator", "replayed %s from parking to the main queue", msg.MessageId)
+	return reason, nil
 }
 
 // Publish puts a message on the main queue, persistent and confirmed.
 func (e *Env) Publish(_ context.Context, messageID string, body []byte) error {
+	if err := e.publishMain(amqp.Publishing{MessageId: messageID, Body: body, DeliveryMode: amqp.Persistent,
+		ContentType: "application/json"}); err != nil {
+		return err
+	}
+	e.Logf("operator", "published %s to the main queue", messageID)
+	return nil
+}
+
+// publishMain publishes pub to the main queue (routing key send, mandatory)
+// and waits for the broker's confirm.
+func (e *Env) publishMain(pub amqp.Publishing) error {
 	return e.withChannel(func(ch *amqp.Channel) error {
 		if err := ch.Confirm(false); err != nil {
 			return fmt.Errorf("confirm mode: %w", err)
 		}
-		dc, err := ch.PublishWithDeferredConfirm(broker.NamesFor(e.SB.Prefix).Exchange, broker.KeySend, true, false, amqp.Publishing{
-			MessageId: messageID, Body: body, DeliveryMode: amqp.Persistent, ContentType: "application/json",
-		})
+		dc, err := ch.PublishWithDeferredConfirm(broker.NamesFor(e.SB.Prefix).Exchange, broker.KeySend, true, false, pub)
 		if err != nil {
-			return fmt.Errorf("publish %s: %w", messageID, err)
+			return fmt.Errorf("publish %s: %w", pub.MessageId, err)
 		}
 		if !dc.Wait() {
-			return fmt.Errorf("publish %s: nacked", messageID)
+			return fmt.Errorf("publish %s: nacked", pub.MessageId)
 		}
-		e.Logf("operator", "published %s to the main queue", messageID)
 		return nil
 	})
 }

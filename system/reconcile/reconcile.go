@@ -141,15 +141,21 @@ func (r *Reconciler) one(ctx context.Context, u inbox.Unsettled, st *Stats) {
 	}
 	switch {
 	case answer == AnswerSent:
-		r.settle(ctx, u, inbox.StatusSent, inbox.SettledSent, alert.KindReconciledSent, "", now, &st.Sent)
+		if r.settle(ctx, u, inbox.StatusSent, inbox.SettledSent, alert.KindReconciledSent, "", now) {
+			st.Sent++
+		}
 	case strings.HasPrefix(answer, AnswerFailed):
-		r.settle(ctx, u, inbox.StatusFailed, inbox.SettledFailed, alert.KindReconciledFailed, reason, now, &st.Failed)
+		if r.settle(ctx, u, inbox.StatusFailed, inbox.SettledFailed, alert.KindReconciledFailed, reason, now) {
+			st.Failed++
+		}
 	case r.cfg.ReconcileResend && u.Resends < r.cfg.ReconcileMaxResends:
 		if r.resend(ctx, u) {
 			st.Resent++
 		}
 	default:
-		r.settle(ctx, u, inbox.StatusFailed, inbox.SettledFailed, alert.KindReconciledFailed, NeverReceived, now, &st.Failed)
+		if r.settle(ctx, u, inbox.StatusFailed, inbox.SettledFailed, alert.KindReconciledFailed, NeverReceived, now) {
+			st.Failed++
+		}
 	}
 }
 
@@ -191,8 +197,8 @@ func (r *Reconciler) again(ctx context.Context, u inbox.Unsettled, answer string
 }
 
 // settle writes a final status after its alert (a crash in between alerts
-// twice, never zero times).
-func (r *Reconciler) settle(ctx context.Context, u inbox.Unsettled, status, how, kind, reason string, now time.Time, n *int) {
+// twice, never zero times). It reports whether the row was settled.
+func (r *Reconciler) settle(ctx context.Context, u inbox.Unsettled, status, how, kind, reason string, now time.Time) bool {
 	r.alerts.Send(ctx, alert.Alert{Kind: kind, OutboxID: u.OutboxID, MessageID: u.MessageID, DedupKey: u.DedupKey,
 		Reason: reason, Instance: r.cfg.Instance, At: now})
 	killpoint.Hit(killpoint.ReconcileBeforeSettle)
@@ -203,9 +209,9 @@ func (r *Reconciler) settle(ctx context.Context, u inbox.Unsettled, status, how,
 	case !ok:
 		r.log.Warn("row moved on before its settlement", "event", "settle-lost", "message_id", u.MessageID)
 	default:
-		*n++
 		r.log.Info("settled", "event", "settle", "message_id", u.MessageID, "status", status, "how", how, "reason", reason)
 	}
+	return err == nil && ok
 }
 
 // Start runs RunOnce every ReconcileInterval until Stop.

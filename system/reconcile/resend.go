@@ -27,8 +27,7 @@ func (r *Reconciler) resend(ctx context.Context, u inbox.Unsettled) bool {
 	now := r.clock.Now()
 	body, err := r.message(ctx, u)
 	if errors.Is(err, pgx.ErrNoRows) {
-		var n int
-		r.settle(ctx, u, inbox.StatusFailed, inbox.SettledFailed, alert.KindReconciledFailed, NeverReceived+": no outbox row to re-send", now, &n)
+		r.settle(ctx, u, inbox.StatusFailed, inbox.SettledFailed, alert.KindReconciledFailed, NeverReceived+": no outbox row to re-send", now)
 		return false
 	}
 	if err != nil {
@@ -41,8 +40,7 @@ func (r *Reconciler) resend(ctx context.Context, u inbox.Unsettled) bool {
 		return false
 	}
 	if v.Reason != "" {
-		var n int
-		r.settle(ctx, u, inbox.StatusFailed, inbox.SettledFailed, alert.KindReconciledFailed, NeverReceived+"; not re-sent: "+v.Reason, now, &n)
+		r.settle(ctx, u, inbox.StatusFailed, inbox.SettledFailed, alert.KindReconciledFailed, NeverReceived+"; not re-sent: "+v.Reason, now)
 		return false
 	}
 	ctx = context.WithoutCancel(ctx)
