@@ -20,11 +20,16 @@ type AdminClient struct {
 }
 
 // NewAdminClient returns a client for the fake vendor at baseURL (the URL
-// Start returned).
+// Start returned). It owns its transport: on http.DefaultTransport anything
+// else in the process that closes idle connections (httptest.Server.Close
+// does) can break an admin call that was reusing one.
 func NewAdminClient(baseURL string) *AdminClient {
 	return &AdminClient{
 		base: strings.TrimRight(baseURL, "/"),
-		hc:   &http.Client{Timeout: 10 * time.Second},
+		hc: &http.Client{
+			Transport: &http.Transport{MaxIdleConnsPerHost: 4, IdleConnTimeout: 30 * time.Second},
+			Timeout:   10 * time.Second,
+		},
 	}
 }
 

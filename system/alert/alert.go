@@ -86,9 +86,13 @@ type Webhook struct {
 }
 
 // NewWebhook returns a sender posting to url with the given per-request
-// timeout.
+// timeout. It owns its transport, so Close drops only its own idle
+// connections, never those of http.DefaultTransport's other users.
 func NewWebhook(url string, timeout time.Duration, log *slog.Logger) *Webhook {
-	return &Webhook{url: url, log: log, client: &http.Client{Timeout: timeout}}
+	return &Webhook{url: url, log: log, client: &http.Client{
+		Transport: &http.Transport{MaxIdleConnsPerHost: 4, IdleConnTimeout: 30 * time.Second},
+		Timeout:   timeout,
+	}}
 }
 
 // Send logs the alert (event "alert", so a harness sees it even when the
