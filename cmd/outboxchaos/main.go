@@ -45,6 +45,7 @@ func init() {
 		"scenario":  {"list or run the named fault-injection scenarios", runScenario},
 		"canary":    {"enable each deliberate bug in turn and check a scenario catches it", runCanary},
 		"report":    {"run scenarios, random schedules and canaries; write reports/RELIABILITY.md", runReport},
+		"simulate":  {"simulate a production day on the real pipeline, compressed; write reports/SIMULATION.md (capacity: the capacity table)", runSimulate},
 		"help":      {"show this help, or the flags of one command", nil},
 	}
 }
