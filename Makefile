@@ -12,7 +12,7 @@ GOTESTSUM := $(GO) run gotest.tools/gotestsum@v1.13.0
 # make chaos draws a fresh seed each run and prints it; SEED=… replays one.
 CHAOSSEED := $(if $(SEED),$(SEED),$(shell date +%s%N | cut -c1-15))
 
-.PHONY: all build demo test unit vet fmt-check scenario scenarios canaries chaos report bench bench-quick clean
+.PHONY: all build demo test unit vet fmt-check scenario scenarios canaries chaos report simulate simulate-short capacity bench bench-quick clean
 
 all: build
 
@@ -23,8 +23,8 @@ build:
 demo: build
 	./$(BIN) demo
 
-## test: gofmt, vet, unit + integration tests with -race, then the chaos suite
-test: fmt-check vet unit chaos
+## test: gofmt, vet, unit + integration tests with -race, the chaos suite, then a short simulated day
+test: fmt-check vet unit chaos simulate-short
 
 unit:
 	$(GO) test -race -count=1 -timeout 15m ./...
@@ -60,6 +60,20 @@ chaos:
 ## report: run everything and write reports/RELIABILITY.md
 report: build
 	./$(BIN) report --checks $(CHECKS) --out reports/RELIABILITY.md
+
+## simulate: a production day on the real pipeline, compressed (DAY=sim/days/x.yaml, SEED=…); writes reports/SIMULATION.md and its charts
+DAY ?=
+simulate: build
+	./$(BIN) simulate $(if $(DAY),--config $(DAY),) $(if $(SEED),--seed $(SEED),) --out reports/SIMULATION.md
+
+## simulate-short: the short example day, for CI: fails if the contract breaks (its report goes to $(ART)/)
+simulate-short: build
+	@mkdir -p $(ART)
+	./$(BIN) simulate --config sim/days/short.json --quiet --out $(ART)/SIMULATION-short.md
+
+## capacity: the capacity tables, measured by simulating evenings and days; writes reports/CAPACITY.md
+capacity: build
+	./$(BIN) simulate capacity --out reports/CAPACITY.md
 
 BENCH_FLAGS ?=
 

@@ -64,7 +64,7 @@ type Server struct {
 	ledger     []Entry
 	fired      map[Mode]int
 	lookups    []Lookup
-	attempts   map[string]int // sends per refkey, for Plan
+	attempts   map[string]int    // sends per refkey, for Plan
 	held       map[int]*heldSend // land-late requests not yet landed, by call number
 	failed     map[string]bool   // refkeys of undelivered sends: the report says FAILED
 	srv        *http.Server

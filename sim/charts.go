@@ -94,11 +94,18 @@ func WriteCharts(r *Result, dir string) ([]Chart, error) {
 	}
 
 	p = newDayPlot("Inbox rows by status", "rows")
-	if err := plotutil.AddLines(p, "SENT", series(r, st(ib, "SENT")), "SENDING", series(r, st(ib, "SENDING")),
-		"ERROR", series(r, st(ib, "ERROR")), "FAILED", series(r, st(ib, "FAILED"))); err != nil {
+	if err := plotutil.AddLines(p, "SENT", series(r, st(ib, "SENT"))); err != nil {
 		return nil, err
 	}
-	if err := add(p, "inbox.png", "Inbox states", "Rows of notification_histories by status: SENT climbs as the worker sends; ERROR rows are vendor outcomes nobody can know (timeouts, 5xx) and sends a killed worker left behind, each with an alert."); err != nil {
+	if err := add(p, "inbox.png", "Inbox: sent", "Rows of notification_histories that reached SENT: the worker's progress through the day, one relay batch at a time."); err != nil {
+		return nil, err
+	}
+	p = newDayPlot("Inbox rows not sent", "rows")
+	if err := plotutil.AddLines(p, "ERROR", series(r, st(ib, "ERROR")), "FAILED", series(r, st(ib, "FAILED")),
+		"SENDING", series(r, st(ib, "SENDING"))); err != nil {
+		return nil, err
+	}
+	if err := add(p, "inbox-trouble.png", "Inbox: ERROR, FAILED, SENDING", "The inbox rows that did not reach SENT, on their own scale: ERROR rows are vendor outcomes nobody can know (timeouts, 5xx) and sends a killed worker left behind (cleanup turns a SENDING row older than 10 minutes into ERROR), each with an alert; FAILED are definitely-not-sent outcomes."); err != nil {
 		return nil, err
 	}
 
