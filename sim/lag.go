@@ -98,6 +98,7 @@ type Delivery struct {
 	Advertising bool
 	Enqueued    time.Time // the outbox row's creation, virtual
 	Handset     time.Time // its first ledger entry, virtual
+	Status      string    // the outbox row's final status
 }
 
 // Latency is enqueue → handset.
@@ -110,7 +111,7 @@ func deliveries(ctx context.Context, env *scenarios.Env) ([]Delivery, error) {
 			first[e.RefKey] = e.At
 		}
 	}
-	rows, err := env.DB().Query(ctx, `SELECT id, kind, advertising, created_at FROM notification_outbox ORDER BY id`)
+	rows, err := env.DB().Query(ctx, `SELECT id, kind, advertising, created_at, status FROM notification_outbox ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("read deliveries: %w", err)
 	}
@@ -118,7 +119,7 @@ func deliveries(ctx context.Context, env *scenarios.Env) ([]Delivery, error) {
 	var out []Delivery
 	for rows.Next() {
 		var d Delivery
-		if err := rows.Scan(&d.OutboxID, &d.Kind, &d.Advertising, &d.Enqueued); err != nil {
+		if err := rows.Scan(&d.OutboxID, &d.Kind, &d.Advertising, &d.Enqueued, &d.Status); err != nil {
 			return nil, fmt.Errorf("read deliveries: %w", err)
 		}
 		if at, ok := first[checker.MessageID(d.OutboxID)]; ok {

@@ -3,9 +3,11 @@ package sim
 import (
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
 )
 
 // progress shows how far through the virtual day the run is, with the
@@ -14,11 +16,17 @@ type progress struct {
 	bar   *progressbar.ProgressBar
 	w     io.Writer
 	start time.Time
+	plain bool // not a terminal: a line per virtual hour instead of a bar
+	hour  int
 }
 
 func newProgress(w io.Writer, d Day) *progress {
-	p := &progress{start: d.at("07:55"), w: w}
+	p := &progress{start: d.at("07:55"), w: w, hour: -1}
 	if w == nil {
+		return p
+	}
+	if f, ok := w.(*os.File); !ok || !term.IsTerminal(int(f.Fd())) {
+		p.plain = true
 		return p
 	}
 	// From 07:55 to the next morning's relay runs: the bar is in virtual
@@ -37,11 +45,19 @@ func newProgress(w io.Writer, d Day) *progress {
 }
 
 func (p *progress) update(s Sample) {
+	line := fmt.Sprintf("%s  sent %d  ERROR %d  EXPIRED %d  alerts %d  queued %d",
+		s.At.Format("Jan 2 15:04"), s.Inbox["SENT"], s.Inbox["ERROR"], s.Outbox["EXPIRED"], s.Alerts, s.Main+s.Retry)
+	if p.plain {
+		if h := s.At.Hour(); h != p.hour {
+			p.hour = h
+			_, _ = fmt.Fprintln(p.w, "simulate: "+line)
+		}
+		return
+	}
 	if p.bar == nil {
 		return
 	}
-	p.bar.Describe(fmt.Sprintf("%s  sent %d  ERROR %d  EXPIRED %d  alerts %d  queued %d",
-		s.At.Format("Jan 2 15:04"), s.Inbox["SENT"], s.Inbox["ERROR"], s.Outbox["EXPIRED"], s.Alerts, s.Main+s.Retry))
+	p.bar.Describe(line)
 	_ = p.bar.Set64(int64(s.At.Sub(p.start) / time.Minute))
 }
 

@@ -50,6 +50,7 @@ func WriteReport(path string, r *Result, capacity *Capacity, command string) err
 		{"ERROR (outcome unknown, alerted)", fmt.Sprint(f.Errors)},
 		{"FAILED (definitely not sent, alerted)", fmt.Sprint(f.Failed)},
 		{"EXPIRED (past their date, alerted)", fmt.Sprint(f.Expired)},
+		{"… of which had reached a phone (an alert for a loss that did not happen)", fmt.Sprint(f.ExpiredDelivered)},
 		{"parked", fmt.Sprint(f.Parked)},
 		{"alerts", fmt.Sprint(f.Alerts)},
 		{"vendor send requests", fmt.Sprint(f.VendorCalls)},

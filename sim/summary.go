@@ -14,6 +14,9 @@ type Figures struct {
 	AdEnqueued, AdBeforeCutoff                               int
 	P50, P90, P99, Max                                       time.Duration // enqueue → handset
 	VendorCalls                                              int
+	// ExpiredDelivered are EXPIRED outbox rows whose message did reach a
+	// phone: an alert announcing a loss that did not happen.
+	ExpiredDelivered int
 }
 
 // Figures computes the headline numbers from the final state.
@@ -34,6 +37,9 @@ func (r *Result) Figures() Figures {
 		if d.Advertising && d.Handset.Before(cut) {
 			fig.AdBeforeCutoff++
 		}
+		if d.Status == "EXPIRED" {
+			fig.ExpiredDelivered++
+		}
 	}
 	fig.AdEnqueued = r.AdEnqueued
 	if len(lats) > 0 {
@@ -53,6 +59,9 @@ func (r *Result) Summary() string {
 	fmt.Fprintf(&b, "  outbox %d rows: sent %d, skipped %d, ERROR %d, FAILED %d, EXPIRED %d, parked %d; %d alerts; %d vendor calls\n",
 		f.Enqueued, f.Sent, f.Skipped, f.Errors, f.Failed, f.Expired, f.Parked, f.Alerts, f.VendorCalls)
 	fmt.Fprintf(&b, "  advertising: %d enqueued, %d on a phone before 20:50\n", f.AdEnqueued, f.AdBeforeCutoff)
+	if f.ExpiredDelivered > 0 {
+		fmt.Fprintf(&b, "  %d EXPIRED rows (each alerted as lost) had reached a phone\n", f.ExpiredDelivered)
+	}
 	fmt.Fprintf(&b, "  enqueue → handset: p50 %s, p90 %s, p99 %s, max %s\n", round(f.P50), round(f.P90), round(f.P99), round(f.Max))
 	fmt.Fprintf(&b, "  verdict: %s\n", r.Verdict)
 	if r.ContractErr != nil {
