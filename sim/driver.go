@@ -22,6 +22,7 @@ const (
 	sampleEvery   = time.Minute
 	minJump       = 2 * time.Second // shorter idle stretches simply run
 	podRunTimeout = 2 * time.Minute // real: a one-shot pod that takes longer is killed
+	morningMax    = 4 * time.Hour   // the next morning's cron runs at most until noon
 )
 
 // loopStep is how often the driver looks at the clock (real time). It is
@@ -89,7 +90,8 @@ func (r *runner) day(ctx context.Context, bar *progress) error {
 	dayEnd := r.d.at("21:00")
 	morning := r.d.at("08:00").AddDate(0, 0, 1)
 	cron := cronTicks(r.d.at("08:00"), r.d.at("20:55"))
-	cron = append(cron, morning, morning.Add(cronEvery), morning.Add(2*cronEvery))
+	lastTick := morning.Add(2 * cronEvery)
+	cron = append(cron, morning, morning.Add(cronEvery), lastTick)
 	events := append([]Event(nil), r.plan.Events...)
 	nextSample := r.ctl.Now()
 	for {
@@ -124,7 +126,17 @@ func (r *runner) day(ctx context.Context, bar *progress) error {
 				return err
 			}
 			if idle {
-				return nil
+				// The next morning's cron goes on while rows wait for the
+				// relay (one batch per run expires them), up to noon.
+				left, err := r.outboxLeft(ctx)
+				if err != nil {
+					return err
+				}
+				if left == 0 || !lastTick.Before(morning.Add(morningMax)) {
+					return nil
+				}
+				lastTick = lastTick.Add(cronEvery)
+				cron = append(cron, lastTick)
 			}
 		}
 		next := r.nextAt(events, cron, nextSample)
@@ -153,8 +165,12 @@ func (r *runner) day(ctx context.Context, bar *progress) error {
 }
 
 // nextAt is the earliest thing the driver must be awake for; samples are
-// not among them (a jump records one on each side).
+// not among them (a jump records one on each side). With nothing scheduled
+// it is now: the clock never jumps past the end of the day.
 func (r *runner) nextAt(events []Event, cron []time.Time, _ time.Time) time.Time {
+	if len(cron) == 0 {
+		return r.ctl.Now()
+	}
 	next := r.ctl.Now().Add(24 * time.Hour)
 	if len(events) > 0 {
 		next = minTime(next, events[0].At)
@@ -208,6 +224,15 @@ func (r *runner) idle(ctx context.Context) (bool, error) {
 	r.lastIdleSig = sig
 
 	return !busy && same, nil
+}
+
+// outboxLeft counts the rows the relay has yet to settle.
+func (r *runner) outboxLeft(ctx context.Context) (int, error) {
+	var n int
+	if err := r.env.DB().QueryRow(ctx, `SELECT count(*) FROM notification_outbox WHERE status IN ('PENDING', 'PUBLISHING')`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count rows left: %w", err)
+	}
+	return n, nil
 }
 
 func cronTicks(from, until time.Time) []time.Time {
