@@ -30,6 +30,16 @@ type AdRow struct {
 	Lag          Lag
 }
 
+// Corrected is BeforeCutoff without compression's share of the worker's
+// cycle, where the worker is the bottleneck (a draining relay); "—"
+// otherwise.
+func (a AdRow) Corrected() string {
+	if !a.Drain || a.Lag.Cycle <= a.Lag.Added || a.Lag.Cycle == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("≈ %.0f", float64(a.BeforeCutoff)*float64(a.Lag.Cycle)/float64(a.Lag.Cycle-a.Lag.Added))
+}
+
 // ErrorRow: ERROR rows and alerts over a day's messages at a vendor
 // timeout rate.
 type ErrorRow struct {

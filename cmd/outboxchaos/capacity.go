@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -42,6 +43,10 @@ func runCapacity(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	sim.WriteCapacity(&b, c)
 	if err := os.WriteFile(*out, []byte(b.String()), 0o644); err != nil {
 		return fmt.Errorf("write %s: %w", *out, err)
+	}
+	js, _ := json.MarshalIndent(c, "", "  ")
+	if err := os.WriteFile(strings.TrimSuffix(*out, ".md")+".json", append(js, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write capacity figures: %w", err)
 	}
 	fmt.Fprintf(stdout, "capacity tables: %s (%s)\n", *out, c.Wall.Round(time.Second))
 	return nil
