@@ -1,0 +1,72 @@
+package scenarios
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/outboxchaos/outboxchaos/checker"
+)
+
+// replace waits until the step's pod has died at its crash point or
+// kill-point, has exited, or the run is quiescent while it still runs (its
+// point was never reached; a job pod is always awaited to its end). A killed pod is replaced by a new pod of its
+// role under a new name (Env.Replace); a replaced job pod is run to
+// completion, as the batch job's next run would be. A pod that exited
+// non-zero without being killed fails the step.
+func (r *runner) replace(ctx context.Context, st Step) error {
+	p, err := r.e.Pod(st.Pod)
+	if err != nil {
+		return err
+	}
+	job := r.e.roleOf(p.Name()) == "job"
+	d := st.Timeout.D()
+	if d == 0 {
+		d = waitLong
+	}
+	err = r.e.WaitFor(ctx, d, st.Pod+" killed, exited or the run quiescent", func(ctx context.Context) (bool, error) {
+		select {
+		case <-p.Done():
+			return true, nil
+		default:
+		}
+		if job {
+			return false, nil // a job always ends; before it, nothing is to be seen
+		}
+		s, err := r.e.Snapshot(ctx)
+		if err != nil {
+			return false, err
+		}
+		return checker.Quiescent(s), nil
+	})
+	if err != nil {
+		return err
+	}
+	select {
+	case <-p.Done():
+	default:
+		r.e.Logf("harness", "%s never reached its crash point: the run is quiescent", p.Name())
+		return nil
+	}
+	if _, hit := p.Killpoint(); !hit || p.ExitCode() != 137 {
+		if p.ExitCode() == 0 {
+			return nil
+		}
+		return fmt.Errorf("%w: %s exited %d without reaching its crash point", errFailed, p.Name(), p.ExitCode())
+	}
+	np, err := r.e.Replace(ctx, p)
+	if err != nil {
+		return err
+	}
+	if !job {
+		return nil
+	}
+	if err := r.e.WaitExit(ctx, np, 60*time.Second); err != nil {
+		return err
+	}
+	if np.ExitCode() != 0 {
+		return errors.New(np.Name() + " (the job's re-run) failed: exit " + fmt.Sprint(np.ExitCode()))
+	}
+	return nil
+}
