@@ -12,8 +12,10 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/outboxchaos/outboxchaos/fakevendor"
 	"github.com/outboxchaos/outboxchaos/faults"
 	"github.com/outboxchaos/outboxchaos/system/crashpoint"
+	"github.com/outboxchaos/outboxchaos/system/killpoint"
 	"github.com/outboxchaos/outboxchaos/system/notification"
 )
 
@@ -26,20 +28,58 @@ import (
 
 // CrashProcesses are the pipeline's processes whose crash points are
 // enumerated, in the order a run starts them.
-var CrashProcesses = []string{"job", "worker", "relay", "cleanup"}
+var CrashProcesses = []string{"job", "worker", "relay", "cleanup", "reconciler"}
 
-// CrashWorkload is a small workload to enumerate the crash points of.
+// CrashWorkload is a small workload to enumerate the crash points of:
+// notifications, and faults that send them down a path the happy path
+// never takes (so its steps are crash points too).
 type CrashWorkload struct {
-	Name    string
-	Kinds   []notification.Kind // nil: every kind
+	Name string
+	Desc string
+	// PerKind notifications of each of Kinds (nil: every kind).
+	Kinds   []notification.Kind
 	PerKind int
+	// Inject are live faults in place for the whole run; Arm are pod
+	// faults armed in every pod of a role (a replacement keeps none).
+	Inject []faults.Spec
+	Arm    map[string][]faults.Spec
+	// Config sets settings over the compressed configuration; Reconciler
+	// runs a reconciler beside the pipeline.
+	Config     map[string]string
+	Reconciler bool
 }
 
-// CrashWorkloads: one message, then one of each kind.
-var CrashWorkloads = []CrashWorkload{
-	{Name: "one", Kinds: []notification.Kind{notification.GradeRenewal}, PerKind: 1},
-	{Name: "each-kind", PerKind: 1},
+// roles are the long-running processes of the workload, in start order.
+func (w CrashWorkload) roles() []string {
+	r := []string{"worker", "relay", "cleanup"}
+	if w.Reconciler {
+		r = append(r, "reconciler")
+	}
+	return r
 }
+
+// CrashWorkloads: one message, one of each kind, then one message down
+// each loss path: an unknown vendor outcome, a vendor that rejects it
+// until it is parked, a result write that fails (cleanup's sweep), an
+// unknown outcome a re-sending reconciler settles, a relay that first runs
+// after its date.
+var CrashWorkloads = []CrashWorkload{
+	{Name: "one", Desc: "one notification", Kinds: one, PerKind: 1},
+	{Name: "each-kind", Desc: "one notification of each kind", PerKind: 1},
+	{Name: "unknown", Desc: "one notification; the vendor answers 5xx (an unknown outcome: ERROR + alert)", Kinds: one, PerKind: 1,
+		Inject: []faults.Spec{{Kind: "vendor", Mode: string(fakevendor.Fail5xx), Msg: 1}}},
+	{Name: "rejected", Desc: "one notification; the vendor answers 401 every time (retried, then parked + alert)", Kinds: one, PerKind: 1,
+		Inject: []faults.Spec{{Kind: "vendor", Mode: string(fakevendor.Status401), Msg: 1}}},
+	{Name: "stuck", Desc: "one notification; the first worker's result write fails (alert; cleanup → ERROR + alert)", Kinds: one, PerKind: 1,
+		Arm: map[string][]faults.Spec{"worker": {{Kind: "failpoint", Point: killpoint.FailResultUpdate}}}},
+	{Name: "reconcile", Desc: "one notification; the vendor answers 5xx once; a re-sending reconciler settles it (re-sent once)", Kinds: one, PerKind: 1,
+		Inject: []faults.Spec{{Kind: "vendor", Mode: string(fakevendor.Fail5xx), Msg: 1, Times: 1}},
+		Config: map[string]string{"reconcile-resend": "true"}, Reconciler: true},
+	{Name: "expired", Desc: "one notification; the relay first runs the next day (EXPIRED + alert)", Kinds: one, PerKind: 1,
+		Arm: map[string][]faults.Spec{"relay": {{Kind: "clock", At: "+1d 10:00"}}}},
+}
+
+var one = []notification.Kind{notification.GradeRenewal}
 
 // LookupCrashWorkload returns the workload called name.
 func LookupCrashWorkload(name string) (CrashWorkload, bool) {
@@ -85,8 +125,8 @@ func contains(xs []string, x string) bool {
 
 // base is the workload's scenario without steps.
 func (w CrashWorkload) base(name, desc string) *Scenario {
-	return &Scenario{Name: name, Row: "crash", Description: desc, PerKind: w.PerKind, Kinds: w.Kinds,
-		Fault: "none", Outcome: "the contract holds", AllowUnfired: true}
+	return &Scenario{Name: name, Row: "crash", Description: w.Desc + "; " + desc, PerKind: w.PerKind, Kinds: w.Kinds,
+		Fault: "none", Outcome: "the contract holds", AllowUnfired: true, Config: w.Config}
 }
 
 // DiscoveryScenario runs the workload once with every process tracing the
@@ -96,14 +136,21 @@ func (w CrashWorkload) DiscoveryScenario(dir string) *Scenario {
 	env := func(proc string) []string {
 		return []string{crashpoint.TraceEnvVar + "=" + filepath.Join(dir, proc+".trace")}
 	}
-	s.Steps = []Step{
-		{Do: "start", Roles: []string{"job"}, Env: env("job")},
-		{Do: "await", Cond: &Cond{Succeeded: "job-1"}},
-		{Do: "start", Roles: []string{"worker"}, Env: env("worker")},
-		{Do: "start", Roles: []string{"relay"}, Env: env("relay")},
-		{Do: "start", Roles: []string{"cleanup"}, Env: env("cleanup")},
+	s.Steps = w.inject()
+	s.Steps = append(s.Steps, Step{Do: "start", Roles: []string{"job"}, Env: env("job"), Faults: w.Arm["job"]},
+		Step{Do: "await", Cond: &Cond{Succeeded: "job-1"}})
+	for _, role := range w.roles() {
+		s.Steps = append(s.Steps, Step{Do: "start", Roles: []string{role}, Env: env(role), Faults: w.Arm[role], Supervise: true})
 	}
 	return s
+}
+
+// inject is the step that puts the workload's live faults in place.
+func (w CrashWorkload) inject() []Step {
+	if len(w.Inject) == 0 {
+		return nil
+	}
+	return []Step{{Do: "inject", Faults: w.Inject}}
 }
 
 // CrashScenario kills t.Process at t.Point once, replaces it by a new pod
@@ -115,19 +162,24 @@ func (w CrashWorkload) CrashScenario(t CrashTarget) *Scenario {
 	// AllowUnfired (from base): a hit discovery saw may not come again.
 	f := []faults.Spec{{Kind: "crash-point", Point: t.Point.Name(), Hit: t.Point.Hit}}
 	arm := func(role string) []faults.Spec {
+		fs := append([]faults.Spec(nil), w.Arm[role]...)
 		if role == t.Process {
-			return f
+			fs = append(fs, f...)
 		}
-		return nil
+		return fs
 	}
+	s.Steps = w.inject()
 	if t.Process != "job" {
 		s.Steps = append(s.Steps, Step{Do: "enqueue"})
 	} else {
 		s.Steps = append(s.Steps, Step{Do: "start", Roles: []string{"job"}, Faults: arm("job")},
 			Step{Do: "replace", Pod: "job-1"})
 	}
-	for _, role := range []string{"worker", "relay", "cleanup"} {
-		s.Steps = append(s.Steps, Step{Do: "start", Roles: []string{role}, Faults: arm(role)})
+	for _, role := range w.roles() {
+		// The other processes are supervised: one that fails at start-up
+		// (a queue declared by two processes at once) is restarted, as a
+		// deployment would.
+		s.Steps = append(s.Steps, Step{Do: "start", Roles: []string{role}, Faults: arm(role), Supervise: role != t.Process})
 	}
 	if t.Process != "job" {
 		s.Steps = append(s.Steps, Step{Do: "replace", Pod: t.Process + "-1"})

@@ -14,7 +14,7 @@ import (
 // point was never reached; a job pod is always awaited to its end). A killed pod is replaced by a new pod of its
 // role under a new name (Env.Replace); a replaced job pod is run to
 // completion, as the batch job's next run would be. A pod that exited
-// non-zero without being killed fails the step.
+// non-zero before its point is replaced too, as a deployment would.
 func (r *runner) replace(ctx context.Context, st Step) error {
 	p, err := r.e.Pod(st.Pod)
 	if err != nil {
@@ -53,7 +53,9 @@ func (r *runner) replace(ctx context.Context, st Step) error {
 		if p.ExitCode() == 0 {
 			return nil
 		}
-		return fmt.Errorf("%w: %s exited %d without reaching its crash point", errFailed, p.Name(), p.ExitCode())
+		// It failed before its point (a dependency not ready at start-up):
+		// a deployment restarts it all the same.
+		r.e.Logf("harness", "%s exited %d before its crash point", p.Name(), p.ExitCode())
 	}
 	np, err := r.e.Replace(ctx, p)
 	if err != nil {
