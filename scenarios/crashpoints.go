@@ -28,7 +28,7 @@ import (
 
 // CrashProcesses are the pipeline's processes whose crash points are
 // enumerated, in the order a run starts them.
-var CrashProcesses = []string{"job", "worker", "relay", "cleanup", "reconciler"}
+var CrashProcesses = []string{"migrate", "job", "worker", "relay", "cleanup", "reconciler"}
 
 // CrashWorkload is a small workload to enumerate the crash points of:
 // notifications, and faults that send them down a path the happy path
@@ -47,6 +47,9 @@ type CrashWorkload struct {
 	// runs a reconciler beside the pipeline.
 	Config     map[string]string
 	Reconciler bool
+	// Migrate: the schema migration's points are explored too (they do
+	// not depend on the workload, so one workload has them).
+	Migrate bool
 }
 
 // roles are the long-running processes of the workload, in start order.
@@ -64,7 +67,7 @@ func (w CrashWorkload) roles() []string {
 // unknown outcome a re-sending reconciler settles, a relay that first runs
 // after its date.
 var CrashWorkloads = []CrashWorkload{
-	{Name: "one", Desc: "one notification", Kinds: one, PerKind: 1},
+	{Name: "one", Desc: "one notification", Kinds: one, PerKind: 1, Migrate: true},
 	{Name: "each-kind", Desc: "one notification of each kind", PerKind: 1},
 	{Name: "unknown", Desc: "one notification; the vendor answers 5xx (an unknown outcome: ERROR + alert)", Kinds: one, PerKind: 1,
 		Inject: []faults.Spec{{Kind: "vendor", Mode: string(fakevendor.Fail5xx), Msg: 1}}},
@@ -133,10 +136,15 @@ func (w CrashWorkload) base(name, desc string) *Scenario {
 // crash points it reaches into dir/<process>.trace.
 func (w CrashWorkload) DiscoveryScenario(dir string) *Scenario {
 	s := w.base("crashpoints-discover-"+w.Name, "workload "+w.Name+", every process listing the crash points it reaches")
+	s.SelfMigrate = w.Migrate
 	env := func(proc string) []string {
 		return []string{crashpoint.TraceEnvVar + "=" + filepath.Join(dir, proc+".trace")}
 	}
 	s.Steps = w.inject()
+	if w.Migrate {
+		s.Steps = append(s.Steps, Step{Do: "start", Roles: []string{"migrate"}, Env: env("migrate")},
+			Step{Do: "await", Cond: &Cond{Succeeded: "migrate-1"}})
+	}
 	s.Steps = append(s.Steps, Step{Do: "start", Roles: []string{"job"}, Env: env("job"), Faults: w.Arm["job"]},
 		Step{Do: "await", Cond: &Cond{Succeeded: "job-1"}})
 	for _, role := range w.roles() {
@@ -169,11 +177,16 @@ func (w CrashWorkload) CrashScenario(t CrashTarget) *Scenario {
 		return fs
 	}
 	s.Steps = w.inject()
-	if t.Process != "job" {
-		s.Steps = append(s.Steps, Step{Do: "enqueue"})
-	} else {
-		s.Steps = append(s.Steps, Step{Do: "start", Roles: []string{"job"}, Faults: arm("job")},
-			Step{Do: "replace", Pod: "job-1"})
+	// The schema migration (when it is the target; otherwise the runner
+	// migrates) and the batch job run to completion first; a crashed one
+	// is replaced and its replacement run to completion.
+	first := []string{"job"}
+	if t.Process == "migrate" {
+		s.SelfMigrate, first = true, []string{"migrate", "job"}
+	}
+	for _, role := range first {
+		s.Steps = append(s.Steps, Step{Do: "start", Roles: []string{role}, Faults: arm(role)},
+			Step{Do: "replace", Pod: role + "-1"})
 	}
 	for _, role := range w.roles() {
 		// The other processes are supervised: one that fails at start-up
@@ -181,7 +194,7 @@ func (w CrashWorkload) CrashScenario(t CrashTarget) *Scenario {
 		// deployment would.
 		s.Steps = append(s.Steps, Step{Do: "start", Roles: []string{role}, Faults: arm(role), Supervise: role != t.Process})
 	}
-	if t.Process != "job" {
+	if t.Process != "job" && t.Process != "migrate" {
 		s.Steps = append(s.Steps, Step{Do: "replace", Pod: t.Process + "-1"})
 	}
 	return s

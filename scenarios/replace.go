@@ -11,16 +11,19 @@ import (
 
 // replace waits until the step's pod has died at its crash point or
 // kill-point, has exited, or the run is quiescent while it still runs (its
-// point was never reached; a job pod is always awaited to its end). A killed pod is replaced by a new pod of its
-// role under a new name (Env.Replace); a replaced job pod is run to
-// completion, as the batch job's next run would be. A pod that exited
+// point was never reached; a job or migrate pod is always awaited to its
+// end). A killed pod is replaced by a new pod of its
+// role under a new name (Env.Replace); a replaced job or migrate pod is
+// run to completion, as the batch job's next run (or a deployment's
+// migration job retried) would be. A pod that exited
 // non-zero before its point is replaced too, as a deployment would.
 func (r *runner) replace(ctx context.Context, st Step) error {
 	p, err := r.e.Pod(st.Pod)
 	if err != nil {
 		return err
 	}
-	job := r.e.roleOf(p.Name()) == "job"
+	role := r.e.roleOf(p.Name())
+	job := role == "job" || role == "migrate" // runs to its end
 	d := st.Timeout.D()
 	if d == 0 {
 		d = waitLong
@@ -68,7 +71,7 @@ func (r *runner) replace(ctx context.Context, st Step) error {
 		return err
 	}
 	if np.ExitCode() != 0 {
-		return errors.New(np.Name() + " (the job's re-run) failed: exit " + fmt.Sprint(np.ExitCode()))
+		return errors.New(np.Name() + " (the re-run) failed: exit " + fmt.Sprint(np.ExitCode()))
 	}
 	return nil
 }
