@@ -13,7 +13,7 @@ import (
 
 // crashSample is CI's deterministic share of `make crashpoints`: per
 // workload, how many points (picked by seed 1 from those up to hit 2).
-var crashSample = map[string]int{"one": 14, "each-kind": 8, "unknown": 6, "stuck": 6}
+var crashSample = map[string]int{"one": 20, "each-kind": 14, "unknown": 10, "rejected": 8, "stuck": 10, "reconcile": 4, "expired": 4}
 
 // TestCrashPointsSample discovers the crash points of a few workloads and
 // runs a deterministic sample of them: every run must keep the contract
