@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"strings"
 	"time"
 
@@ -33,6 +34,7 @@ func runCrashpoints(ctx context.Context, args []string, stdout, stderr io.Writer
 	bug := fs.String("bug", "", "enable this canary bug in every pod")
 	artifacts := fs.String("artifacts", "artifacts", "directory for the records of violating runs")
 	verbose := fs.Bool("v", false, "print each run's timeline (with --only)")
+	list := fs.Bool("list", false, "discovery only: print every point each process reached, with its hits, and run none")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
@@ -93,6 +95,13 @@ func runCrashpoints(ctx context.Context, args []string, stdout, stderr io.Writer
 				}
 				return err
 			}
+			if *list {
+				for _, proc := range scenarios.CrashProcesses {
+					for _, name := range sortedKeys(d[proc]) {
+						fmt.Fprintf(stdout, "  %s:%s  %d hits\n", proc, name, d[proc][name])
+					}
+				}
+			}
 			all := d.Targets(*bound)
 			fmt.Fprintf(stdout, "crashpoints %s: discovery reached %s in %.1fs; %d points up to hit %d\n",
 				w.Name, perProcessSteps(d), time.Since(t0).Seconds(), len(all), *bound)
@@ -104,6 +113,9 @@ func runCrashpoints(ctx context.Context, args []string, stdout, stderr io.Writer
 					}
 				}
 				all = keep
+			}
+			if *list {
+				continue
 			}
 			ts = scenarios.Sample(all, *sample, *seed)
 			if len(ts) < len(all) {
@@ -197,4 +209,13 @@ func slicesContains(xs []string, x string) bool {
 		}
 	}
 	return false
+}
+
+func sortedKeys(m map[string]int) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
