@@ -65,6 +65,9 @@ func (r *runner) replace(ctx context.Context, st Step) error {
 		return err
 	}
 	if !job {
+		// The replacement is supervised as a deployment's pod is: should
+		// it fail at start-up, it is restarted.
+		r.e.Supervise(np)
 		return nil
 	}
 	if err := r.e.WaitExit(ctx, np, 60*time.Second); err != nil {
