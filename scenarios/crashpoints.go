@@ -65,7 +65,7 @@ func (w CrashWorkload) roles() []string {
 // each loss path: an unknown vendor outcome, a vendor that rejects it
 // until it is parked, a result write that fails (cleanup's sweep), an
 // unknown outcome a re-sending reconciler settles, a relay that first runs
-// after its date.
+// after its date; and a relay draining a small backlog batch after batch.
 var CrashWorkloads = []CrashWorkload{
 	{Name: "one", Desc: "one notification", Kinds: one, PerKind: 1, Migrate: true},
 	{Name: "each-kind", Desc: "one notification of each kind", PerKind: 1},
@@ -78,6 +78,8 @@ var CrashWorkloads = []CrashWorkload{
 	{Name: "reconcile", Desc: "one notification; the vendor answers 5xx once; a re-sending reconciler settles it (re-sent once)", Kinds: one, PerKind: 1,
 		Inject: []faults.Spec{{Kind: "vendor", Mode: string(fakevendor.Fail5xx), Msg: 1, Times: 1}},
 		Config: map[string]string{"reconcile-resend": "true"}, Reconciler: true},
+	{Name: "drain", Desc: "two notifications of each kind; the relay drains the backlog in batches of 2, claiming the next while the last awaits its confirms", PerKind: 2,
+		Config: map[string]string{"relay-drain": "true", "batch-size": "2"}},
 	{Name: "expired", Desc: "one notification; the relay first runs the next day (EXPIRED + alert)", Kinds: one, PerKind: 1,
 		Arm: map[string][]faults.Spec{"relay": {{Kind: "clock", At: "+1d 10:00"}}}},
 }
