@@ -301,7 +301,11 @@ func (c CrashOutcome) Violation() bool { return !c.Result.Pass() }
 
 // Replay is the one-line command that runs the target again.
 func (c CrashOutcome) Replay() string {
-	return fmt.Sprintf("bin/outboxchaos crashpoints --workload %s --only '%s' --seed %d", c.Workload, c.Target, c.Result.Seed)
+	bug := ""
+	if c.Result.Record.Bug != "" {
+		bug = " --bug " + c.Result.Record.Bug
+	}
+	return fmt.Sprintf("bin/outboxchaos crashpoints --workload %s --only '%s' --seed %d%s", c.Workload, c.Target, c.Result.Seed, bug)
 }
 
 // Explore runs each target with up to parallel runs at once, calling
