@@ -268,8 +268,9 @@ func Discover(ctx context.Context, w CrashWorkload, o Options) (Discovered, Resu
 }
 
 // Sample picks k targets deterministically for seed: the k whose hash with
-// the seed is smallest, so a target's being picked depends on its name and
-// the seed only, not on what else discovery saw. k ≤ 0 keeps them all.
+// the seed is smallest. A target's rank depends on its name and the seed
+// only, so a point one discovery saw and another missed changes the sample
+// by itself alone. k ≤ 0 keeps them all.
 func Sample(ts []CrashTarget, k int, seed int64) []CrashTarget {
 	if k <= 0 || k >= len(ts) {
 		return ts
