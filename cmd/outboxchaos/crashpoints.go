@@ -34,6 +34,8 @@ func runCrashpoints(ctx context.Context, args []string, stdout, stderr io.Writer
 	bug := fs.String("bug", "", "enable this canary bug in every pod")
 	artifacts := fs.String("artifacts", "artifacts", "directory for the records of violating runs")
 	verbose := fs.Bool("v", false, "print each run's timeline (with --only)")
+	var settings settingList
+	fs.Var(&settings, "set", "a setting over each workload's configuration, NAME=VALUE by flag name (repeatable), e.g. --set delivery-limit=2")
 	list := fs.Bool("list", false, "discovery only: print every point each process reached, with its hits, and run none")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -60,6 +62,22 @@ func runCrashpoints(ctx context.Context, args []string, stdout, stderr io.Writer
 			return usagef("unknown workload %q (known: %s, all)", *workload, strings.Join(names, ", "))
 		}
 		workloads = []scenarios.CrashWorkload{w}
+	}
+	if len(settings) > 0 {
+		var ws []scenarios.CrashWorkload
+		for _, w := range workloads {
+			cfg := map[string]string{}
+			for k, v := range w.Config {
+				cfg[k] = v
+			}
+			for _, kv := range settings {
+				k, v, _ := strings.Cut(kv, "=")
+				cfg[k] = v
+			}
+			w.Config = cfg
+			ws = append(ws, w)
+		}
+		workloads = ws
 	}
 	var target *scenarios.CrashTarget
 	if *only != "" {
@@ -218,4 +236,17 @@ func sortedKeys(m map[string]int) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// settingList collects repeated --set NAME=VALUE flags.
+type settingList []string
+
+func (s *settingList) String() string { return strings.Join(*s, ",") }
+
+func (s *settingList) Set(v string) error {
+	if k, _, ok := strings.Cut(v, "="); !ok || k == "" {
+		return fmt.Errorf("want NAME=VALUE, got %q", v)
+	}
+	*s = append(*s, v)
+	return nil
 }
