@@ -75,6 +75,9 @@ func runCrashpoints(ctx context.Context, args []string, stdout, stderr io.Writer
 				cfg[k] = v
 			}
 			w.Config = cfg
+			if err := w.DiscoveryScenario(os.TempDir()).Validate(); err != nil {
+				return usageError{err}
+			}
 			ws = append(ws, w)
 		}
 		workloads = ws
