@@ -12,7 +12,7 @@ GOTESTSUM := $(GO) run gotest.tools/gotestsum@v1.13.0
 # make chaos draws a fresh seed each run and prints it; SEED=… replays one.
 CHAOSSEED := $(if $(SEED),$(SEED),$(shell date +%s%N | cut -c1-15))
 
-.PHONY: all build demo test unit vet fmt-check scenario scenarios canaries chaos report simulate simulate-short capacity bench bench-quick clean
+.PHONY: all build demo test unit vet fmt-check scenario scenarios canaries crashpoints chaos report simulate simulate-short capacity bench bench-quick clean
 
 all: build
 
@@ -48,6 +48,13 @@ scenarios: build
 ## canaries: enable each deliberate bug and check a scenario catches it
 canaries: build
 	./$(BIN) canary
+
+# CRASHFLAGS adds crashpoints flags, e.g. CRASHFLAGS='--workload one --bound 1'.
+CRASHFLAGS ?=
+
+## crashpoints: crash every process at every automatic crash point of each small workload (up to hit 3) and check the contract
+crashpoints: build
+	./$(BIN) crashpoints $(CRASHFLAGS)
 
 ## chaos: named scenarios, canary sweep and CHECKS random schedules (SEED=… replays one), JUnit in $(ART)/
 chaos:
