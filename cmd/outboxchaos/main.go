@@ -45,6 +45,7 @@ func init() {
 		"scenario":  {"list or run the named fault-injection scenarios", runScenario},
 		"canary":    {"enable each deliberate bug in turn and check a scenario catches it", runCanary},
 		"report":    {"run scenarios, random schedules and canaries; write reports/RELIABILITY.md", runReport},
+		"peers":     {"run every relay under test (ours, Watermill, River) through the peer cases; write reports/PEERS.md", runPeers},
 		"help":      {"show this help, or the flags of one command", nil},
 	}
 }
