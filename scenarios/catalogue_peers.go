@@ -4,6 +4,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/faults"
 	"github.com/outboxchaos/outboxchaos/system/notification"
 
@@ -127,6 +128,7 @@ func PeerCases() []*Scenario {
 					Timeout: faults.Duration(80 * time.Second)}, "the rescuer runs every 30 s: the window comes within one interval"),
 				awaitLong(ledger(1)),
 			},
+			Expect: rules(checker.Rule{Rule: "confirmed-publishes", Msg: 1, N: 1}),
 		},
 	}
 }

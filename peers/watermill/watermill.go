@@ -211,9 +211,10 @@ func (a Adapter) Relay(ctx context.Context, env seam.Env) error {
 }
 
 // markRules hit relay.before-mark just before the subscriber writes its
-// ack (the offsets upsert, or the queue's acked flag).
+// ack (the offsets upsert — not the "zero offsets" insert every subscribe
+// runs, which has ON CONFLICT DO NOTHING — or the queue's acked flag).
 func (a Adapter) markRules() []seam.Rule {
-	match := []string{"INSERT INTO", "offset_acked", "ON CONFLICT"}
+	match := []string{"INSERT INTO", "offset_acked", "DO UPDATE SET"}
 	if a.Queue {
 		match = []string{"SET acked = TRUE"}
 	}
