@@ -78,8 +78,8 @@ report: build
 BENCH_FLAGS ?=
 
 ## bench: relay and worker throughput beside the raw limits and two classic relay designs (a few minutes); writes reports/PERFORMANCE.md
-bench:
-	$(GO) run ./bench/cmd/outboxbench -out reports/PERFORMANCE.md $(BENCH_FLAGS)
+bench: peer-bins
+	$(GO) run ./bench/cmd/outboxbench -out reports/PERFORMANCE.md -peers bin $(BENCH_FLAGS)
 
 ## bench-quick: the same measurements on small sizes, for CI (well under a minute)
 bench-quick:

@@ -44,14 +44,29 @@ func PeerCases() []*Scenario {
 		{
 			Name: "peer-confirm-late", Row: "peer",
 			Description: "confirms arrive 1.5 s late, past our 600 ms deadline (a peer without a deadline waits)",
-			Fault:       "Toxiproxy latency 1.5 s on RabbitMQ → relay while six messages are relayed",
+			Fault:       "Toxiproxy latency 1.5 s on RabbitMQ → relay for 3 s while five more messages are relayed",
 			Outcome:     "each delivered once; late confirms may cause copies at the broker",
 			Steps: []Step{
 				start("worker", "cleanup", "relay"),
 				{Do: "enqueue", Kinds: []notification.Kind{notification.GradeRenewal}},
 				note(awaitLong(ledger(1)), "the relay holds a live broker connection"),
-				{Do: "during", Faults: fs(latency("rabbitmq-relay", faults.Downstream, 1500*time.Millisecond)), Cond: &Cond{Ledger: 6}, Timeout: long,
-					Steps: []Step{enqueue()}},
+				note(Step{Do: "during", Faults: fs(latency("rabbitmq-relay", faults.Downstream, 1500*time.Millisecond)), For: faults.Duration(3 * time.Second),
+					Steps: []Step{enqueue()}}, "held 3 s: removing a latency toxic lets what it held through at once, so it must outlast the confirms it delays"),
+				awaitLong(ledger(6)),
+			},
+		},
+		{
+			Name: "peer-publish-lost", Row: "peer",
+			Kinds:       []notification.Kind{notification.GradeRenewal, notification.MonthlyAwardsWinning},
+			Description: "the relay's publish frames are dropped on the way to RabbitMQ: only a confirm can tell",
+			Fault:       "stall on relay → RabbitMQ (data dropped) from before the second message is enqueued until the relay logged that publish's outcome",
+			Outcome:     "the lost publish is a failure and is retried; delivered once",
+			Steps: []Step{
+				start("worker", "cleanup", "relay"),
+				{Do: "enqueue", Kinds: []notification.Kind{notification.GradeRenewal}},
+				note(awaitLong(ledger(1)), "the relay holds a live broker connection"),
+				{Do: "during", Faults: fs(stall("rabbitmq-relay", faults.Upstream)), Cond: &Cond{Any: publishOutcome(true)}, Timeout: long,
+					Steps: []Step{{Do: "enqueue", Kinds: []notification.Kind{notification.MonthlyAwardsWinning}}}},
 			},
 		},
 		{
@@ -97,18 +112,17 @@ func PeerCases() []*Scenario {
 		{
 			Name: "peer-stale", Row: "peer",
 			Kinds:       []notification.Kind{notification.GradeRenewal, notification.MonthlyAwardsWinning},
-			Description: "relay-1's confirms are held back (its confirm deadline 60 s) while relay-2, on another link, takes over",
-			Fault:       "latency 1 h on RabbitMQ → relay-1 until relay-2 published a copy of a message relay-1 holds",
-			Outcome:     "each delivered once; the stale relay's late writes harm nothing",
+			Description: "relay-1's confirms (and every other broker answer) are held back for 10 s, its confirm deadline 60 s, while relay-2 on another link may take over",
+			Fault:       "latency 1 h on RabbitMQ → relay-1 for 10 s, from before five messages are enqueued; relay-2 started on the worker's link meanwhile",
+			Outcome:     "each delivered once; the stale relay's late writes harm nothing (whether relay-2 took over shows in dup@broker and the timeline)",
 			Steps: []Step{
 				start("worker", "cleanup"),
 				{Do: "start", Roles: []string{"relay"}, Env: []string{"OUTBOXCHAOS_CONFIRM_TIMEOUT=60s"}},
 				{Do: "enqueue", Kinds: []notification.Kind{notification.GradeRenewal}},
-				awaitLong(ledger(1)),
-				{Do: "during", Faults: fs(latency("rabbitmq-relay", faults.Downstream, time.Hour)), Cond: &Cond{Copies: 1}, Timeout: long,
+				note(awaitLong(ledger(1)), "relay-1 holds a live broker connection"),
+				{Do: "during", Faults: fs(latency("rabbitmq-relay", faults.Downstream, time.Hour)), For: faults.Duration(10 * time.Second),
 					Steps: []Step{
 						{Do: "enqueue", Kinds: []notification.Kind{notification.MonthlyAwardsWinning}, PerKind: 5},
-						awaitLong(ledger(6)),
 						{Do: "start", Roles: []string{"relay"}, Link: "rabbitmq-worker"},
 					}},
 				awaitLong(ledger(6)),
@@ -147,12 +161,20 @@ func PeerCaseApplies(name, impl string) (bool, string) {
 }
 
 // publishFailed: a relay logged a failed publish since the step began.
-func publishFailed() Cond {
+func publishFailed() Cond { return Cond{Any: publishOutcome(false)} }
+
+// publishOutcome: a relay logged a failed (or, withConfirmed, any)
+// publish outcome since the step began.
+func publishOutcome(withConfirmed bool) []Cond {
+	outcomes := []string{"failed", "write-failed", "channel-closed", "timed-out", "nacked", "returned"}
+	if withConfirmed {
+		outcomes = append(outcomes, "confirmed")
+	}
 	var any []Cond
-	for _, o := range []string{"failed", "write-failed", "channel-closed", "timed-out"} {
+	for _, o := range outcomes {
 		any = append(any, Cond{Event: &EventCond{Name: "publish", Attrs: map[string]string{"outcome": o}, Fresh: true}})
 	}
-	return Cond{Any: any}
+	return any
 }
 
 // LookupPeerCase returns the peer case called name.

@@ -36,6 +36,7 @@ type Env struct {
 //	enqueue --per-kind N --kinds K  the batch jobs, enqueuing into the peer's outbox in the same transaction
 //	relay                        the peer's relay until SIGTERM
 //	settings                     every setting the adapter chose, one per line
+//	bench --n N                  the relay's throughput on an N-row backlog in a sandbox of its own
 //
 // Configuration comes from the OUTBOXCHAOS_* environment as for
 // outboxchaos itself. It returns the process exit code.
@@ -71,6 +72,7 @@ func run(pick func(string) (Adapter, error), args []string, stdout, stderr io.Wr
 	impl := fs.String("impl", os.Getenv("OUTBOXCHAOS_PEER_IMPL"), "the implementation under test")
 	perKind := fs.Int("per-kind", 1, "enqueue: notifications of each kind")
 	kindList := fs.String("kinds", "all", "enqueue: comma-separated notification kinds")
+	benchN := fs.Int("n", 10000, "bench: backlog size")
 	if err := fs.Parse(args[1:]); err != nil {
 		return usage{err}
 	}
@@ -90,6 +92,8 @@ func run(pick func(string) (Adapter, error), args []string, stdout, stderr io.Wr
 	defer parts.Alerts.Close()
 	env := Env{Cfg: cfg, Log: parts.Log.With("component", "peer-relay", "impl", a.Name()), Exchange: broker.NamesFor(cfg.Prefix).Exchange}
 	switch cmd {
+	case "bench":
+		return Bench(ctx, a, cfg, *benchN, stdout)
 	case "settings":
 		for _, s := range a.Settings() {
 			fmt.Fprintf(stdout, "%s=%s\t%s\n", s.Name, s.Value, s.Why)
