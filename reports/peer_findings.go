@@ -20,14 +20,14 @@ var PeerFindings = map[string]Finding{
 	},
 	"watermill-queue/peer-pg-stall": {
 		Class: "documented limitation",
-		How: "As peer-pg-cut: the stalled connection breaks the batch's transaction and all of its messages are published again (SubscribeBatchSize's documented trade-off). The inbox absorbs the copies.",
+		How:   "As peer-pg-cut: the stalled connection breaks the batch's transaction and all of its messages are published again (SubscribeBatchSize's documented trade-off). The inbox absorbs the copies.",
 	},
 	"watermill-offsets-confirm/peer-confirm-late": {
 		Class: "limitation (not documented)",
-		How: "With ConfirmDelivery, watermill-amqp's Publish waits for each confirm with no deadline (`channel.Delivered()` blocks until the confirm or the channel closes), one message at a time: 1.5 s late confirms hold each message 1.5 s, and a confirm that never comes is bounded only by the AMQP heartbeat. No copies, nothing lost; throughput and liveness, not safety. Read in publisher.go of watermill-amqp v3.0.2; the config's doc only says confirms \"may negatively impact performance\".",
+		How:   "With ConfirmDelivery, watermill-amqp's Publish waits for each confirm with no deadline (`channel.Delivered()` blocks until the confirm or the channel closes), one message at a time: 1.5 s late confirms hold each message 1.5 s, and a confirm that never comes is bounded only by the AMQP heartbeat. No copies, nothing lost; throughput and liveness, not safety. Read in publisher.go of watermill-amqp v3.0.2; the config's doc only says confirms \"may negatively impact performance\".",
 	},
 	"watermill-offsets/peer-stale": {
 		Class: "documented design",
-		How: "relay-2 never takes over while relay-1 is stalled: the offsets adapter locks the consumer group's row FOR UPDATE in the transaction that spans the publish (documented on DefaultPostgreSQLOffsetsAdapter), so one relay at a time works a consumer group and a stalled one holds up the rest until its connection or AckDeadline gives. Nothing copied, nothing lost; the queue schema behaves the same with its row locks.",
+		How:   "relay-2 never takes over while relay-1 is stalled: the offsets adapter locks the consumer group's row FOR UPDATE in the transaction that spans the publish (documented on DefaultPostgreSQLOffsetsAdapter), so one relay at a time works a consumer group and a stalled one holds up the rest until its connection or AckDeadline gives. Nothing copied, nothing lost; the queue schema behaves the same with its row locks.",
 	},
 }

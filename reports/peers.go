@@ -12,24 +12,43 @@ import (
 
 // PeerImpl is one relay under test and every setting it was run with.
 type PeerImpl struct {
-	Name     string
-	Settings []string // "name=value<TAB>why"
+	Name     string   `json:"name"`
+	Settings []string `json:"settings"` // "name=value<TAB>why"
 }
 
-// PeerCell is one implementation × case.
+// PeerCell is one implementation × case: what make peers keeps of the run
+// (saved as JSON, so the report can be rendered again without re-running).
 type PeerCell struct {
-	Impl, Case string
+	Impl string `json:"impl"`
+	Case string `json:"case"`
 	// NA says why the case does not apply ("" when it ran).
-	NA     string
-	Result scenarios.Result
+	NA      string          `json:"na,omitempty"`
+	Seed    int64           `json:"seed,omitempty"`
+	Seconds float64         `json:"seconds,omitempty"`
+	Verdict checker.Verdict `json:"verdict"`
+	Err     string          `json:"err,omitempty"` // a rule, an unfired fault, or a harness failure
+	// Copies: messages a worker received more than once (from the
+	// history); Timeline: the run's notable lines (the last 40).
+	Copies   int    `json:"copies"`
+	Timeline string `json:"timeline,omitempty"`
+}
+
+// NewPeerCell keeps what the report needs of a run.
+func NewPeerCell(impl, name string, r scenarios.Result) PeerCell {
+	c := PeerCell{Impl: impl, Case: name, Seed: r.Seed, Seconds: r.Duration.Seconds(), Verdict: r.Verdict,
+		Copies: checker.Copies(r.Events), Timeline: excerpt(r.Timeline, 40)}
+	if r.Err != nil {
+		c.Err = r.Err.Error()
+	}
+	return c
 }
 
 // BrokerCopies counts messages a worker received more than once: copies
 // the relay put on the broker, which the inbox absorbs.
-func (c PeerCell) BrokerCopies() int { return checker.Copies(c.Result.Events) }
+func (c PeerCell) BrokerCopies() int { return c.Copies }
 
 // Violation reports whether the run broke the contract or its harness.
-func (c PeerCell) Violation() bool { return c.NA == "" && !c.Result.Pass() }
+func (c PeerCell) Violation() bool { return c.NA == "" && (c.Err != "" || !c.Verdict.OK()) }
 
 // Finding is the classification of one violation, written after reading
 // its run: a bug in the peer, a documented limitation, or a mistake of our
@@ -41,13 +60,37 @@ type Finding struct {
 }
 
 // Peers is everything PEERS.md shows.
+// It is saved as JSON (reports/peers/matrix.json) so the report can be
+// rendered again, with revised findings, without re-running.
 type Peers struct {
-	Env      Environment
-	Impls    []PeerImpl
-	Cases    []*scenarios.Scenario
-	Cells    []PeerCell
-	Findings map[string]Finding // by "impl/case"
-	Command  string             // how the report was made
+	Env      Environment           `json:"env"`
+	Impls    []PeerImpl            `json:"impls"`
+	Cases    []*scenarios.Scenario `json:"cases"`
+	Cells    []PeerCell            `json:"cells"`
+	Findings map[string]Finding    `json:"-"` // by "impl/case"; from PeerFindings at render time
+	Command  string                `json:"command"`
+}
+
+// SetImpl adds im, or replaces the implementation of the same name.
+func (p *Peers) SetImpl(im PeerImpl) {
+	for i := range p.Impls {
+		if p.Impls[i].Name == im.Name {
+			p.Impls[i] = im
+			return
+		}
+	}
+	p.Impls = append(p.Impls, im)
+}
+
+// SetCell adds c, or replaces the cell of the same implementation and case.
+func (p *Peers) SetCell(c PeerCell) {
+	for i := range p.Cells {
+		if p.Cells[i].Impl == c.Impl && p.Cells[i].Case == c.Case {
+			p.Cells[i] = c
+			return
+		}
+	}
+	p.Cells = append(p.Cells, c)
 }
 
 func (p Peers) cell(impl, name string) (PeerCell, bool) {
@@ -89,7 +132,7 @@ func (p Peers) Write(w io.Writer) error {
 			case c.NA != "":
 				f(" n/a |")
 			default:
-				v := c.Result.Verdict
+				v := c.Verdict
 				mark := "✓"
 				if c.Violation() {
 					mark = "✗"
@@ -140,13 +183,12 @@ func (p Peers) writeViolations(f func(string, ...any)) {
 			continue
 		}
 		n++
-		r := c.Result
 		f("### `%s` × `%s`\n\n", c.Impl, c.Case)
-		f("- verdict: `%s`\n", r.Verdict)
-		if r.Err != nil {
-			f("- run: %s\n", strings.ReplaceAll(r.Err.Error(), "\n", "; "))
+		f("- verdict: `%s`\n", c.Verdict)
+		if c.Err != "" {
+			f("- run: %s\n", strings.ReplaceAll(c.Err, "\n", "; "))
 		}
-		f("- reproduce: `bin/outboxchaos scenario run %s --impl %s --seed %d -v` (after `make peer-bins`)\n", c.Case, c.Impl, r.Seed)
+		f("- reproduce: `bin/outboxchaos scenario run %s --impl %s --seed %d -v` (after `make peer-bins`)\n", c.Case, c.Impl, c.Seed)
 		if fd, ok := p.Findings[c.Impl+"/"+c.Case]; ok {
 			f("- classification: **%s**. %s\n", fd.Class, fd.How)
 			if fd.Program != "" {
@@ -155,10 +197,10 @@ func (p Peers) writeViolations(f func(string, ...any)) {
 		} else {
 			f("- classification: not yet classified (read the timeline and the record under artifacts/runs/)\n")
 		}
-		for _, d := range r.Verdict.Details {
+		for _, d := range c.Verdict.Details {
 			f("- %s\n", d)
 		}
-		f("\n```\n%s```\n\n", excerpt(r.Timeline, 30))
+		f("\n```\n%s```\n\n", excerpt(c.Timeline, 30))
 	}
 	if n == 0 {
 		f("None: every applicable cell kept the contract.\n")
@@ -186,11 +228,11 @@ func (p Peers) writeNotable(f func(string, ...any)) {
 		}
 		fd := p.Findings[k]
 		f("### `%s` × `%s`: %d copies at the broker\n\n- classification: **%s**. %s\n", impl, name, c.BrokerCopies(), fd.Class, fd.How)
-		f("- reproduce: `bin/outboxchaos scenario run %s --impl %s --seed %d -v`\n", name, impl, c.Result.Seed)
+		f("- reproduce: `bin/outboxchaos scenario run %s --impl %s --seed %d -v`\n", name, impl, c.Seed)
 		if fd.Program != "" {
 			f("- standalone program: [`%s`](%s)\n", fd.Program, strings.TrimPrefix(fd.Program, "reports/"))
 		}
-		f("\n```\n%s```\n\n", excerpt(c.Result.Timeline, 30))
+		f("\n```\n%s```\n\n", excerpt(c.Timeline, 30))
 	}
 }
 

@@ -31,7 +31,7 @@ func PeerCases() []*Scenario {
 			},
 		}
 	}
-	return []*Scenario{
+	out := []*Scenario{
 		{
 			Name: "peer-happy", Row: "peer", Description: "no fault: six messages through the relay under test",
 			Fault: "none", Outcome: "each delivered once", AllowUnfired: true,
@@ -145,6 +145,10 @@ func PeerCases() []*Scenario {
 			Expect: rules(checker.Rule{Rule: "confirmed-publishes", Msg: 1, N: 1}),
 		},
 	}
+	for _, seed := range peerRandomSeeds {
+		out = append(out, peerRandom(seed))
+	}
+	return out
 }
 
 // PeerCaseApplies reports whether case name can run against impl: a

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -29,6 +30,9 @@ func runPeers(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	seed := fs.Int64("seed", 0, "seed for every run (0: from the time)")
 	artifacts := fs.String("artifacts", "artifacts", "directory for the records of failed runs")
 	list := fs.Bool("list", false, "list the implementations and cases, and exit")
+	save := fs.String("save", "reports/peers/matrix.json", "where to save the runs' results (\"\": nowhere)")
+	into := fs.String("into", "", "add the runs to this saved matrix.json (replacing the cells run again) instead of starting afresh")
+	from := fs.String("from", "", "render the report from a saved matrix.json (with the current findings) instead of running")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
@@ -50,6 +54,17 @@ func runPeers(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		return nil
 	}
+	if *from != "" {
+		rep, err := loadMatrix(*from)
+		if err != nil {
+			return err
+		}
+		if err := writeFile(*out, rep.Write); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "wrote %s from %s\n", *out, *from)
+		return nil
+	}
 	bin, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("find own binary for the pods: %w", err)
@@ -59,7 +74,13 @@ func runPeers(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *seed != 0 {
 		o.Seed = *seed
 	}
-	rep := reports.Peers{Cases: cases, Findings: reports.PeerFindings, Command: "make peers"}
+	rep := reports.Peers{Findings: reports.PeerFindings, Command: "make peers"}
+	if *into != "" {
+		if rep, err = loadMatrix(*into); err != nil {
+			return err
+		}
+	}
+	rep.Cases = mergeCases(rep.Cases, cases)
 	if rep.Env, err = environment(ctx, o); err != nil {
 		return err
 	}
@@ -69,27 +90,34 @@ func runPeers(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err != nil {
 			return err
 		}
-		rep.Impls = append(rep.Impls, reports.PeerImpl{Name: impl, Settings: settings})
+		rep.SetImpl(reports.PeerImpl{Name: impl, Settings: settings})
 		for _, s := range cases {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
 			c := reports.PeerCell{Impl: impl, Case: s.Name}
 			if ok, why := scenarios.PeerCaseApplies(s.Name, impl); !ok {
 				c.NA = why
-				rep.Cells = append(rep.Cells, c)
+				rep.SetCell(c)
 				fmt.Fprintf(stdout, "n/a     %-26s %-26s %s\n", impl, s.Name, why)
 				continue
 			}
 			ro := o
 			ro.Impl = impl
-			c.Result = scenarios.Run(ctx, s, ro)
-			rep.Cells = append(rep.Cells, c)
+			res := scenarios.Run(ctx, s, ro)
+			c = reports.NewPeerCell(impl, s.Name, res)
+			rep.SetCell(c)
+			if err := saveMatrix(*save, rep); err != nil {
+				return err
+			}
 			status := "PASS"
 			if c.Violation() {
 				status = "FAIL"
 				violations++
 			}
-			fmt.Fprintf(stdout, "%-7s %-26s %-26s %.1fs dup@broker=%d %s\n", status, impl, s.Name, c.Result.Duration.Seconds(), c.BrokerCopies(), c.Result.Verdict)
-			if c.Result.Err != nil {
-				fmt.Fprintf(stdout, "        %s\n", strings.ReplaceAll(c.Result.Err.Error(), "\n", "\n        "))
+			fmt.Fprintf(stdout, "%-7s %-26s %-26s %.1fs dup@broker=%d %s\n", status, impl, s.Name, c.Seconds, c.BrokerCopies(), c.Verdict)
+			if c.Err != "" {
+				fmt.Fprintf(stdout, "        %s\n", strings.ReplaceAll(c.Err, "\n", "\n        "))
 			}
 		}
 	}
@@ -100,6 +128,51 @@ func runPeers(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintf(stdout, "wrote %s\n", *out)
 	}
 	fmt.Fprintf(stdout, "%d violations\n", violations)
+	return nil
+}
+
+// loadMatrix reads a saved matrix.json, with the current findings.
+func loadMatrix(path string) (reports.Peers, error) {
+	var rep reports.Peers
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return rep, fmt.Errorf("read saved matrix: %w", err)
+	}
+	if err := json.Unmarshal(b, &rep); err != nil {
+		return rep, fmt.Errorf("decode %s: %w", path, err)
+	}
+	rep.Findings = reports.PeerFindings
+	return rep, nil
+}
+
+// mergeCases returns the cases of have and add, in catalogue order.
+func mergeCases(have, add []*scenarios.Scenario) []*scenarios.Scenario {
+	want := map[string]bool{}
+	for _, s := range append(append([]*scenarios.Scenario(nil), have...), add...) {
+		want[s.Name] = true
+	}
+	var out []*scenarios.Scenario
+	for _, s := range scenarios.PeerCases() {
+		if want[s.Name] {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// saveMatrix saves the results so far (after every cell: an interrupted
+// run keeps what it measured).
+func saveMatrix(path string, rep reports.Peers) error {
+	if path == "" {
+		return nil
+	}
+	b, err := json.MarshalIndent(rep, "", " ")
+	if err != nil {
+		return fmt.Errorf("encode matrix: %w", err)
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("save matrix: %w", err)
+	}
 	return nil
 }
 
