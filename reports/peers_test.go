@@ -15,7 +15,7 @@ import (
 func TestPeersReport(t *testing.T) {
 	race, _ := scenarios.LookupPeerCase("peer-rescuer-race")
 	p := Peers{Cases: []*scenarios.Scenario{race}, Command: "make peers",
-		Impls: []PeerImpl{{Name: "ours"}, {Name: "river047", Settings: []string{"version=v0.47.0\tissue 12"}}},
+		Impls:    []PeerImpl{{Name: "ours"}, {Name: "river047", Settings: []string{"version=v0.47.0\tissue 12"}}},
 		Findings: map[string]Finding{"river047/peer-rescuer-race": {Class: "bug in the peer", How: "told apart by version", Program: "reports/peers/x/main.go"}}}
 	p.SetCell(PeerCell{Impl: "ours", Case: race.Name, NA: "River's rescuer only"})
 	p.SetCell(PeerCell{Impl: "river047", Case: race.Name, Seed: 7, Verdict: checker.Verdict{Intents: 1, DeliveredOnce: 1}, Copies: 1,
