@@ -26,6 +26,14 @@ var PeerFindings = map[string]Finding{
 		Class: "limitation (not documented)",
 		How:   "With ConfirmDelivery, watermill-amqp's Publish waits for each confirm with no deadline (`channel.Delivered()` blocks until the confirm or the channel closes), one message at a time: 1.5 s late confirms hold each message 1.5 s, and a confirm that never comes is bounded only by the AMQP heartbeat. No copies, nothing lost; throughput and liveness, not safety. Read in publisher.go of watermill-amqp v3.0.2; the config's doc only says confirms \"may negatively impact performance\".",
 	},
+	"watermill-offsets/peer-crash-before-mark": {
+		Class: "documented limitation",
+		How:   "All six messages reach the broker twice, not one: the subscriber hands the whole batch it read to the forwarder and writes one ack (the offsets upsert of the batch's last row) afterwards, so a crash before that write republishes the batch. SubscribeBatchSize's documented trade-off again; our relay republishes the six of its batch too (its lease), River only the jobs it had not completed. The inbox absorbs the copies.",
+	},
+	"watermill-offsets/peer-publish-lost": {
+		Class: "limitation (not documented)",
+		How:   "Publish frames dropped on the way to RabbitMQ hold the forwarder about 30 s — until the AMQP heartbeat closes the connection — whether confirms are on or off: with ChannelPoolSize 0 (the default) every Publish first opens a channel and waits for channel.open-ok, and with confirms it waits for the confirm without a deadline. That round trip is also why confirms-off Watermill did not lose the dropped publish silently here: the publish never went out. Nothing lost, nothing twice; our relay and River's job (our publisher) give up after the 600 ms confirm deadline and republish at once.",
+	},
 	"watermill-offsets/peer-stale": {
 		Class: "documented design",
 		How:   "relay-2 never takes over while relay-1 is stalled: the offsets adapter locks the consumer group's row FOR UPDATE in the transaction that spans the publish (documented on DefaultPostgreSQLOffsetsAdapter), so one relay at a time works a consumer group and a stalled one holds up the rest until its connection or AckDeadline gives. Nothing copied, nothing lost; the queue schema behaves the same with its row locks.",

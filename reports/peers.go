@@ -113,6 +113,25 @@ func (p Peers) Write(w io.Writer) error {
 	f("Columns: **delivered** once at the handset / **dup@broker** messages a worker received more than once (the inbox absorbs them) / ")
 	f("**dup@handset** messages that reached a phone twice / **lost silently** / **stuck** (owed, not delivered, or the run did not settle). ")
 	f("A cell is a violation (✗) when the contract broke (dup@handset, lost silently, stuck) or the run could not finish its steps.\n\n")
+	f("## Summary\n\n| implementation | cells run | violations | dup@broker (sum) | dup@handset | lost silently | stuck |\n|---|---|---|---|---|---|---|\n")
+	for _, im := range p.Impls {
+		var run, bad, copies, dup, lost, stuck int
+		for _, c := range p.Cells {
+			if c.Impl != im.Name || c.NA != "" {
+				continue
+			}
+			run++
+			if c.Violation() {
+				bad++
+			}
+			copies += c.BrokerCopies()
+			dup += c.Verdict.Duplicated
+			lost += c.Verdict.LostSilently
+			stuck += c.Verdict.Stuck
+		}
+		f("| %s | %d | %d | %d | %d | %d | %d |\n", im.Name, run, bad, copies, dup, lost, stuck)
+	}
+	f("\nA violation is classified by hand (`reports/peer_findings.go`) after reading its run: a **bug in the peer** when the same adapter and case pass on another version of the peer or the window reproduces without our adapter (a standalone program under `reports/peers/`), a **documented limitation** when the peer's documentation names the behaviour, an **adapter mistake** when changing only our adapter removes it.\n\n")
 	f("## Matrix\n\n| case |")
 	for _, im := range p.Impls {
 		f(" %s |", im.Name)
