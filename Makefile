@@ -16,7 +16,7 @@ CHAOSSEED := $(if $(SEED),$(SEED),$(shell date +%s%N | cut -c1-15))
 # River twice from one nested module (go.mod: v0.51.2, go047.mod: v0.47.0).
 PEER_BINS := bin/peer-watermill bin/peer-river047 bin/peer-river0512
 
-.PHONY: all build peer-bins peers demo test unit vet fmt-check scenario scenarios canaries chaos report bench bench-quick clean
+.PHONY: all build peer-bins peers demo test unit vet fmt-check scenario scenarios canaries chaos report simulate simulate-short capacity bench bench-quick clean
 
 all: build
 
@@ -37,8 +37,8 @@ peers: peer-bins
 demo: build
 	./$(BIN) demo
 
-## test: gofmt, vet, unit + integration tests with -race, then the chaos suite
-test: fmt-check vet unit chaos
+## test: gofmt, vet, unit + integration tests with -race, the chaos suite, then a short simulated day
+test: fmt-check vet unit chaos simulate-short
 
 unit:
 	$(GO) test -race -count=1 -timeout 15m ./...
@@ -74,6 +74,20 @@ chaos:
 ## report: run everything and write reports/RELIABILITY.md
 report: build
 	./$(BIN) report --checks $(CHECKS) --out reports/RELIABILITY.md
+
+## simulate: a production day on the real pipeline, compressed (DAY=sim/days/x.yaml, SEED=…); writes reports/SIMULATION.md and its charts
+DAY ?=
+simulate: build
+	./$(BIN) simulate $(if $(DAY),--config $(DAY),) $(if $(SEED),--seed $(SEED),) --out reports/SIMULATION.md
+
+## simulate-short: the short example day, for CI: fails if the contract breaks (its report goes to $(ART)/)
+simulate-short: build
+	@mkdir -p $(ART)
+	./$(BIN) simulate --config sim/days/short.json --quiet --out $(ART)/SIMULATION-short.md
+
+## capacity: the capacity tables, measured by simulating evenings and days; writes reports/CAPACITY.md
+capacity: build
+	./$(BIN) simulate capacity --out reports/CAPACITY.md
 
 BENCH_FLAGS ?=
 

@@ -221,9 +221,14 @@ func (s *Server) fireLocked(m Mode) {
 
 // matchLocked returns the mode for request number n of kind k (refkey is
 // empty for token requests) and consumes one use of the matching rule.
-// Without a matching rule a send gets the default, a token request Accept
-// and a report request Report.
+// Without a matching rule a send gets what Options.Plan says, else the
+// default; a token request Accept and a report request Report.
 func (s *Server) matchLocked(k reqKind, n int, refkey string) Mode {
+	attempt := 0
+	if k == sendReq {
+		s.attempts[refkey]++
+		attempt = s.attempts[refkey]
+	}
 	for _, r := range s.rules {
 		if r.Times > 0 && r.used >= r.Times {
 			continue
@@ -245,6 +250,11 @@ func (s *Server) matchLocked(k reqKind, n int, refkey string) Mode {
 		return Accept
 	case reportReq:
 		return Report
+	}
+	if s.opts.Plan != nil {
+		if m := s.opts.Plan(refkey, attempt); m != "" {
+			return m
+		}
 	}
 	return s.def
 }

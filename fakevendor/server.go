@@ -24,6 +24,15 @@ type Options struct {
 	// of its refkey before it lands anyway (default HangTimeout).
 	LandLateMax time.Duration
 	Latency     time.Duration // added to every accepted send, for benchmarks
+	// LatencyFor, when set, is the delay before the answer of an accepted
+	// send of refkey, in place of Latency: a simulator draws it from a
+	// distribution, by refkey, so the same seed gives the same delays.
+	LatencyFor func(refkey string) time.Duration
+	// Plan, when set, chooses the mode of a send that no rule matches, in
+	// place of the default: attempt is 1 for the first send of refkey, 2
+	// for the next. A simulator draws its fault plan through it, so the
+	// plan does not depend on the order in which sends arrive.
+	Plan func(refkey string, attempt int) Mode
 	// Clock is the vendor's clock (nil = time.Now). It decides whether a
 	// send's expireat has passed, and stamps Entry.At, Call.At,
 	// Call.LandedAt and Lookup.At. Token lifetimes and waits run on the wall
@@ -55,6 +64,7 @@ type Server struct {
 	ledger     []Entry
 	fired      map[Mode]int
 	lookups    []Lookup
+	attempts   map[string]int    // sends per refkey, for Plan
 	held       map[int]*heldSend // land-late requests not yet landed, by call number
 	failed     map[string]bool   // refkeys of undelivered sends: the report says FAILED
 	srv        *http.Server
@@ -86,6 +96,8 @@ func New(opts Options) *Server {
 		fired:   map[Mode]int{},
 		held:    map[int]*heldSend{},
 		failed:  map[string]bool{},
+
+		attempts: map[string]int{},
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/token", s.handleToken)

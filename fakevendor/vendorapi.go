@@ -197,7 +197,11 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 	if call.Expired {
 		okStatus, ok = http.StatusGone, expiredAnswer
 	}
-	if call.Accepted && s.opts.Latency > 0 && !s.wait(w, r, s.opts.Latency, log) {
+	latency := s.opts.Latency
+	if call.Accepted && s.opts.LatencyFor != nil {
+		latency = s.opts.LatencyFor(body.RefKey)
+	}
+	if call.Accepted && latency > 0 && !s.wait(w, r, latency, log) {
 		return
 	}
 	// An expired send is answered 410 at once, except where its mode still

@@ -68,6 +68,15 @@ type Options struct {
 	// Impl is the relay under test (peers.Impls); "" is ours. PeerDir is
 	// the folder of the peer binaries (default: Bin's folder).
 	Impl, PeerDir string
+
+	// For a world opened by another driver (Open), such as the simulator:
+	// Clock is the pods' clock setting (default: a virtual clock at rate 1
+	// from the scenario's start time), Tune adjusts the pods' base
+	// configuration before the scenario's settings apply, and Vendor the
+	// fake vendor's options.
+	Clock  string
+	Tune   func(*config.Config)
+	Vendor func(*fakevendor.Options)
 }
 
 // DefaultOptions reads the service URLs from the environment
@@ -135,6 +144,9 @@ func newEnv(ctx context.Context, s *Scenario, o Options) (e *Env, err error) {
 		return e, err
 	}
 	setting := clock.NewVirtual(e.Day, 1).Setting()
+	if o.Clock != "" {
+		setting = o.Clock
+	}
 	runClock, err := clock.Parse(setting) // read as the pods read it
 	if err != nil {
 		return e, err
@@ -142,8 +154,12 @@ func newEnv(ctx context.Context, s *Scenario, o Options) (e *Env, err error) {
 	// The vendor reads the run's clock (a send's expireat is on it) and
 	// lands a held land-late request 4 s after it arrived if no lookup
 	// comes first: past its expireat, so it is dropped then.
-	e.vendor = fakevendor.New(fakevendor.Options{Account: "outboxchaos", Password: "secret", HangTimeout: 5 * time.Second,
-		Clock: runClock.Now, LandLateMax: 4 * time.Second})
+	vo := fakevendor.Options{Account: "outboxchaos", Password: "secret", HangTimeout: 5 * time.Second,
+		Clock: runClock.Now, LandLateMax: 4 * time.Second}
+	if o.Vendor != nil {
+		o.Vendor(&vo)
+	}
+	e.vendor = fakevendor.New(vo)
 	vendorURL, err := e.vendor.Start("127.0.0.1:0")
 	if err != nil {
 		return e, err
@@ -188,6 +204,9 @@ func newEnv(ctx context.Context, s *Scenario, o Options) (e *Env, err error) {
 	c.PGURL = replaceHost(e.SB.PGURL, e.PG.Addr())
 	c.VendorURL = "http://" + e.VendorLink.Addr()
 	c.Clock = setting
+	if o.Tune != nil {
+		o.Tune(&c)
+	}
 	if err := applyConfig(&c, s.Config); err != nil {
 		return e, err
 	}

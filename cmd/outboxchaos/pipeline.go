@@ -97,7 +97,7 @@ func runRelay(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	once := fs.Bool("once", false, "do one run and exit")
+	once := fs.Bool("once", false, "do one run and exit (a drain with --relay-drain), as a cron job would")
 	if err := parse(fs, cfg, args); err != nil {
 		return err
 	}
@@ -113,10 +113,16 @@ func runRelay(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer pub.Close()
 	r := relay.New(*cfg, pool, pub, parts.Clock, parts.Alerts, parts.Log)
 	if *once {
-		st, err := r.RunOnce(ctx)
+		run := r.RunOnce
+		if cfg.RelayDrain {
+			run = r.Drain
+		}
+		st, err := run(ctx)
 		if err != nil {
 			return err
 		}
+		parts.Log.Info("relay run", "event", "run", "claimed", st.Claimed, "published", st.Published,
+			"failed", st.Failed, "expired", st.Expired, "deferred", st.Deferred, "skipped", st.Skipped)
 		fmt.Fprintf(stdout, "relay run: claimed %d, published %d, failed %d, expired %d, deferred %d, skipped %d, reclaimed %d\n",
 			st.Claimed, st.Published, st.Failed, st.Expired, st.Deferred, st.Skipped, st.Reclaimed)
 		return nil

@@ -78,7 +78,8 @@ func (v *Virtual) Setting() string {
 }
 
 // Parse reads a clock setting. The empty string and "real" give the wall
-// clock. Otherwise the form is START[@ANCHOR_UNIX_NANOS][*RATE]: START is an
+// clock; "file:PATH" a File clock. Otherwise the form is
+// START[@ANCHOR_UNIX_NANOS][*RATE]: START is an
 // RFC 3339 time, ANCHOR the real instant at which the clock read START
 // (default: now), RATE virtual seconds per real second (default 1). Two
 // processes given the same setting read the same time.
@@ -86,6 +87,9 @@ func Parse(s string) (Clock, error) {
 	s = strings.TrimSpace(s)
 	if s == "" || s == "real" {
 		return Real{}, nil
+	}
+	if path, ok := strings.CutPrefix(s, FilePrefix); ok {
+		return OpenFile(path)
 	}
 	rate := 1.0
 	if i := strings.LastIndexByte(s, '*'); i >= 0 {

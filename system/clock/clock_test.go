@@ -143,3 +143,37 @@ func TestAtAndDate_UseSeoulCalendar(t *testing.T) {
 		t.Fatalf("At = %s, want %s", got, want)
 	}
 }
+
+// A File clock follows its file: a jump written by one process is read by
+// every clock opened on the file, without a restart.
+func TestFileClockFollowsRewrites(t *testing.T) {
+	t.Parallel()
+	path := t.TempDir() + "/clock"
+	start := time.Date(2025, 5, 1, 9, 0, 0, 0, clock.Seoul)
+	v := clock.NewVirtual(start, 0) // rate 0: the clock stands still
+	if err := clock.WriteSetting(path, v); err != nil {
+		t.Fatal(err)
+	}
+	c, err := clock.Parse(clock.FilePrefix + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Now(); !got.Equal(start) {
+		t.Fatalf("Now = %s, want %s", got, start)
+	}
+	later := start.Add(3 * time.Hour)
+	v.Set(later)
+	if err := clock.WriteSetting(path, v); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !c.Now().Equal(later) {
+		if time.Now().After(deadline) {
+			t.Fatalf("file clock still reads %s after the jump to %s", c.Now(), later)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if _, err := clock.Parse(clock.FilePrefix + path + ".missing"); err == nil {
+		t.Fatal("a missing clock file parsed")
+	}
+}

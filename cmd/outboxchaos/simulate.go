@@ -1,0 +1,82 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/sim"
+)
+
+// runSimulate simulates a production day (or, with "capacity", the
+// capacity runs) and writes the report with its charts.
+func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "capacity" {
+		return runCapacity(ctx, args[1:], stdout, stderr)
+	}
+	fs := flag.NewFlagSet("outboxchaos simulate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfgPath := fs.String("config", "", "a day as JSON or YAML (default: the built-in weekday; see sim/days/)")
+	seed := fs.Int64("seed", 1, "seed of the workload and the fault plan")
+	rate := fs.Float64("rate", 0, "virtual seconds per real second while work is in flight (0: the day's)")
+	out := fs.String("out", "reports/SIMULATION.md", "where to write the report (charts go beside it)")
+	quiet := fs.Bool("quiet", false, "no progress bar")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return usagef("usage: outboxchaos simulate [--config day.json|yaml] [--seed N] [--rate R] [--out FILE]  |  outboxchaos simulate capacity")
+	}
+	day := sim.Default()
+	if *cfgPath != "" {
+		d, err := sim.Load(*cfgPath)
+		if err != nil {
+			return usageError{err}
+		}
+		day = d
+	}
+	if *rate < 0 || *rate > 1000 {
+		return usagef("--rate %g: want 1 to 1000 (0: the day's)", *rate)
+	}
+	o, err := simOptions(*seed, *rate, *quiet, stderr)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "simulating %s (%d members, %d messages at most, seed %d)\n", day.Name, day.Members, day.Messages(), *seed)
+	res, err := sim.Run(ctx, day, o)
+	if err != nil {
+		return err
+	}
+	fmt.Fprint(stdout, res.Summary())
+	command := "outboxchaos simulate " + strings.Join(args, " ")
+	if err := sim.WriteReport(*out, res, nil, strings.TrimSpace(command)); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "report: %s (charts in %s)\n", *out, strings.TrimSuffix(*out, filepath.Ext(*out))+"/")
+	if !res.Verdict.OK() || res.ContractErr != nil {
+		return fmt.Errorf("the day broke the contract: %s", res.Verdict)
+	}
+	return nil
+}
+
+func simOptions(seed int64, rate float64, quiet bool, stderr io.Writer) (sim.Options, error) {
+	bin, err := os.Executable()
+	if err != nil {
+		return sim.Options{}, fmt.Errorf("find own binary for the pods: %w", err)
+	}
+	so := scenarios.DefaultOptions()
+	o := sim.Options{PGURL: so.PGURL, AMQPURL: so.AMQPURL, Bin: bin, Seed: seed, Rate: rate}
+	if !quiet {
+		o.Progress = stderr
+	}
+	return o, nil
+}

@@ -1,0 +1,386 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/outboxchaos/outboxchaos/faults"
+	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/system/clock"
+	"github.com/outboxchaos/outboxchaos/system/jobs"
+	"github.com/outboxchaos/outboxchaos/system/killpoint"
+	"github.com/outboxchaos/outboxchaos/system/notification"
+)
+
+// Timing of the simulated day, virtual.
+const (
+	cronEvery     = 5 * time.Minute  // the relay's and cleanup's cron
+	restartDelay  = 30 * time.Second // a killed worker's pod comes back after this
+	sampleEvery   = time.Minute
+	minJump       = 2 * time.Second // shorter idle stretches simply run
+	podRunTimeout = 2 * time.Minute // real: a one-shot pod that takes longer is killed
+	morningMax    = 4 * time.Hour   // the next morning's cron runs at most until noon
+)
+
+// loopStep is how often the driver looks at the clock (real time). It is
+// a polling period, not synchronisation: every decision reads the state.
+const loopStep = 5 * time.Millisecond
+
+// runner is one simulated day in progress.
+type runner struct {
+	d         Day
+	o         Options
+	plan      *Plan
+	env       *scenarios.Env
+	ctl       *clock.Virtual
+	clockPath string
+	res       *Result
+	sampler   sampler
+
+	mu      sync.Mutex
+	oneShot int // one-shot pods running
+	workers []*faults.Pod
+	timers  []timer
+	blips   int // links down now
+
+	relayKill   string // kill-point armed in the next relay run
+	lastIdleSig string
+	tickLag     time.Duration // the latest a cron run started
+}
+
+type timer struct {
+	at   time.Time
+	what string
+	fn   func(context.Context)
+}
+
+// seed writes the business rows of every job and withdraws the consent of
+// the members the plan says.
+func (r *runner) seed(ctx context.Context) error {
+	pool := r.env.DB()
+	for _, j := range r.d.Jobs {
+		if err := jobs.Seed(ctx, pool, r.d.at(j.At), r.d.jobMembers(j), []notification.Kind{notification.Kind(j.Kind)}); err != nil {
+			return fmt.Errorf("seed job %s: %w", j.Kind, err)
+		}
+	}
+	var off []int64
+	for id := int64(1); id <= int64(r.d.Members); id++ {
+		if !r.plan.Consents(id) {
+			off = append(off, id)
+		}
+	}
+	if _, err := pool.Exec(ctx, `UPDATE members SET sms_consent = false WHERE id = ANY($1)`, off); err != nil {
+		return fmt.Errorf("seed consent: %w", err)
+	}
+	return nil
+}
+
+// day drives the day: the worker deployment, the cron, the planned
+// events, the samples; then the next morning's relay runs, which expire
+// what the ad cut-off deferred.
+func (r *runner) day(ctx context.Context, bar *progress) error {
+	for i := 0; i < r.d.Workers; i++ {
+		if err := r.startWorker(ctx); err != nil {
+			return err
+		}
+	}
+	dayEnd := r.d.at("21:00")
+	morning := r.d.at("08:00").AddDate(0, 0, 1)
+	cron := cronTicks(r.d.at("08:00"), r.d.at("20:55"))
+	lastTick := morning.Add(2 * cronEvery)
+	cron = append(cron, morning, morning.Add(cronEvery), lastTick)
+	events := append([]Event(nil), r.plan.Events...)
+	nextSample := r.ctl.Now()
+	for {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("%w (virtual time %s)", errTimeout, r.ctl.Now().Format("15:04"))
+		}
+		now := r.ctl.Now()
+		for len(events) > 0 && !events[0].At.After(now) {
+			r.fire(ctx, events[0], now)
+			events = events[1:]
+		}
+		for len(cron) > 0 && !cron[0].After(now) {
+			r.tickLag = max(r.tickLag, now.Sub(cron[0]))
+			r.tick(ctx, cron[0])
+			cron = cron[1:]
+		}
+		r.runTimers(ctx, now)
+		r.watchWorkers(now)
+		r.sampler.peek()
+		if !now.Before(nextSample) {
+			s, err := r.sampler.take(ctx, now)
+			if err != nil {
+				return err
+			}
+			r.res.Samples = append(r.res.Samples, s)
+			bar.update(s)
+			nextSample = now.Truncate(sampleEvery).Add(sampleEvery)
+		}
+		if len(cron) == 0 && r.quiet() {
+			idle, err := r.idle(ctx)
+			if err != nil {
+				return err
+			}
+			if idle {
+				// The next morning's cron goes on while rows wait for the
+				// relay (one batch per run expires them), up to noon.
+				left, err := r.outboxLeft(ctx)
+				if err != nil {
+					return err
+				}
+				if left == 0 || !lastTick.Before(morning.Add(morningMax)) {
+					return nil
+				}
+				lastTick = lastTick.Add(cronEvery)
+				cron = append(cron, lastTick)
+			}
+		}
+		next := r.nextAt(events, cron, nextSample)
+		if now.After(dayEnd) && now.Before(morning) {
+			next = minTime(next, morning)
+		}
+		if next.Sub(now) > minJump && r.quiet() {
+			idle, err := r.idle(ctx)
+			if err != nil {
+				return err
+			}
+			if idle {
+				s, err := r.sampler.take(ctx, now)
+				if err != nil {
+					return err
+				}
+				r.res.Samples = append(r.res.Samples, s)
+				if err := r.jump(now, next); err != nil {
+					return err
+				}
+				continue
+			}
+		}
+		time.Sleep(loopStep)
+	}
+}
+
+// nextAt is the earliest thing the driver must be awake for; samples are
+// not among them (a jump records one on each side). With nothing scheduled
+// it is now: the clock never jumps past the end of the day.
+func (r *runner) nextAt(events []Event, cron []time.Time, _ time.Time) time.Time {
+	if len(cron) == 0 {
+		return r.ctl.Now()
+	}
+	next := r.ctl.Now().Add(24 * time.Hour)
+	if len(events) > 0 {
+		next = minTime(next, events[0].At)
+	}
+	if len(cron) > 0 {
+		next = minTime(next, cron[0])
+	}
+	r.mu.Lock()
+	for _, t := range r.timers {
+		next = minTime(next, t.at)
+	}
+	r.mu.Unlock()
+	return next
+}
+
+// jump moves the shared clock from now to a moment just before next,
+// sampling on both sides so the charts stay continuous.
+func (r *runner) jump(now, next time.Time) error {
+	target := next.Add(-time.Second)
+	if !target.After(now) {
+		return nil
+	}
+	r.ctl.Set(target)
+	if err := clock.WriteSetting(r.clockPath, r.ctl); err != nil {
+		return err
+	}
+	r.res.Skipped += target.Sub(now)
+	r.res.Jumps++
+	return nil
+}
+
+// quiet reports whether no one-shot pod runs, no link is down and no
+// timer (a pod restart, a blip's end) is pending.
+func (r *runner) quiet() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.oneShot == 0 && r.blips == 0 && len(r.timers) == 0
+}
+
+// idle reports whether nothing is in flight: no message queued or being
+// sent, no row being published, and no vendor call since the last look.
+// Two looks in a row must agree, so a message between its delivery and
+// its claim (ready count 0, no SENDING row yet) is seen by the second one
+// as a new vendor call or a SENDING row.
+func (r *runner) idle(ctx context.Context) (bool, error) {
+	sig, busy, err := r.sampler.activity(ctx, r.ctl.Now())
+	if err != nil {
+		return false, err
+	}
+	same := sig == r.lastIdleSig
+	r.lastIdleSig = sig
+
+	return !busy && same, nil
+}
+
+// outboxLeft counts the rows the relay has yet to settle.
+func (r *runner) outboxLeft(ctx context.Context) (int, error) {
+	var n int
+	if err := r.env.DB().QueryRow(ctx, `SELECT count(*) FROM notification_outbox WHERE status IN ('PENDING', 'PUBLISHING')`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count rows left: %w", err)
+	}
+	return n, nil
+}
+
+func cronTicks(from, until time.Time) []time.Time {
+	var out []time.Time
+	for t := from; !t.After(until); t = t.Add(cronEvery) {
+		out = append(out, t)
+	}
+	return out
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+// tick is one cron firing: a relay run and a cleanup sweep (and a
+// reconciler run), as one-shot pods.
+func (r *runner) tick(ctx context.Context, at time.Time) {
+	r.mu.Lock()
+	kp := r.relayKill
+	r.mu.Unlock()
+	var env []string
+	if kp != "" {
+		env = []string{killpoint.EnvVar + "=" + kp}
+	}
+	r.oneShotPod(ctx, "relay", env, []string{"--once"}, func(p *faults.Pod) {
+		if name, hit := p.Killpoint(); hit {
+			r.mu.Lock()
+			r.relayKill = ""
+			r.mu.Unlock()
+			r.note(Fired{Event: Event{At: at, What: "relay-kill", Killpoint: name}, Actual: r.ctl.Now(), Note: "the relay run died at " + name})
+		}
+	})
+	r.oneShotPod(ctx, "cleanup", nil, []string{"--once"}, nil)
+	if r.d.Reconcile {
+		r.oneShotPod(ctx, "reconciler", nil, []string{"--once"}, nil)
+	}
+}
+
+// oneShotPod starts a pod that does one run and exits; done runs after it
+// exited. A pod that does not exit in time is killed.
+func (r *runner) oneShotPod(ctx context.Context, role string, env, args []string, done func(*faults.Pod)) {
+	p, err := r.env.StartRole(ctx, role, env, args)
+	if err != nil {
+		r.env.Logf("sim", "start %s: %v", role, err)
+		return
+	}
+	r.mu.Lock()
+	r.oneShot++
+	r.mu.Unlock()
+	go func() {
+		defer func() {
+			r.mu.Lock()
+			r.oneShot--
+			r.mu.Unlock()
+		}()
+		select {
+		case <-p.Done():
+		case <-time.After(podRunTimeout):
+			r.env.Logf("sim", "%s still running after %s: killed", p.Name(), podRunTimeout)
+			_ = p.Kill()
+			<-p.Done()
+		}
+		if done != nil {
+			done(p)
+		}
+	}()
+}
+
+func (r *runner) note(f Fired) {
+	r.mu.Lock()
+	r.res.Events = append(r.res.Events, f)
+	r.mu.Unlock()
+}
+
+// fire carries out one planned event.
+func (r *runner) fire(ctx context.Context, ev Event, now time.Time) {
+	f := Fired{Event: ev, Actual: now}
+	switch ev.What {
+	case "job":
+		f.Note = fmt.Sprintf("%s for %d members", ev.Job.Kind, r.d.jobMembers(*ev.Job))
+		r.oneShotPod(ctx, "job", nil, []string{"--seed=false", "--kinds", ev.Job.Kind}, nil)
+	case "worker-kill":
+		if p := r.activeWorker(); p != nil {
+			f.Note = "SIGKILL " + p.Name()
+			r.dropWorker(p)
+			_ = p.Kill()
+			r.after(now.Add(restartDelay), "worker-restart", func(ctx context.Context) { _ = r.startWorker(ctx) })
+		}
+	case "relay-kill":
+		r.mu.Lock()
+		r.relayKill = ev.Killpoint
+		r.mu.Unlock()
+		f.Note = "armed " + ev.Killpoint + " in the next relay runs until one dies there"
+	case "broker-blip", "db-blip":
+		links := []*faults.Proxy{r.env.PG}
+		if ev.What == "broker-blip" {
+			links = []*faults.Proxy{r.env.AMQPRelay, r.env.AMQPWorker}
+		}
+		var names []string
+		for _, l := range links {
+			if _, err := l.Down(); err != nil {
+				r.env.Logf("sim", "take %s down: %v", l.Name(), err)
+				continue
+			}
+			names = append(names, l.Name())
+		}
+		r.mu.Lock()
+		r.blips++
+		r.mu.Unlock()
+		d := time.Duration(r.d.Faults.BlipSeconds * float64(time.Second))
+		f.Note = fmt.Sprintf("%s down for %s", strings.Join(names, ", "), d)
+		r.after(now.Add(d), ev.What+"-end", func(context.Context) {
+			for _, l := range links {
+				_ = l.Up()
+			}
+			r.mu.Lock()
+			r.blips--
+			r.mu.Unlock()
+		})
+	case "deploy":
+		f.Note = r.deploy(ctx)
+	}
+	r.note(f)
+}
+
+// after runs fn when the virtual clock reaches at.
+func (r *runner) after(at time.Time, what string, fn func(context.Context)) {
+	r.mu.Lock()
+	r.timers = append(r.timers, timer{at: at, what: what, fn: fn})
+	r.mu.Unlock()
+}
+
+func (r *runner) runTimers(ctx context.Context, now time.Time) {
+	r.mu.Lock()
+	var due, rest []timer
+	for _, t := range r.timers {
+		if t.at.After(now) {
+			rest = append(rest, t)
+		} else {
+			due = append(due, t)
+		}
+	}
+	r.timers = rest
+	r.mu.Unlock()
+	for _, t := range due {
+		t.fn(ctx)
+	}
+}

@@ -1,0 +1,122 @@
+package sim
+
+import (
+	"hash/fnv"
+	"math"
+	"math/rand/v2"
+	"sort"
+	"strconv"
+	"time"
+
+	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/outboxchaos/outboxchaos/fakevendor"
+	"github.com/outboxchaos/outboxchaos/system/killpoint"
+)
+
+// Plan is everything random about a day, drawn from its seed before it
+// starts: which members consent, each send's vendor mode and latency, and
+// the instants of every fault and deploy. Two runs with one seed share it.
+type Plan struct {
+	day    Day
+	seed   int64
+	Events []Event // in virtual time order
+}
+
+// Event is one planned happening of the day.
+type Event struct {
+	At   time.Time
+	What string // job, worker-kill, relay-kill, broker-blip, db-blip, deploy
+	Job  *Job
+	// Killpoint is where a relay-kill's run dies.
+	Killpoint string
+}
+
+// relayKillpoints are where a killed relay run may die.
+var relayKillpoints = []string{killpoint.RelayAfterClaim, killpoint.RelayAfterPublish, killpoint.RelayAfterConfirm}
+
+// NewPlan draws the plan of d from seed.
+func NewPlan(d Day, seed int64) *Plan {
+	p := &Plan{day: d, seed: seed}
+	r := rand.New(rand.NewPCG(uint64(seed), 0x5eed))
+	for i := range d.Jobs {
+		p.Events = append(p.Events, Event{At: d.at(d.Jobs[i].At), What: "job", Job: &d.Jobs[i]})
+	}
+	from, until := d.at("08:05"), d.at("20:30")
+	instant := func() time.Time {
+		return from.Add(time.Duration(r.Int64N(int64(until.Sub(from)/time.Second))) * time.Second)
+	}
+	for i := 0; i < d.Faults.WorkerKills; i++ {
+		p.Events = append(p.Events, Event{At: instant(), What: "worker-kill"})
+	}
+	for i := 0; i < d.Faults.RelayKills; i++ {
+		p.Events = append(p.Events, Event{At: instant(), What: "relay-kill", Killpoint: relayKillpoints[r.IntN(len(relayKillpoints))]})
+	}
+	for i := 0; i < d.Faults.BrokerBlips; i++ {
+		p.Events = append(p.Events, Event{At: instant(), What: "broker-blip"})
+	}
+	for i := 0; i < d.Faults.DBBlips; i++ {
+		p.Events = append(p.Events, Event{At: instant(), What: "db-blip"})
+	}
+	for _, t := range d.Deploys {
+		p.Events = append(p.Events, Event{At: d.at(t), What: "deploy"})
+	}
+	sort.SliceStable(p.Events, func(i, j int) bool { return p.Events[i].At.Before(p.Events[j].At) })
+	return p
+}
+
+// unit returns a uniform number in [0, 1) fixed by the seed and the keys.
+func (p *Plan) unit(keys ...string) float64 {
+	h := fnv.New64a()
+	for _, k := range keys {
+		_, _ = h.Write([]byte(k))
+		_, _ = h.Write([]byte{0})
+	}
+	r := rand.New(rand.NewPCG(uint64(p.seed), h.Sum64()))
+	return r.Float64()
+}
+
+// Consents reports whether member id has SMS consent.
+func (p *Plan) Consents(id int64) bool {
+	return p.unit("consent", strconv.FormatInt(id, 10)) < p.day.Consent
+}
+
+// VendorMode is the mode of the attempt'th send of refkey: a timeout (half
+// after the phone got it), a 5xx (likewise), a 429, or "" (accept).
+func (p *Plan) VendorMode(refkey string, attempt int) fakevendor.Mode {
+	v := p.day.Vendor
+	u := p.unit("vendor", refkey, strconv.Itoa(attempt))
+	half := p.unit("half", refkey, strconv.Itoa(attempt)) < 0.5
+	switch {
+	case u < v.Timeout:
+		if half {
+			return fakevendor.AcceptHang
+		}
+		return fakevendor.Hang
+	case u < v.Timeout+v.Fail5xx:
+		if half {
+			return fakevendor.Accept5xx
+		}
+		return fakevendor.Fail5xx
+	case u < v.Timeout+v.Fail5xx+v.Throttle:
+		return fakevendor.Status429
+	}
+	return ""
+}
+
+// Latency is the vendor's virtual answer time for refkey: log-normal with
+// the day's median and 99th percentile.
+func (p *Plan) Latency(refkey string) time.Duration {
+	v := p.day.Vendor
+	if v.LatencyMedianMS <= 0 {
+		return 0
+	}
+	sigma := 0.0
+	if v.LatencyP99MS > v.LatencyMedianMS {
+		sigma = math.Log(v.LatencyP99MS/v.LatencyMedianMS) / 2.3263
+	}
+	u := math.Min(math.Max(p.unit("latency", refkey), 1e-6), 1-1e-6)
+	z := distuv.UnitNormal.Quantile(u)
+	ms := v.LatencyMedianMS * math.Exp(sigma*z)
+	return time.Duration(ms * float64(time.Millisecond))
+}

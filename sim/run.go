@@ -1,0 +1,163 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/outboxchaos/outboxchaos/checker"
+	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/system/clock"
+	"github.com/outboxchaos/outboxchaos/system/config"
+)
+
+// Options tune a simulation run.
+type Options struct {
+	PGURL, AMQPURL string
+	Bin            string // the outboxchaos binary the pods run
+	Seed           int64
+	// Rate overrides the day's rate (0: the day's).
+	Rate float64
+	// Progress, if set, gets a progress bar (virtual time and counts).
+	Progress io.Writer
+	Log      *slog.Logger
+	// Timeout bounds the whole run in wall time (default 40 minutes).
+	Timeout time.Duration
+}
+
+// Result is what one simulated day measured.
+type Result struct {
+	Day      Day
+	Seed     int64
+	Rate     float64
+	Settings []Setting
+	Samples  []Sample
+	Events   []Fired // planned events as they happened
+	// Latencies of every message that reached a phone, enqueue → handset.
+	Latencies []Delivery
+	Final     Sample // the state after the next morning's relay runs
+	Verdict   checker.Verdict
+	// ContractErr is the checker's objection, if any.
+	ContractErr error
+	Lag         Lag
+	AdEnqueued  int         // advertising outbox rows
+	Calls       []time.Time // every vendor send request's arrival, virtual
+	Wall        time.Duration
+	Skipped     time.Duration // virtual time jumped over while idle
+	Jumps       int
+}
+
+// Fired is a planned event and when it actually happened.
+type Fired struct {
+	Event
+	Actual time.Time
+	Note   string
+}
+
+// Run simulates day d on the real pipeline and returns what it measured.
+// Every schema, queue, pod and proxy it made is gone when it returns.
+func Run(ctx context.Context, d Day, o Options) (*Result, error) {
+	if err := d.Validate(); err != nil {
+		return nil, fmt.Errorf("day %s: %w", d.Name, err)
+	}
+	if o.Rate > 0 {
+		d.Rate = o.Rate
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 40 * time.Minute
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	if _, err := os.Stat(o.Bin); err != nil {
+		return nil, fmt.Errorf("pod binary %s: %w (run make build)", o.Bin, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	wallStart := time.Now()
+
+	dir, err := os.MkdirTemp("", "outboxchaos-sim-")
+	if err != nil {
+		return nil, fmt.Errorf("clock folder: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	start := d.at("07:55")
+	ctl := clock.NewVirtual(start, d.Rate)
+	clockPath := filepath.Join(dir, "clock")
+	if err := clock.WriteSetting(clockPath, ctl); err != nil {
+		return nil, err
+	}
+	plan := NewPlan(d, o.Seed)
+	res := &Result{Day: d, Seed: o.Seed, Rate: d.Rate}
+	probe := config.Default()
+	configure(&probe, d, d.Rate)
+	vendorTimeout := probe.VendorTimeout
+	sc := &scenarios.Scenario{Name: "sim-" + d.Name, Row: "simulation", Description: "a simulated day", Steps: []scenarios.Step{}}
+	env, err := scenarios.Open(ctx, sc, scenarios.Options{
+		PGURL: o.PGURL, AMQPURL: o.AMQPURL, Bin: o.Bin, Seed: o.Seed,
+		Clock: clock.FilePrefix + clockPath,
+		Tune: func(c *config.Config) {
+			res.Settings = configure(c, d, d.Rate)
+		},
+		Vendor: vendorOptions(plan, d.Rate, vendorTimeout),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open the simulated world: %w", err)
+	}
+	defer env.Close()
+
+	r := &runner{d: d, o: o, plan: plan, env: env, ctl: ctl, clockPath: clockPath, res: res}
+	if err := r.seed(ctx); err != nil {
+		return nil, err
+	}
+	if err := r.sampler.open(env); err != nil {
+		return nil, err
+	}
+	defer r.sampler.close()
+	bar := newProgress(o.Progress, d)
+	herr := r.day(ctx, bar)
+	bar.finish()
+	env.StopPods()
+	if herr != nil {
+		return res, fmt.Errorf("simulate %s: %w", d.Name, herr)
+	}
+	if err := r.judge(ctx); err != nil {
+		return res, err
+	}
+	res.Lag = measureLag(r.env.Vendor().CallLog(), plan, d.Rate, res.Events, r.tickLag)
+	res.Wall = time.Since(wallStart)
+	return res, nil
+}
+
+// judge takes the final snapshot, the latencies, and the checker's verdict.
+func (r *runner) judge(ctx context.Context) error {
+	st, err := r.env.Snapshot(ctx)
+	if err != nil {
+		return fmt.Errorf("final snapshot: %w", err)
+	}
+	st.Settled = true
+	// The day's faults are planned, not injected through the fault engine:
+	// the checker judges the contract alone.
+	rec := checker.Record{Scenario: "sim-" + r.d.Name, Row: "simulation", Seed: r.o.Seed, History: r.env.History(), State: st, AllowUnfired: true}
+	r.res.Verdict, r.res.ContractErr = checker.Verify(rec)
+	final, err := r.sampler.take(ctx, r.ctl.Now())
+	if err != nil {
+		return err
+	}
+	r.res.Final = final
+	for _, c := range r.env.Vendor().CallLog() {
+		r.res.Calls = append(r.res.Calls, c.At)
+	}
+	if err := r.env.DB().QueryRow(ctx, `SELECT count(*) FROM notification_outbox WHERE advertising`).Scan(&r.res.AdEnqueued); err != nil {
+		return fmt.Errorf("count advertising rows: %w", err)
+	}
+	r.res.Latencies, err = deliveries(ctx, r.env)
+	return err
+}
+
+var errTimeout = errors.New("the day did not finish within the run's timeout")

@@ -1,0 +1,172 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/system/broker"
+)
+
+// Sample is the pipeline's state at one virtual instant.
+type Sample struct {
+	At     time.Time      `json:"at"`
+	Outbox map[string]int `json:"outbox"` // rows by status
+	Inbox  map[string]int `json:"inbox"`  // history rows by status
+	// Queue depths (ready messages): the most seen since the last sample
+	// (the queues are looked at every few real milliseconds), and parking
+	// as sampled.
+	Main, Retry, Parking int
+	VendorCalls          int // cumulative send requests
+	Delivered            int // cumulative handset ledger entries
+	Alerts               int // cumulative
+	AlertKinds           map[string]int
+}
+
+// sampler reads Samples: two GROUP BY counts, three passive queue
+// declarations, and the vendor's and alert sink's counters.
+type sampler struct {
+	env  *scenarios.Env
+	conn *amqp.Connection
+	ch   *amqp.Channel
+
+	peekedAt          time.Time
+	peakMain, peakRet int
+}
+
+// peekEvery is how often (real time) the driver's loop looks at the
+// queues for their peak depths between samples.
+const peekEvery = 20 * time.Millisecond
+
+// peek records the queues' depths if it has not for peekEvery.
+func (s *sampler) peek() {
+	if time.Since(s.peekedAt) < peekEvery {
+		return
+	}
+	s.peekedAt = time.Now()
+	m, r, _ := s.depths()
+	s.peakMain, s.peakRet = max(s.peakMain, m), max(s.peakRet, r)
+}
+
+func (s *sampler) open(env *scenarios.Env) error {
+	s.env = env
+	conn, err := amqp.Dial(env.SB.AMQPURL)
+	if err != nil {
+		return fmt.Errorf("sampler: dial broker: %w", err)
+	}
+	s.conn = conn
+	return nil
+}
+
+func (s *sampler) close() {
+	if s.conn != nil {
+		_ = s.conn.Close()
+	}
+}
+
+func (s *sampler) depths() (m, r, p int) {
+	if s.ch == nil || s.ch.IsClosed() {
+		ch, err := s.conn.Channel()
+		if err != nil {
+			return 0, 0, 0
+		}
+		s.ch = ch
+	}
+	m, r, p, err := broker.Depths(s.ch, s.env.SB.Prefix)
+	if err != nil {
+		// Not declared yet (no worker has started): nothing queued. A
+		// failed passive declare closes the channel; the next look opens
+		// another.
+		return 0, 0, 0
+	}
+	return m, r, p
+}
+
+func (s *sampler) counts(ctx context.Context, table string) (map[string]int, error) {
+	rows, err := s.env.DB().Query(ctx, `SELECT status, count(*) FROM `+table+` GROUP BY status`)
+	if err != nil {
+		return nil, fmt.Errorf("sample %s: %w", table, err)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var st string
+		var n int
+		if err := rows.Scan(&st, &n); err != nil {
+			return nil, fmt.Errorf("sample %s: %w", table, err)
+		}
+		out[st] = n
+	}
+	return out, rows.Err()
+}
+
+func (s *sampler) take(ctx context.Context, at time.Time) (Sample, error) {
+	var out Sample
+	var err error
+	out.At = at
+	if out.Outbox, err = s.counts(ctx, "notification_outbox"); err != nil {
+		return out, err
+	}
+	if out.Inbox, err = s.counts(ctx, "notification_histories"); err != nil {
+		return out, err
+	}
+	out.Main, out.Retry, out.Parking = s.depths()
+	out.Main, out.Retry = max(out.Main, s.peakMain), max(out.Retry, s.peakRet)
+	s.peakMain, s.peakRet = 0, 0
+	v := s.env.Vendor()
+	out.VendorCalls = v.Calls()
+	out.Delivered = len(v.Ledger())
+	out.AlertKinds = map[string]int{}
+	for _, a := range s.env.Sink.Alerts() {
+		k, _ := a.Fields["kind"].(string)
+		out.AlertKinds[k]++
+		out.Alerts++
+	}
+	return out, nil
+}
+
+// activity is a signature of everything that moves (two equal signatures
+// a loop apart mean nothing moved) and whether work is visibly in flight:
+// a message queued, a request held at the vendor, or a send claimed in the
+// last virtual minute. (A send claimed earlier belongs to a worker that
+// died: cleanup settles it on the virtual clock. PUBLISHING rows with no
+// relay run alive wait for their lease, likewise.)
+func (s *sampler) activity(ctx context.Context, now time.Time) (string, bool, error) {
+	m, r, _ := s.depths()
+	if m > 0 || r > 0 || s.env.Vendor().Held() > 0 {
+		return "", true, nil
+	}
+	ob, err := s.counts(ctx, "notification_outbox")
+	if err != nil {
+		return "", false, err
+	}
+	ib, err := s.counts(ctx, "notification_histories")
+	if err != nil {
+		return "", false, err
+	}
+	var sending int
+	if err := s.env.DB().QueryRow(ctx, `SELECT count(*) FROM notification_histories
+		WHERE status IN ('SENDING', 'RESENDING') AND created_at > $1`, now.Add(-time.Minute)).Scan(&sending); err != nil {
+		return "", false, fmt.Errorf("count sends in flight: %w", err)
+	}
+	sig := fmt.Sprintf("calls=%d alerts=%d outbox=%s inbox=%s", s.env.Vendor().Calls(), len(s.env.Sink.Alerts()), flat(ob), flat(ib))
+	return sig, sending > 0, nil
+}
+
+func flat(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%s:%d,", k, m[k])
+	}
+	return b.String()
+}

@@ -1,0 +1,80 @@
+package sim
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/outboxchaos/outboxchaos/fakevendor"
+	"github.com/outboxchaos/outboxchaos/system/config"
+)
+
+// Setting is one configuration value of a simulated day, as the report
+// lists it: production value, and what it became at the day's rate.
+type Setting struct {
+	Name, Production, Simulated, Runs string
+}
+
+// floors keep a real-time setting above what this machine needs for one
+// round trip, whatever the rate; a floor above production/rate is a
+// distortion, and the report lists it.
+var floors = map[string]time.Duration{
+	"confirm-timeout":   300 * time.Millisecond,
+	"vendor-timeout":    200 * time.Millisecond,
+	"retry-ttl":         50 * time.Millisecond,
+	"in-listener-delay": 5 * time.Millisecond,
+}
+
+// configure sets c for day d at rate: every duration the pipeline compares
+// with its clock keeps its production value (the clock is virtual), every
+// duration that runs on a real timer — the broker's retry TTL, the confirm
+// and vendor timeouts, the in-listener retry delay — is divided by the
+// rate. It returns the settings for the report.
+func configure(c *config.Config, d Day, rate float64) []Setting {
+	p := config.Default()
+	prefix, alertURL, pgURL, vendorURL, clk, instance := c.Prefix, c.AlertURL, c.PGURL, c.VendorURL, c.Clock, c.Instance
+	*c = p
+	c.Prefix, c.AlertURL, c.PGURL, c.VendorURL, c.Clock, c.Instance = prefix, alertURL, pgURL, vendorURL, clk, instance
+	c.BatchSize = d.BatchSize
+	c.RelayDrain = d.RelayDrain
+	var out []Setting
+	virtual := func(name string, v time.Duration) {
+		out = append(out, Setting{Name: name, Production: v.String(), Simulated: v.String(), Runs: "on the virtual clock"})
+	}
+	real := func(name string, dst *time.Duration) {
+		prod := *dst
+		v := time.Duration(float64(prod) / rate)
+		runs := "real timer, ÷ rate"
+		if f := floors[name]; v < f {
+			v, runs = f, "real timer, ÷ rate, raised to the floor "+f.String()
+		}
+		*dst = v
+		out = append(out, Setting{Name: name, Production: prod.String(), Simulated: v.String(), Runs: runs})
+	}
+	virtual("lease", c.Lease)
+	virtual("backoff (first)", c.Backoff[0])
+	virtual("sending-timeout", c.SendingTimeout)
+	virtual("vendor-accept-window", c.VendorAcceptWindow)
+	real("confirm-timeout", &c.ConfirmTimeout)
+	real("vendor-timeout", &c.VendorTimeout)
+	real("retry-ttl", &c.RetryTTL)
+	real("in-listener-delay", &c.InListenerDelay)
+	out = append(out,
+		Setting{Name: "relay, cleanup, reconciler", Production: "every 5m (cron)", Simulated: "every 5m virtual", Runs: "one-shot pods the simulator starts on the virtual clock"},
+		Setting{Name: "batch-size", Production: "50", Simulated: strconv.Itoa(d.BatchSize), Runs: "per relay run"},
+		Setting{Name: "relay-drain", Production: "false", Simulated: strconv.FormatBool(d.RelayDrain), Runs: "drain a backlog in one run"})
+	return out
+}
+
+// vendorOptions makes the fake vendor follow the plan: its delays are the
+// plan's virtual latencies divided by the rate, its hang modes outlast the
+// client's (compressed) timeout.
+func vendorOptions(p *Plan, rate float64, vendorTimeout time.Duration) func(*fakevendor.Options) {
+	return func(o *fakevendor.Options) {
+		o.Plan = p.VendorMode
+		o.LatencyFor = func(refkey string) time.Duration {
+			return time.Duration(float64(p.Latency(refkey)) / rate)
+		}
+		o.HangTimeout = 3 * vendorTimeout
+		o.LandLateMax = 3 * vendorTimeout
+	}
+}
