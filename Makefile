@@ -16,7 +16,7 @@ CHAOSSEED := $(if $(SEED),$(SEED),$(shell date +%s%N | cut -c1-15))
 # River twice from one nested module (go.mod: v0.51.2, go047.mod: v0.47.0).
 PEER_BINS := bin/peer-watermill bin/peer-river047 bin/peer-river0512
 
-.PHONY: all build peer-bins peers demo test unit vet fmt-check scenario scenarios canaries chaos report simulate simulate-short capacity bench bench-quick clean
+.PHONY: all build peer-bins peers demo test unit vet fmt-check scenario scenarios canaries crashpoints chaos report simulate simulate-short capacity bench bench-quick clean
 
 all: build
 
@@ -62,6 +62,13 @@ scenarios: build
 ## canaries: enable each deliberate bug and check a scenario catches it
 canaries: build
 	./$(BIN) canary
+
+# CRASHFLAGS adds crashpoints flags, e.g. CRASHFLAGS='--workload one --bound 1'.
+CRASHFLAGS ?=
+
+## crashpoints: crash every process at every automatic crash point of each small workload (up to hit 3) and check the contract
+crashpoints: build
+	./$(BIN) crashpoints $(CRASHFLAGS)
 
 ## chaos: named scenarios, canary sweep and CHECKS random schedules (SEED=… replays one), JUnit in $(ART)/
 chaos:

@@ -40,6 +40,7 @@ var builders = map[string]struct {
 }{
 	"kill-point":     {"SIGKILL a pod at a named kill-point (point, hit)", buildKillpoint},
 	"failpoint":      {"make a named step fail in a pod (point, hit)", buildFailpoint},
+	"crash-point":    {"SIGKILL a pod at an automatic crash point, \"<kind>:<label>:<before|after>\" (point, hit)", buildCrashPoint},
 	"clock":          {"start a pod's virtual clock elsewhere (by, or at \"hh:mm\" / \"+1d hh:mm\")", buildClock},
 	"vendor":         {"a fake-vendor fault mode for one message (mode, msg, times)", buildVendor},
 	"down":           {"a link refuses connections and cuts the open ones (link)", buildDown},

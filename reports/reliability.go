@@ -39,6 +39,8 @@ type Reliability struct {
 	// re-sends (Schedule.Reconcile "resend"), in the same order.
 	Reconciled []PropertyRun
 	Canaries   []scenarios.CanaryResult
+	// Crash is the crash-point sample, per workload.
+	Crash []CrashRun
 }
 
 // WriteReliability renders r as markdown.
@@ -122,6 +124,7 @@ func WriteReliability(w io.Writer, r Reliability) error {
 		p("\nSlowest schedule: `%s`.\n\n", slowest.Schedule)
 	}
 	writeReconciled(p, r)
+	writeCrashPoints(p, r.Crash)
 
 	if len(r.Canaries) > 0 {
 		p("## Canaries: proof the suite can fail\n\nEach deliberate bug (`OUTBOXCHAOS_BUG=<name>`) must turn at least one scenario red.\n\n")

@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -98,6 +99,29 @@ func TestWriteReconciled(t *testing.T) {
 		"| … " + causeOrder[0] + " | 1 | 0 |", "| … " + causeOrder[2] + " | 1 | 1 |", "| re-sent | 0 | 1 |"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q in:\n%s", want, out)
+		}
+	}
+}
+
+// TestWriteCrashPoints: the crash-point section counts the points explored
+// per workload and process, and lists each violation with its replay line.
+func TestWriteCrashPoints(t *testing.T) {
+	t.Parallel()
+	ok := scenarios.Result{Name: "a", Verdict: checker.Verdict{Intents: 1, DeliveredOnce: 1}}
+	bad := scenarios.Result{Name: "b", Seed: 3, Verdict: checker.Verdict{Intents: 1, LostSilently: 1}}
+	w1, _ := scenarios.ParseCrashTarget("worker:sql:update-1a2b3c:after:1")
+	r1, _ := scenarios.ParseCrashTarget("relay:amqp:confirm:before:2")
+	var b strings.Builder
+	p := func(format string, args ...any) { b.WriteString(fmt.Sprintf(format, args...)) }
+	writeCrashPoints(p, []CrashRun{{Workload: "one", Points: 50, Bound: 3, Outcomes: []scenarios.CrashOutcome{
+		{Workload: "one", Target: w1, Result: ok, Fired: true},
+		{Workload: "one", Target: r1, Result: bad, Fired: true},
+	}}})
+	out := b.String()
+	for _, want := range []string{"| `one` | 50 (3) | 2 | worker 1 (1), relay 1 (1) | 1 |", "2 crash points explored, 1 violations.",
+		"--only 'relay:amqp:confirm:before:2' --seed 3"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("crash-point section lacks %q:\n%s", want, out)
 		}
 	}
 }

@@ -77,8 +77,14 @@ func (r *runner) step(ctx context.Context, st Step) error {
 		if err != nil {
 			return err
 		}
-		_, err = r.e.Restart(ctx, p)
+		if st.NewName {
+			_, err = r.e.Replace(ctx, p)
+		} else {
+			_, err = r.e.Restart(ctx, p)
+		}
 		return err
+	case "replace":
+		return r.replace(ctx, st)
 	case "stop":
 		p, err := r.e.Pod(st.Pod)
 		if err != nil {

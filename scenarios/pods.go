@@ -3,12 +3,15 @@ package scenarios
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/outboxchaos/outboxchaos/faults"
 	"github.com/outboxchaos/outboxchaos/system/canary"
+	"github.com/outboxchaos/outboxchaos/system/crashpoint"
 	"github.com/outboxchaos/outboxchaos/system/killpoint"
 )
 
@@ -68,8 +71,53 @@ func (e *Env) Start(ctx context.Context, role string, ps podSpec) (*faults.Pod, 
 	}
 	e.mu.Lock()
 	e.pods = append(e.pods, p)
+	e.meta[name] = podMeta{role: role, spec: ps}
 	e.mu.Unlock()
 	return p, nil
+}
+
+// podMeta is how a pod was started: what Replace starts again.
+type podMeta struct {
+	role string
+	spec podSpec
+}
+
+// faultVars are the variables that arm a pod's faults; a replacement is
+// started without them.
+var faultVars = []string{killpoint.EnvVar, killpoint.FailEnvVar, crashpoint.EnvVar, crashpoint.TraceEnvVar}
+
+// Replace starts a new pod of p's role under a new name (role-N+1, so a new
+// instance name, as a pod a deployment restarts after a crash gets in
+// production), with p's settings and arguments but without its faults.
+func (e *Env) Replace(ctx context.Context, p *faults.Pod) (*faults.Pod, error) {
+	e.mu.Lock()
+	m, ok := e.meta[p.Name()]
+	e.mu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("replace %s: not started by this run", p.Name())
+	}
+	ps := podSpec{args: m.spec.args, link: m.spec.link}
+	for _, kv := range m.spec.env {
+		if !slices.Contains(faultVars, strings.SplitN(kv, "=", 2)[0]) {
+			ps.env = append(ps.env, kv)
+		}
+	}
+	if err := p.Kill(); err != nil {
+		return nil, fmt.Errorf("replace %s: %w", p.Name(), err)
+	}
+	np, err := e.Start(ctx, m.role, ps)
+	if err != nil {
+		return nil, fmt.Errorf("replace %s: %w", p.Name(), err)
+	}
+	e.Logf("harness", "replaced %s by %s", p.Name(), np.Name())
+	return np, nil
+}
+
+// roleOf is the role pod name was started as.
+func (e *Env) roleOf(name string) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.meta[name].role
 }
 
 // Run starts a pod and waits for it to exit, returning an error unless it

@@ -20,7 +20,9 @@ import (
 //	during    put faults in place, run steps, wait for cond (or for "for"), then recover them;
 //	          "after" delays the start (random schedules)
 //	parallel  run steps concurrently and wait for all
-//	restart   start pod again without its kill-point or failpoints
+//	restart   start pod again without its kill-point or failpoints (new_name: as role-N+1)
+//	replace   wait until pod died at its crash point (or exited, or the run is quiescent);
+//	          a killed pod is replaced by a new pod of its role under a new name
 //	stop      stop pod (SIGTERM, then SIGKILL)
 type Step struct {
 	Do        string              `json:"do"`
@@ -33,11 +35,14 @@ type Step struct {
 	Link      string              `json:"link,omitempty"`
 	Supervise bool                `json:"supervise,omitempty"`
 	Pod       string              `json:"pod,omitempty"`
-	Cond      *Cond               `json:"cond,omitempty"`
-	Steps     []Step              `json:"steps,omitempty"`
-	After     faults.Duration     `json:"after,omitempty"`
-	For       faults.Duration     `json:"for,omitempty"`
-	Timeout   faults.Duration     `json:"timeout,omitempty"`
+	// NewName: restart starts a new pod of the role under a new name
+	// (role-N+1), as a deployment's restarted pod gets a new instance name.
+	NewName bool            `json:"new_name,omitempty"`
+	Cond    *Cond           `json:"cond,omitempty"`
+	Steps   []Step          `json:"steps,omitempty"`
+	After   faults.Duration `json:"after,omitempty"`
+	For     faults.Duration `json:"for,omitempty"`
+	Timeout faults.Duration `json:"timeout,omitempty"`
 	// Optional: a fault that cannot be put in place (its link is already
 	// down) is skipped, not a failure (random schedules).
 	Optional bool `json:"optional,omitempty"`
@@ -47,7 +52,7 @@ type Step struct {
 var roles = []string{"relay", "worker", "cleanup", "reconciler", "job", "migrate"}
 
 // verbs are the step verbs, in the order docs/harness.md lists them.
-var verbs = []string{"enqueue", "start", "await", "assert", "inject", "during", "parallel", "restart", "stop"}
+var verbs = []string{"enqueue", "start", "await", "assert", "inject", "during", "parallel", "restart", "replace", "stop"}
 
 // validate checks what the step's verb requires.
 func (s Step) validate() error {
@@ -65,7 +70,7 @@ func (s Step) validate() error {
 		err = s.validateDuring()
 	case "parallel":
 		err = validSteps(s.Steps)
-	case "restart", "stop":
+	case "restart", "stop", "replace":
 		err = needPod(s)
 	default:
 		return fmt.Errorf("unknown step %q (steps: %s)", s.Do, strings.Join(verbs, ", "))

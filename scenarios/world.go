@@ -50,6 +50,7 @@ type Env struct {
 	stopping bool
 	pods     []*faults.Pod
 	seq      map[string]int
+	meta     map[string]podMeta       // by pod name
 	parked   map[string]amqp.Delivery // parked copies an operator took, by message_id
 }
 
@@ -121,7 +122,7 @@ func compressed() config.Config {
 }
 
 func newEnv(ctx context.Context, s *Scenario, o Options) (e *Env, err error) {
-	e = &Env{Scenario: s, Seed: o.Seed, Bin: o.Bin, Bug: o.Bug, TL: faults.NewTimeline(), seq: map[string]int{}, parked: map[string]amqp.Delivery{}}
+	e = &Env{Scenario: s, Seed: o.Seed, Bin: o.Bin, Bug: o.Bug, TL: faults.NewTimeline(), seq: map[string]int{}, meta: map[string]podMeta{}, parked: map[string]amqp.Delivery{}}
 	defer func() {
 		if err != nil {
 			e.close()

@@ -34,20 +34,21 @@ var commands map[string]command
 
 func init() {
 	commands = map[string]command{
-		"migrate":   {"create or update the schema (serialised with pg_advisory_lock)", runMigrate},
-		"enqueue":   {"seed business rows and run the batch jobs (outbox insert-ignore)", runEnqueue},
-		"relay":     {"run the outbox relay (--once for a single run)", runRelay},
-		"worker":    {"consume the main queue and send through the vendor", runWorker},
-		"cleanup":   {"turn SENDING rows older than the timeout into ERROR + alert (--once)", runCleanup},
-		"reconcile": {"settle ERROR rows from the vendor's delivery report (--once; --reconcile-resend)", runReconcile},
-		"vendor":    {"run the fake SMS vendor with its handset ledger and an alert sink", runVendor},
-		"demo":      {"run a small end-to-end batch in a scratch schema and print each notification", runDemo},
-		"scenario":  {"list or run the named fault-injection scenarios", runScenario},
-		"canary":    {"enable each deliberate bug in turn and check a scenario catches it", runCanary},
-		"report":    {"run scenarios, random schedules and canaries; write reports/RELIABILITY.md", runReport},
-		"peers":     {"run every relay under test (ours, Watermill, River) through the peer cases; write reports/PEERS.md", runPeers},
-		"simulate":  {"simulate a production day on the real pipeline, compressed; write reports/SIMULATION.md (capacity: the capacity table)", runSimulate},
-		"help":      {"show this help, or the flags of one command", nil},
+		"migrate":     {"create or update the schema (serialised with pg_advisory_lock)", runMigrate},
+		"enqueue":     {"seed business rows and run the batch jobs (outbox insert-ignore)", runEnqueue},
+		"relay":       {"run the outbox relay (--once for a single run)", runRelay},
+		"worker":      {"consume the main queue and send through the vendor", runWorker},
+		"cleanup":     {"turn SENDING rows older than the timeout into ERROR + alert (--once)", runCleanup},
+		"reconcile":   {"settle ERROR rows from the vendor's delivery report (--once; --reconcile-resend)", runReconcile},
+		"vendor":      {"run the fake SMS vendor with its handset ledger and an alert sink", runVendor},
+		"demo":        {"run a small end-to-end batch in a scratch schema and print each notification", runDemo},
+		"scenario":    {"list or run the named fault-injection scenarios", runScenario},
+		"canary":      {"enable each deliberate bug in turn and check a scenario catches it", runCanary},
+		"crashpoints": {"crash every process at every automatic crash point of a small workload and check the contract", runCrashpoints},
+		"report":      {"run scenarios, random schedules and canaries; write reports/RELIABILITY.md", runReport},
+		"peers":       {"run every relay under test (ours, Watermill, River) through the peer cases; write reports/PEERS.md", runPeers},
+		"simulate":    {"simulate a production day on the real pipeline, compressed; write reports/SIMULATION.md (capacity: the capacity table)", runSimulate},
+		"help":        {"show this help, or the flags of one command", nil},
 	}
 }
 

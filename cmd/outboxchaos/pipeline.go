@@ -13,6 +13,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/system/broker"
 	"github.com/outboxchaos/outboxchaos/system/cleanup"
 	"github.com/outboxchaos/outboxchaos/system/config"
+	"github.com/outboxchaos/outboxchaos/system/crashpoint"
 	"github.com/outboxchaos/outboxchaos/system/jobs"
 	"github.com/outboxchaos/outboxchaos/system/notification"
 	"github.com/outboxchaos/outboxchaos/system/publisher"
@@ -79,7 +80,12 @@ func runEnqueue(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	defer done()
 	if *seed {
-		if err := jobs.Seed(ctx, pool, parts.Clock.Now(), *perKind, kinds); err != nil {
+		// The seed rows are the run's fixture, no step of the pipeline:
+		// no crash point fires while they are written.
+		resume := crashpoint.Quiet()
+		err := jobs.Seed(ctx, pool, parts.Clock.Now(), *perKind, kinds)
+		resume()
+		if err != nil {
 			return err
 		}
 	}

@@ -30,6 +30,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	out := fs.String("out", "reports/RELIABILITY.md", "where to write the report")
 	skipCanaries := fs.Bool("skip-canaries", false, "leave out the canary sweep")
 	reconciled := fs.Bool("reconciled", true, "run each random schedule a second time with a reconciler that re-sends, and compare")
+	crashSample := fs.Int("crash-sample", 8, "crash points to run per crash-point workload, picked by --seed (0: leave them out)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
@@ -78,6 +79,13 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			}
 			rep.Reconciled = append(rep.Reconciled, reports.PropertyRun{Schedule: sch, Result: res})
 		}
+	}
+	if *crashSample > 0 {
+		n, err := reportCrashPoints(ctx, &rep, o, *crashSample, *seed, stdout)
+		if err != nil {
+			return err
+		}
+		failed += n
 	}
 	if !*skipCanaries {
 		rep.Canaries = scenarios.Sweep(ctx, o, nil, func(c scenarios.CanaryResult, r scenarios.Result) {
@@ -133,4 +141,28 @@ func environment(ctx context.Context, o scenarios.Options) (reports.Environment,
 	defer ac.Close()
 	env.RabbitMQ = fmt.Sprint(ac.Properties["version"])
 	return env, nil
+}
+
+// reportCrashPoints runs k crash points of each workload (picked by seed
+// from those up to hit 3) into rep and returns how many broke the
+// contract.
+func reportCrashPoints(ctx context.Context, rep *reports.Reliability, o scenarios.Options, k int, seed int64, stdout io.Writer) (int, error) {
+	const bound = 3
+	bad := 0
+	for _, w := range scenarios.CrashWorkloads {
+		d, _, err := scenarios.Discover(ctx, w, o)
+		if err != nil {
+			return bad, err
+		}
+		all := d.Targets(bound)
+		run := reports.CrashRun{Workload: w.Name, Points: len(all), Bound: bound}
+		run.Outcomes = scenarios.Explore(ctx, w, scenarios.Sample(all, k, seed), o, 2, func(c scenarios.CrashOutcome) {
+			fmt.Fprintf(stdout, "[crash point %s %s] pass=%v\n", w.Name, c.Target, !c.Violation())
+			if c.Violation() {
+				bad++
+			}
+		})
+		rep.Crash = append(rep.Crash, run)
+	}
+	return bad, nil
 }

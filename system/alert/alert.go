@@ -17,6 +17,8 @@ import (
 	"log/slog"
 	"net/http"
 	"time"
+
+	"github.com/outboxchaos/outboxchaos/system/crashpoint"
 )
 
 // Kinds of alert.
@@ -90,7 +92,8 @@ type Webhook struct {
 // connections, never those of http.DefaultTransport's other users.
 func NewWebhook(url string, timeout time.Duration, log *slog.Logger) *Webhook {
 	return &Webhook{url: url, log: log, client: &http.Client{
-		Transport: &http.Transport{MaxIdleConnsPerHost: 4, IdleConnTimeout: 30 * time.Second},
+		// Each post is a crash point (system/crashpoint).
+		Transport: crashpoint.Transport("alert", &http.Transport{MaxIdleConnsPerHost: 4, IdleConnTimeout: 30 * time.Second}),
 		Timeout:   timeout,
 	}}
 }

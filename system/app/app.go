@@ -23,6 +23,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/system/canary"
 	"github.com/outboxchaos/outboxchaos/system/clock"
 	"github.com/outboxchaos/outboxchaos/system/config"
+	"github.com/outboxchaos/outboxchaos/system/crashpoint"
 	"github.com/outboxchaos/outboxchaos/system/schema"
 )
 
@@ -61,6 +62,8 @@ func OpenPool(ctx context.Context, cfg config.Config) (*pgxpool.Pool, error) {
 		return nil, fmt.Errorf("bad Postgres URL (OUTBOXCHAOS_PG_URL / --pg-url): %w", err)
 	}
 	pc.ConnConfig.ConnectTimeout = 5 * time.Second
+	// Every statement and commit is a crash point (system/crashpoint).
+	pc.ConnConfig.Tracer = crashpoint.Tracer{}
 	pool, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {
 		return nil, fmt.Errorf("open Postgres pool: %w", err)
@@ -87,6 +90,7 @@ func Migrate(ctx context.Context, cfg config.Config) error {
 		return fmt.Errorf("bad Postgres URL (OUTBOXCHAOS_PG_URL / --pg-url): %w", err)
 	}
 	cc.ConnectTimeout = 5 * time.Second
+	cc.Tracer = crashpoint.Tracer{}
 	conn, err := pgx.ConnectConfig(ctx, cc)
 	if err != nil {
 		return fmt.Errorf("Postgres at %s is unreachable (set OUTBOXCHAOS_PG_URL or --pg-url): %w", Redact(cfg.PGURL), err)

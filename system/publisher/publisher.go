@@ -19,6 +19,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/outboxchaos/outboxchaos/system/canary"
+	"github.com/outboxchaos/outboxchaos/system/crashpoint"
 	"github.com/outboxchaos/outboxchaos/system/killpoint"
 )
 
@@ -195,6 +196,8 @@ func (p *Publisher) Send(ctx context.Context, msgs []Message) (*Pending, error) 
 			pd.res[i].Outcome, pd.res[i].Err = WriteFailed, errors.New("channel broken earlier in the batch")
 			continue
 		}
+		step := "amqp:publish-" + m.RoutingKey // a crash point (system/crashpoint)
+		crashpoint.Reach(step, crashpoint.Before)
 		dc, err := p.ch.PublishWithDeferredConfirmWithContext(ctx, p.exchange, m.RoutingKey, true, false, amqp.Publishing{
 			MessageId:    m.MessageID,
 			DeliveryMode: amqp.Persistent,
@@ -203,6 +206,7 @@ func (p *Publisher) Send(ctx context.Context, msgs []Message) (*Pending, error) 
 			Timestamp:    time.Now(),
 			Body:         m.Body,
 		})
+		crashpoint.Reach(step, crashpoint.After)
 		if err != nil {
 			pd.res[i].Outcome, pd.res[i].Err = WriteFailed, fmt.Errorf("publish %s: %w", m.MessageID, err)
 			pd.broken = true
@@ -226,7 +230,9 @@ func (p *Publisher) Await(ctx context.Context, pd *Pending) []Result {
 		if dc == nil {
 			continue
 		}
+		crashpoint.Reach("amqp:confirm", crashpoint.Before)
 		ack, err := dc.WaitContext(wctx)
+		crashpoint.Reach("amqp:confirm", crashpoint.After)
 		switch {
 		case err != nil && p.timeoutIsConfirm:
 			res[i].Outcome = Confirmed

@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/outboxchaos/outboxchaos/system/canary"
+	"github.com/outboxchaos/outboxchaos/system/crashpoint"
 )
 
 // Outcome is the class of a send's result (SPEC §5).
@@ -150,7 +151,7 @@ func New(baseURL, account, password string, timeout time.Duration) *Client {
 		password: password,
 		// Never follow a redirect: following one would send the request again.
 		hc: &http.Client{
-			Transport: tr,
+			Transport: crashpoint.Transport("vendor", tr), // each call is a crash point
 			Timeout:   timeout,
 			CheckRedirect: func(*http.Request, []*http.Request) error {
 				return http.ErrUseLastResponse

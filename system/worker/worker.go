@@ -35,6 +35,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/system/canary"
 	"github.com/outboxchaos/outboxchaos/system/clock"
 	"github.com/outboxchaos/outboxchaos/system/config"
+	"github.com/outboxchaos/outboxchaos/system/crashpoint"
 	"github.com/outboxchaos/outboxchaos/system/inbox"
 	"github.com/outboxchaos/outboxchaos/system/killpoint"
 	"github.com/outboxchaos/outboxchaos/system/notification"
@@ -161,6 +162,8 @@ func (w *Worker) consume(ctx context.Context, deliveries <-chan amqp.Delivery) {
 			if !ok {
 				return
 			}
+			// Each ack, nack and reject is a crash point (system/crashpoint).
+			d.Acknowledger = crashpoint.Acker(d.Acknowledger)
 			w.Handle(ctx, d)
 		}
 	}

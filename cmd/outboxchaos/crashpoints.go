@@ -1,0 +1,255 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/system/canary"
+)
+
+// runCrashpoints enumerates the automatic crash points of a small workload
+// and runs each: exit 1 if any run breaks the contract.
+func runCrashpoints(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("outboxchaos crashpoints", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var names []string
+	for _, w := range scenarios.CrashWorkloads {
+		names = append(names, w.Name)
+	}
+	workload := fs.String("workload", "all", "the workload: "+strings.Join(names, ", ")+" or all")
+	bound := fs.Int("bound", 3, "explore hits 1..bound of every point")
+	sample := fs.Int("sample", 0, "run only this many points of each workload, picked deterministically by --seed (0: all)")
+	seed := fs.Int64("seed", 1, "seed: picks the sample; run i of a workload uses seed+i for its fault network")
+	only := fs.String("only", "", "run only this point, <process>:<kind>:<label>:<side>:<hit> (skips discovery; what a violation's replay line gives)")
+	process := fs.String("process", "", "only the points of this process: "+strings.Join(scenarios.CrashProcesses, ", "))
+	parallel := fs.Int("parallel", 2, "runs at once")
+	bug := fs.String("bug", "", "enable this canary bug in every pod")
+	artifacts := fs.String("artifacts", "artifacts", "directory for the records of violating runs")
+	verbose := fs.Bool("v", false, "print each run's timeline (with --only)")
+	var settings settingList
+	fs.Var(&settings, "set", "a setting over each workload's configuration, NAME=VALUE by flag name (repeatable), e.g. --set delivery-limit=2")
+	list := fs.Bool("list", false, "discovery only: print every point each process reached, with its hits, and run none")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	if *bound < 1 {
+		return usagef("--bound must be at least 1")
+	}
+	if *bug != "" && !canary.Known(*bug) {
+		return usagef("unknown canary %q (known: %s)", *bug, strings.Join(canary.Names, ", "))
+	}
+	if *process != "" && !slicesContains(scenarios.CrashProcesses, *process) {
+		return usagef("unknown process %q (known: %s)", *process, strings.Join(scenarios.CrashProcesses, ", "))
+	}
+	workloads := scenarios.CrashWorkloads
+	if *workload != "all" {
+		w, ok := scenarios.LookupCrashWorkload(*workload)
+		if !ok {
+			return usagef("unknown workload %q (known: %s, all)", *workload, strings.Join(names, ", "))
+		}
+		workloads = []scenarios.CrashWorkload{w}
+	}
+	if len(settings) > 0 {
+		var ws []scenarios.CrashWorkload
+		for _, w := range workloads {
+			cfg := map[string]string{}
+			for k, v := range w.Config {
+				cfg[k] = v
+			}
+			for _, kv := range settings {
+				k, v, _ := strings.Cut(kv, "=")
+				cfg[k] = v
+			}
+			w.Config = cfg
+			if err := w.DiscoveryScenario(os.TempDir()).Validate(); err != nil {
+				return usageError{err}
+			}
+			ws = append(ws, w)
+		}
+		workloads = ws
+	}
+	var target *scenarios.CrashTarget
+	if *only != "" {
+		t, err := scenarios.ParseCrashTarget(*only)
+		if err != nil {
+			return usageError{err}
+		}
+		target = &t
+		if *workload == "all" {
+			workloads = workloads[:1]
+		}
+	}
+	bin, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("find own binary for the pods: %w", err)
+	}
+	o := scenarios.DefaultOptions()
+	o.Bin, o.Artifacts, o.Bug, o.Seed = bin, *artifacts, *bug, *seed
+
+	start := time.Now()
+	var violations []scenarios.CrashOutcome
+	total := map[string]int{}
+	for _, w := range workloads {
+		var ts []scenarios.CrashTarget
+		if target != nil {
+			ts = []scenarios.CrashTarget{*target}
+		} else {
+			t0 := time.Now()
+			d, res, err := scenarios.Discover(ctx, w, o)
+			if err != nil {
+				if res.Artifacts != "" {
+					fmt.Fprintf(stdout, "    record: %s\n", res.Artifacts)
+				}
+				return err
+			}
+			if *list {
+				for _, proc := range scenarios.CrashProcesses {
+					for _, name := range sortedKeys(d[proc]) {
+						fmt.Fprintf(stdout, "  %s:%s  %d hits\n", proc, name, d[proc][name])
+					}
+				}
+			}
+			all := d.Targets(*bound)
+			fmt.Fprintf(stdout, "crashpoints %s: discovery reached %s in %.1fs; %d points up to hit %d\n",
+				w.Name, perProcessSteps(d), time.Since(t0).Seconds(), len(all), *bound)
+			if *process != "" {
+				var keep []scenarios.CrashTarget
+				for _, t := range all {
+					if t.Process == *process {
+						keep = append(keep, t)
+					}
+				}
+				all = keep
+			}
+			if *list {
+				continue
+			}
+			ts = scenarios.Sample(all, *sample, *seed)
+			if len(ts) < len(all) {
+				fmt.Fprintf(stdout, "crashpoints %s: a sample of %d of the %d points (seed %d)\n", w.Name, len(ts), len(all), *seed)
+			}
+		}
+		t0 := time.Now()
+		explored, fired := map[string]int{}, map[string]int{}
+		outs := scenarios.Explore(ctx, w, ts, o, *parallel, func(c scenarios.CrashOutcome) {
+			state := "PASS"
+			if c.Violation() {
+				state = "VIOLATION"
+			}
+			reached := "died there"
+			if !c.Fired {
+				reached = "never reached"
+			}
+			fmt.Fprintf(stdout, "  %-9s %s  (%s, %.1fs)\n", state, c.Target, reached, c.Result.Duration.Seconds())
+			if c.Violation() {
+				fmt.Fprintf(stdout, "            %s\n", firstLine(c.Result))
+			}
+			if *verbose {
+				fmt.Fprint(stdout, c.Result.Timeline)
+			}
+		})
+		for _, c := range outs {
+			if c.Result.Name == "" {
+				continue // not run: cancelled
+			}
+			explored[c.Target.Process]++
+			total[c.Target.Process]++
+			if c.Fired {
+				fired[c.Target.Process]++
+			}
+			if c.Violation() {
+				violations = append(violations, c)
+			}
+		}
+		fmt.Fprintf(stdout, "crashpoints %s: explored %s in %s\n", w.Name, perProcess(explored, fired), time.Since(t0).Round(time.Second))
+	}
+	fmt.Fprintf(stdout, "\ncrashpoints: explored %d points (%s) in %s; %d violations\n",
+		sum(total), perProcess(total, nil), time.Since(start).Round(time.Second), len(violations))
+	for _, c := range violations {
+		fmt.Fprintf(stdout, "VIOLATION %s %s: %s\n    replay: %s\n", c.Workload, c.Target, firstLine(c.Result), c.Replay())
+		if c.Result.Artifacts != "" {
+			fmt.Fprintf(stdout, "    record: %s/run.json\n", c.Result.Artifacts)
+		}
+	}
+	if len(violations) > 0 || ctx.Err() != nil {
+		return errVerdictFailed
+	}
+	return nil
+}
+
+// perProcessSteps says how many points (step and side) each process reached.
+func perProcessSteps(d scenarios.Discovered) string {
+	counts := map[string]int{}
+	for proc, points := range d {
+		counts[proc] = len(points)
+	}
+	return perProcess(counts, nil) + " step sides"
+}
+
+// perProcess is "job 12, worker 30 …" in the processes' order; with fired,
+// "job 12 (11 died there)".
+func perProcess(n, fired map[string]int) string {
+	var parts []string
+	procs := scenarios.CrashProcesses
+	for _, p := range procs {
+		s := fmt.Sprintf("%s %d", p, n[p])
+		if fired != nil {
+			s += fmt.Sprintf(" (%d died there)", fired[p])
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func sum(m map[string]int) int {
+	t := 0
+	for _, v := range m {
+		t += v
+	}
+	return t
+}
+
+func slicesContains(xs []string, x string) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+func sortedKeys(m map[string]int) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// settingList collects repeated --set NAME=VALUE flags.
+type settingList []string
+
+func (s *settingList) String() string { return strings.Join(*s, ",") }
+
+func (s *settingList) Set(v string) error {
+	if k, _, ok := strings.Cut(v, "="); !ok || k == "" {
+		return fmt.Errorf("want NAME=VALUE, got %q", v)
+	}
+	*s = append(*s, v)
+	return nil
+}

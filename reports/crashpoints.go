@@ -1,0 +1,60 @@
+package reports
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/outboxchaos/outboxchaos/scenarios"
+)
+
+// CrashRun is one workload's crash-point exploration: how many points
+// discovery listed up to the bound, and the outcome of each point run.
+type CrashRun struct {
+	Workload string
+	Points   int
+	Bound    int
+	Outcomes []scenarios.CrashOutcome
+}
+
+// writeCrashPoints renders the crash-point section.
+func writeCrashPoints(p func(string, ...any), runs []CrashRun) {
+	if len(runs) == 0 {
+		return
+	}
+	p("## Crash points\n\nEvery SQL statement and commit, publish, confirm, ack / nack / reject, vendor call and alert post is a crash point " +
+		"(`system/crashpoint`). Per workload, a deterministic sample of the (process, step, before|after, hit) points discovery listed; " +
+		"each run kills the process there, replaces it under a new instance name and checks the contract. `make crashpoints` runs them all.\n\n")
+	p("| workload | points (up to hit) | explored | per process (died there) | violations |\n|---|---|---|---|---|\n")
+	total, bad := 0, 0
+	var violations []scenarios.CrashOutcome
+	for _, r := range runs {
+		n, fired := map[string]int{}, map[string]int{}
+		v := 0
+		for _, c := range r.Outcomes {
+			n[c.Target.Process]++
+			if c.Fired {
+				fired[c.Target.Process]++
+			}
+			if c.Violation() {
+				v++
+				violations = append(violations, c)
+			}
+		}
+		var per []string
+		for _, proc := range scenarios.CrashProcesses {
+			if n[proc] > 0 {
+				per = append(per, fmt.Sprintf("%s %d (%d)", proc, n[proc], fired[proc]))
+			}
+		}
+		total += len(r.Outcomes)
+		bad += v
+		p("| `%s` | %d (%d) | %d | %s | %d |\n", r.Workload, r.Points, r.Bound, len(r.Outcomes), strings.Join(per, ", "), v)
+	}
+	p("\n%d crash points explored, %d violations.\n\n", total, bad)
+	for _, c := range violations {
+		p("- `%s` %s: %s — `%s`\n", c.Workload, c.Target, cell(firstLine(c.Result)), c.Replay())
+	}
+	if len(violations) > 0 {
+		p("\n")
+	}
+}
