@@ -12,12 +12,26 @@ GOTESTSUM := $(GO) run gotest.tools/gotestsum@v1.13.0
 # make chaos draws a fresh seed each run and prints it; SEED=… replays one.
 CHAOSSEED := $(if $(SEED),$(SEED),$(shell date +%s%N | cut -c1-15))
 
-.PHONY: all build demo test unit vet fmt-check scenario scenarios canaries crashpoints chaos report simulate simulate-short capacity bench bench-quick clean
+# The relays under test of issue 12 (peers/): Watermill in the root module,
+# River twice from one nested module (go.mod: v0.51.2, go047.mod: v0.47.0).
+PEER_BINS := bin/peer-watermill bin/peer-river047 bin/peer-river0512
+
+.PHONY: all build peer-bins peers demo test unit vet fmt-check scenario scenarios canaries crashpoints chaos report simulate simulate-short capacity bench bench-quick clean
 
 all: build
 
 build:
 	$(GO) build -o $(BIN) ./cmd/outboxchaos
+
+## peer-bins: the peer relays' binaries (Watermill, River v0.47.0 and v0.51.2)
+peer-bins: build
+	$(GO) build -o bin/peer-watermill ./peers/cmd/peer-watermill
+	cd peers/river && $(GO) build -o ../../bin/peer-river0512 .
+	cd peers/river && $(GO) build -modfile=go047.mod -ldflags "-X main.version=v0.47.0 -X main.name=river047" -o ../../bin/peer-river047 .
+
+## peers: every relay under test × every peer case; writes reports/PEERS.md
+peers: peer-bins
+	./$(BIN) peers --out reports/PEERS.md $(PEERS_FLAGS)
 
 ## demo: a small end-to-end batch (enqueue -> relay -> worker -> fake vendor)
 demo: build
@@ -85,8 +99,8 @@ capacity: build
 BENCH_FLAGS ?=
 
 ## bench: relay and worker throughput beside the raw limits and two classic relay designs (a few minutes); writes reports/PERFORMANCE.md
-bench:
-	$(GO) run ./bench/cmd/outboxbench -out reports/PERFORMANCE.md $(BENCH_FLAGS)
+bench: peer-bins
+	$(GO) run ./bench/cmd/outboxbench -out reports/PERFORMANCE.md -peers bin $(BENCH_FLAGS)
 
 ## bench-quick: the same measurements on small sizes, for CI (well under a minute)
 bench-quick:

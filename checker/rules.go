@@ -74,6 +74,10 @@ var rules = map[string]struct {
 		}
 		return want("vendor calls for "+mid, n, r.N)
 	}},
+	"confirmed-publishes": {"exactly n publishes of outbox row msg a relay logged as confirmed (a finished message is not published again)", func(r Rule, rec Record, _ Verdict) error {
+		n := Count(rec.History, "publish", "relay-", map[string]string{"message_id": MessageID(r.Msg), "outcome": "confirmed"})
+		return want("confirmed publishes of "+MessageID(r.Msg), n, r.N)
+	}},
 	"settled": {"exactly n inbox rows settled by the reconciler as status (RECONCILED_SENT, RECONCILED_FAILED, RESENT)", func(r Rule, rec Record, _ Verdict) error {
 		n := 0
 		for _, row := range rec.State.Inbox {

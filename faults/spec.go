@@ -203,5 +203,6 @@ func buildHoldRows(s Spec) (Fault, error) {
 func buildHoldMigration(Spec) (Fault, error) { return &HoldMigration{}, nil }
 
 // LinkNames are the links every run has: one to Postgres, one to RabbitMQ
-// per role, one to the vendor.
-var LinkNames = []string{"postgres", "rabbitmq-relay", "rabbitmq-worker", "vendor"}
+// per role, one to the vendor; postgres-relay is the relays' own hop in
+// front of postgres (cutting postgres still cuts the relays too).
+var LinkNames = []string{"postgres", "rabbitmq-relay", "rabbitmq-worker", "vendor", "postgres-relay"}

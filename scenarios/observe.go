@@ -59,6 +59,9 @@ func (e *Env) Snapshot(ctx context.Context) (checker.State, error) {
 		o.Deferred = r.Status == outbox.StatusPending && r.NextAttemptAt.After(now.Add(deferredHorizon))
 		s.Outbox = append(s.Outbox, o)
 	}
+	if err := e.foldPeer(ctx, s.Outbox); err != nil {
+		return s, err
+	}
 	hist, err := inbox.All(ctx, e.Pool)
 	if err != nil {
 		return s, err

@@ -31,6 +31,7 @@ func (e *Env) Start(ctx context.Context, role string, ps podSpec) (*faults.Pod, 
 	switch role {
 	case "relay":
 		args = []string{"relay"}
+		c.PGURL = replaceHost(c.PGURL, e.PGRelay.Addr())
 	case "worker":
 		c.AMQPURL = replaceHost(e.SB.AMQPURL, e.AMQPWorker.Addr())
 		args = []string{"worker"}
@@ -63,7 +64,8 @@ func (e *Env) Start(ctx context.Context, role string, ps podSpec) (*faults.Pod, 
 		env = append(env, canary.EnvVar+"="+e.Bug)
 	}
 	env = append(env, ps.env...)
-	p, err := faults.StartPod(ctx, faults.PodSpec{Name: name, Binary: e.Bin, Args: append(args, ps.args...), Env: env}, e.TL)
+	bin, args := e.podBinary(role, append(args, ps.args...))
+	p, err := faults.StartPod(ctx, faults.PodSpec{Name: name, Binary: bin, Args: args, Env: env}, e.TL)
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}

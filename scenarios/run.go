@@ -116,6 +116,9 @@ func (e *Env) drive(ctx context.Context, eng *faults.Engine) error {
 		if err := app.Migrate(ctx, c); err != nil {
 			return err
 		}
+		if err := e.migratePeer(ctx); err != nil {
+			return err
+		}
 	}
 	r := &runner{e: e, eng: eng}
 	return r.steps(ctx, e.Scenario.Steps)

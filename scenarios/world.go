@@ -34,12 +34,17 @@ type Env struct {
 	Net      *faults.Network
 	// Proxies: one Postgres link, one RabbitMQ link per role, one vendor link.
 	PG, AMQPRelay, AMQPWorker, VendorLink *faults.Proxy
-	vendor                                *fakevendor.Server
-	Sink                                  *fakevendor.AlertSink
-	Pool                                  *pgxpool.Pool // direct, for observation
-	Cfg                                   config.Config // base child configuration
-	Day                                   time.Time     // the virtual start time
-	Bug                                   string        // canary bug armed in every pod
+	// PGRelay is the relays' hop in front of PG.
+	PGRelay *faults.Proxy
+	vendor  *fakevendor.Server
+	Sink    *fakevendor.AlertSink
+	Pool    *pgxpool.Pool // direct, for observation
+	Cfg     config.Config // base child configuration
+	Day     time.Time     // the virtual start time
+	Bug     string        // canary bug armed in every pod
+	// Impl is the relay under test (peers.Impls; "" or "ours": our relay);
+	// a peer's relay and job pods run PeerBin instead of Bin.
+	Impl, PeerBin string
 
 	mu       sync.Mutex
 	stopping bool
@@ -61,6 +66,9 @@ type Options struct {
 	Artifacts string
 	// RecordAll writes the artifacts of passing runs too.
 	RecordAll bool
+	// Impl is the relay under test (peers.Impls); "" is ours. PeerDir is
+	// the folder of the peer binaries (default: Bin's folder).
+	Impl, PeerDir string
 
 	// For a world opened by another driver (Open), such as the simulator:
 	// Clock is the pods' clock setting (default: a virtual clock at rate 1
@@ -120,6 +128,9 @@ func newEnv(ctx context.Context, s *Scenario, o Options) (e *Env, err error) {
 			e.close()
 		}
 	}()
+	if e.Impl, e.PeerBin, err = peerBinary(o); err != nil {
+		return e, err
+	}
 	label := "oc_" + strings.ReplaceAll(s.Name, "-", "_")
 	if len(label) > 40 {
 		label = label[:40]
@@ -172,6 +183,9 @@ func newEnv(ctx context.Context, s *Scenario, o Options) (e *Env, err error) {
 	if e.PG, err = e.Net.Proxy("postgres", pgHost); err != nil {
 		return e, err
 	}
+	if e.PGRelay, err = e.Net.Proxy("postgres-relay", e.PG.Addr()); err != nil {
+		return e, err
+	}
 	if e.AMQPRelay, err = e.Net.Proxy("rabbitmq-relay", amqpHost); err != nil {
 		return e, err
 	}
@@ -211,7 +225,7 @@ func (e *Env) Logf(source, format string, args ...any) { e.TL.Add(source, format
 
 // Link returns the proxy called name.
 func (e *Env) Link(name string) (*faults.Proxy, error) {
-	for _, p := range []*faults.Proxy{e.PG, e.AMQPRelay, e.AMQPWorker, e.VendorLink} {
+	for _, p := range []*faults.Proxy{e.PG, e.AMQPRelay, e.AMQPWorker, e.VendorLink, e.PGRelay} {
 		if p.Name() == name {
 			return p, nil
 		}

@@ -46,6 +46,7 @@ func init() {
 		"canary":      {"enable each deliberate bug in turn and check a scenario catches it", runCanary},
 		"crashpoints": {"crash every process at every automatic crash point of a small workload and check the contract", runCrashpoints},
 		"report":      {"run scenarios, random schedules and canaries; write reports/RELIABILITY.md", runReport},
+		"peers":       {"run every relay under test (ours, Watermill, River) through the peer cases; write reports/PEERS.md", runPeers},
 		"simulate":    {"simulate a production day on the real pipeline, compressed; write reports/SIMULATION.md (capacity: the capacity table)", runSimulate},
 		"help":        {"show this help, or the flags of one command", nil},
 	}

@@ -52,6 +52,7 @@ func scenarioRun(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	record := fs.Bool("record", false, "write the artifacts of passing runs too")
 	file := fs.String("file", "", "run the scenario in this JSON file (a scenario, or a run.json to replay with its seed and canary)")
 	bug := fs.String("bug", "", "enable this canary bug in every pod")
+	impl := fs.String("impl", "", "the relay under test: ours (default) or a peer (outboxchaos peers --list)")
 	// Allow NAME before or after the flags.
 	var names []string
 	for len(args) > 0 {
@@ -87,6 +88,9 @@ func scenarioRun(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	default:
 		s, ok := scenarios.Lookup(names[0])
 		if !ok {
+			s, ok = scenarios.LookupPeerCase(names[0])
+		}
+		if !ok {
 			printNames(stderr)
 			return usagef("unknown scenario %q", names[0])
 		}
@@ -97,7 +101,7 @@ func scenarioRun(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return fmt.Errorf("find own binary for the pods: %w", err)
 	}
 	o := scenarios.DefaultOptions()
-	o.Bin, o.Artifacts, o.RecordAll, o.Bug = bin, *artifacts, *record, *bug
+	o.Bin, o.Artifacts, o.RecordAll, o.Bug, o.Impl = bin, *artifacts, *record, *bug, *impl
 	if recorded != nil {
 		o.Seed = recorded.Seed
 		if *bug == "" {

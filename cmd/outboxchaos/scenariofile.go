@@ -20,6 +20,9 @@ func scenarioShow(args []string, stdout, stderr io.Writer) error {
 	}
 	s, ok := scenarios.Lookup(args[0])
 	if !ok {
+		s, ok = scenarios.LookupPeerCase(args[0])
+	}
+	if !ok {
 		printNames(stderr)
 		return usagef("unknown scenario %q", args[0])
 	}

@@ -97,6 +97,12 @@ type Runner struct {
 	Log    *slog.Logger
 
 	inserter outbox.Inserter // the outbox insert statement
+	// AlsoEnqueue, if set, runs inside each business transaction after its
+	// outbox inserts, with the dedup keys it inserted (none: not called):
+	// a relay under test that has its own outbox (peers/) enqueues there
+	// in the same transaction. An error rolls the transaction back as an
+	// outbox insert's would.
+	AlsoEnqueue func(ctx context.Context, tx pgx.Tx, dedupKeys []string) error
 	// silentLoss leaves a lost anniversary notification without its alert
 	// (the SilentAnniversary canary).
 	silentLoss bool
@@ -214,6 +220,7 @@ func (r *Runner) insertJob(ctx context.Context, k notification.Kind) (Stats, err
 	now := r.Clock.Now()
 	err = pgx.BeginFunc(ctx, r.Pool, func(tx pgx.Tx) error {
 		st = Stats{}
+		var inserted []string
 		for _, e := range entries {
 			ins, err := r.inserter.Enqueue(ctx, tx, now, e)
 			if err != nil {
@@ -221,9 +228,13 @@ func (r *Runner) insertJob(ctx context.Context, k notification.Kind) (Stats, err
 			}
 			if ins {
 				st.Inserted++
+				inserted = append(inserted, e.DedupKey)
 			} else {
 				st.Existing++
 			}
+		}
+		if err := r.alsoEnqueue(ctx, tx, inserted); err != nil {
+			return err
 		}
 		killpoint.Hit(killpoint.JobBeforeCommit)
 		return nil
@@ -232,6 +243,17 @@ func (r *Runner) insertJob(ctx context.Context, k notification.Kind) (Stats, err
 		return Stats{}, fmt.Errorf("enqueue %s: %w", k, err)
 	}
 	return st, nil
+}
+
+// alsoEnqueue runs AlsoEnqueue for the keys a transaction inserted.
+func (r *Runner) alsoEnqueue(ctx context.Context, tx pgx.Tx, keys []string) error {
+	if r.AlsoEnqueue == nil || len(keys) == 0 {
+		return nil
+	}
+	if err := r.AlsoEnqueue(ctx, tx, keys); err != nil {
+		return fmt.Errorf("enqueue into the relay under test's outbox: %w", err)
+	}
+	return nil
 }
 
 // anniversary issues each due coupon and enqueues its notification in one
@@ -302,7 +324,10 @@ func (r *Runner) issueCoupon(ctx context.Context, tx pgx.Tx, now time.Time, temp
 	err = killpoint.Fail(killpoint.FailAnniversaryOutbox)
 	if err == nil {
 		var ins bool
-		if ins, err = r.inserter.Enqueue(ctx, tx, now, e); err == nil {
+		if ins, err = r.inserter.Enqueue(ctx, tx, now, e); err == nil && ins {
+			err = r.alsoEnqueue(ctx, tx, []string{e.DedupKey})
+		}
+		if err == nil {
 			if ins {
 				st.Inserted++
 			} else {

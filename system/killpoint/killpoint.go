@@ -25,11 +25,15 @@ import (
 
 // The named kill-points. Keep in step with the failure table (SPEC §6).
 const (
-	JobBeforeCommit     = "job.before-commit"
-	JobAfterCoupon      = "job.after-coupon" // the anniversary coupon is committed, its outbox row not yet
-	RelayAfterClaim     = "relay.after-claim"
-	RelayAfterPublish   = "relay.after-publish"
-	RelayAfterConfirm   = "relay.after-confirm"
+	JobBeforeCommit   = "job.before-commit"
+	JobAfterCoupon    = "job.after-coupon" // the anniversary coupon is committed, its outbox row not yet
+	RelayAfterClaim   = "relay.after-claim"
+	RelayAfterPublish = "relay.after-publish"
+	RelayAfterConfirm = "relay.after-confirm"
+	// RelayBeforeMark: the confirmed rows' mark is about to be written (a
+	// peer relay under test hits it before its own "done" write, which may
+	// come later than its confirm).
+	RelayBeforeMark     = "relay.before-mark"
 	WorkerBeforeClaim   = "worker.before-claim"
 	WorkerAfterClaim    = "worker.after-claim"
 	WorkerAfterSend     = "worker.after-send"
@@ -51,7 +55,7 @@ const (
 
 // Names lists every kill-point compiled into system/.
 var Names = []string{
-	JobBeforeCommit, JobAfterCoupon, RelayAfterClaim, RelayAfterPublish, RelayAfterConfirm,
+	JobBeforeCommit, JobAfterCoupon, RelayAfterClaim, RelayAfterPublish, RelayAfterConfirm, RelayBeforeMark,
 	WorkerBeforeClaim, WorkerAfterClaim, WorkerAfterSend, WorkerAfterResult,
 	CleanupBeforeUpdate, WorkerAfterErrorResult, WorkerAfterPark, RelayAfterFinish,
 	ReconcileAfterLookup, ReconcileBeforeSettle, ReconcileAfterResendClaim, ReconcileAfterResend,

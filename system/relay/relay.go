@@ -310,6 +310,7 @@ func (r *Relay) settle(b *batch, results []publisher.Result, pubErr error) (Stat
 		r.fail(ctx, row, fmt.Sprintf("%s: %v", res.Outcome, res.Err), now)
 	}
 	if len(ok) > 0 {
+		killpoint.Hit(killpoint.RelayBeforeMark)
 		n, err := r.markPublished(ctx, ok)
 		if err != nil {
 			// Confirmed rows stay PUBLISHING: the lease republishes them.

@@ -54,6 +54,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	seedN := fs.Int("seed-n", 0, "backlog rows for the seed-style relay (default 2000, or 300 with -quick)")
 	workerN := fs.Int("worker-n", 0, "messages for the worker at 0 ms vendor latency (default 2000, or 300 with -quick)")
 	memDrain := fs.Int("mem-drain", 0, "rows the relay child publishes from the memory backlog (default 30000, or 4000 with -quick)")
+	peerDir := fs.String("peers", "", "also measure the peer relays' binaries in this folder (make peer-bins; '' to skip)")
+	peerN := fs.Int("peer-n", 5000, "backlog rows per peer relay measurement")
 	memBacklog := fs.Int("mem-backlog", 0, "PENDING rows for the memory measurement and EXPLAIN (default 1000000, or 100000 with -quick)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -110,12 +112,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "outboxbench: %v\n", err)
 		return 1
 	}
+	md := rep.Markdown()
+	if *peerDir != "" {
+		rs := measurePeers(ctx, *peerDir, *peerN, *pgURL, *amqpURL, stderr)
+		sec := peersMarkdown(rep, rs, *peerN)
+		fmt.Fprint(stdout, sec)
+		md += sec
+	}
 	if *out != "" {
 		if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
 			fmt.Fprintf(stderr, "outboxbench: %v\n", err)
 			return 1
 		}
-		if err := os.WriteFile(*out, []byte(rep.Markdown()), 0o644); err != nil {
+		if err := os.WriteFile(*out, []byte(md), 0o644); err != nil {
 			fmt.Fprintf(stderr, "outboxbench: write report: %v\n", err)
 			return 1
 		}

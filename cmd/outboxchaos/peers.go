@@ -1,0 +1,255 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/outboxchaos/outboxchaos/peers"
+	"github.com/outboxchaos/outboxchaos/reports"
+	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/system/config"
+)
+
+// runPeers runs the peer cases against every relay under test (issue 12)
+// and writes the matrix.
+func runPeers(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("outboxchaos peers", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	out := fs.String("out", "reports/PEERS.md", "where to write the report (\"\": print the matrix only)")
+	implList := fs.String("impls", "all", "comma-separated implementations ("+strings.Join(peers.Names(), ", ")+")")
+	caseList := fs.String("cases", "all", "comma-separated peer cases")
+	seed := fs.Int64("seed", 0, "seed for every run (0: from the time)")
+	artifacts := fs.String("artifacts", "artifacts", "directory for the records of failed runs")
+	list := fs.Bool("list", false, "list the implementations and cases, and exit")
+	save := fs.String("save", "reports/peers/matrix.json", "where to save the runs' results (\"\": nowhere)")
+	into := fs.String("into", "", "add the runs to this saved matrix.json (replacing the cells run again) instead of starting afresh")
+	from := fs.String("from", "", "render the report from a saved matrix.json (with the current findings) instead of running")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
+	}
+	impls, err := pickImpls(*implList)
+	if err != nil {
+		return err
+	}
+	cases, err := pickCases(*caseList)
+	if err != nil {
+		return err
+	}
+	if *list {
+		fmt.Fprintln(stdout, "implementations:", strings.Join(impls, " "))
+		for _, s := range cases {
+			fmt.Fprintf(stdout, "  %-26s %s\n", s.Name, s.Description)
+		}
+		return nil
+	}
+	if *from != "" {
+		rep, err := loadMatrix(*from)
+		if err != nil {
+			return err
+		}
+		if err := writeFile(*out, rep.Write); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "wrote %s from %s\n", *out, *from)
+		return nil
+	}
+	bin, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("find own binary for the pods: %w", err)
+	}
+	o := scenarios.DefaultOptions()
+	o.Bin, o.Artifacts = bin, *artifacts
+	if *seed != 0 {
+		o.Seed = *seed
+	}
+	rep := reports.Peers{Findings: reports.PeerFindings, Command: "make peers"}
+	if *into != "" {
+		if rep, err = loadMatrix(*into); err != nil {
+			return err
+		}
+	}
+	rep.Cases = mergeCases(rep.Cases, cases)
+	if rep.Env, err = environment(ctx, o); err != nil {
+		return err
+	}
+	violations := 0
+	for _, impl := range impls {
+		settings, err := implSettings(ctx, bin, impl)
+		if err != nil {
+			return err
+		}
+		rep.SetImpl(reports.PeerImpl{Name: impl, Settings: settings})
+		for _, s := range cases {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			c := reports.PeerCell{Impl: impl, Case: s.Name}
+			if ok, why := scenarios.PeerCaseApplies(s.Name, impl); !ok {
+				c.NA = why
+				rep.SetCell(c)
+				fmt.Fprintf(stdout, "n/a     %-26s %-26s %s\n", impl, s.Name, why)
+				continue
+			}
+			ro := o
+			ro.Impl = impl
+			res := scenarios.Run(ctx, s, ro)
+			c = reports.NewPeerCell(impl, s.Name, res)
+			rep.SetCell(c)
+			if err := saveMatrix(*save, rep); err != nil {
+				return err
+			}
+			status := "PASS"
+			if c.Violation() {
+				status = "FAIL"
+				violations++
+			}
+			fmt.Fprintf(stdout, "%-7s %-26s %-26s %.1fs dup@broker=%d %s\n", status, impl, s.Name, c.Seconds, c.BrokerCopies(), c.Verdict)
+			if c.Err != "" {
+				fmt.Fprintf(stdout, "        %s\n", strings.ReplaceAll(c.Err, "\n", "\n        "))
+			}
+		}
+	}
+	if *out != "" {
+		if err := writeFile(*out, rep.Write); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "wrote %s\n", *out)
+	}
+	fmt.Fprintf(stdout, "%d violations\n", violations)
+	return nil
+}
+
+// loadMatrix reads a saved matrix.json, with the current findings.
+func loadMatrix(path string) (reports.Peers, error) {
+	var rep reports.Peers
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return rep, fmt.Errorf("read saved matrix: %w", err)
+	}
+	if err := json.Unmarshal(b, &rep); err != nil {
+		return rep, fmt.Errorf("decode %s: %w", path, err)
+	}
+	rep.Findings = reports.PeerFindings
+	return rep, nil
+}
+
+// mergeCases returns the cases of have and add, in catalogue order.
+func mergeCases(have, add []*scenarios.Scenario) []*scenarios.Scenario {
+	want := map[string]bool{}
+	for _, s := range append(append([]*scenarios.Scenario(nil), have...), add...) {
+		want[s.Name] = true
+	}
+	var out []*scenarios.Scenario
+	for _, s := range scenarios.PeerCases() {
+		if want[s.Name] {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// saveMatrix saves the results so far (after every cell: an interrupted
+// run keeps what it measured).
+func saveMatrix(path string, rep reports.Peers) error {
+	if path == "" {
+		return nil
+	}
+	b, err := json.MarshalIndent(rep, "", " ")
+	if err != nil {
+		return fmt.Errorf("encode matrix: %w", err)
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("save matrix: %w", err)
+	}
+	return nil
+}
+
+func pickImpls(s string) ([]string, error) {
+	var all []string
+	for _, i := range peers.Impls {
+		all = append(all, i.Name)
+	}
+	if s == "" || s == "all" {
+		return all, nil
+	}
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if !slices.Contains(all, p) {
+			return nil, usagef("unknown implementation %q (known: %s)", p, strings.Join(all, ", "))
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+func pickCases(s string) ([]*scenarios.Scenario, error) {
+	all := scenarios.PeerCases()
+	if s == "" || s == "all" {
+		return all, nil
+	}
+	var out []*scenarios.Scenario
+	for _, p := range strings.Split(s, ",") {
+		c, ok := scenarios.LookupPeerCase(p)
+		if !ok {
+			return nil, usagef("unknown peer case %q", p)
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// implSettings asks a peer's binary for its settings; ours are the relay's
+// configuration in the compressed scenarios.
+func implSettings(ctx context.Context, bin, impl string) ([]string, error) {
+	name, err := peers.Binary(impl)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	if name == "" {
+		c := config.Default()
+		return []string{
+			"relay=system/relay (this repository)\tour own relay through the same seam",
+			"claim=one committed UPDATE … FOR UPDATE SKIP LOCKED, lease claimed_by/claimed_until\tSPEC §3",
+			fmt.Sprintf("batch-size=%d\tSPEC §3", c.BatchSize),
+			"lease=1.5s (15 min compressed)\tthe scenarios' compression",
+			"confirm-timeout=600ms (5 s compressed)\tthe scenarios' compression",
+			"relay-interval=100ms (5 min compressed)\tthe scenarios' compression",
+			"marks=conditional: WHERE status='PUBLISHING' AND claimed_by=me\tSPEC §3",
+		}, nil
+	}
+	pb := filepath.Join(filepath.Dir(bin), name)
+	cmd := exec.CommandContext(ctx, pb, "settings", "--impl", impl)
+	b, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("%s settings (run make peer-bins): %w", pb, err)
+	}
+	return strings.Split(strings.TrimRight(string(b), "\n"), "\n"), nil
+}
+
+// writeFile writes what write renders to path.
+func writeFile(path string, write func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("create %s: %w", path, err)
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,47 @@
+package reports
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/outboxchaos/outboxchaos/checker"
+	"github.com/outboxchaos/outboxchaos/scenarios"
+)
+
+// TestPeersReport: the matrix marks a violation, the violation section
+// gives its reproduction and classification, a case that does not apply
+// says n/a, and a saved matrix renders the same after a JSON round trip.
+func TestPeersReport(t *testing.T) {
+	race, _ := scenarios.LookupPeerCase("peer-rescuer-race")
+	p := Peers{Cases: []*scenarios.Scenario{race}, Command: "make peers",
+		Impls:    []PeerImpl{{Name: "ours"}, {Name: "river047", Settings: []string{"version=v0.47.0\tissue 12"}}},
+		Findings: map[string]Finding{"river047/peer-rescuer-race": {Class: "bug in the peer", How: "told apart by version", Program: "reports/peers/x/main.go"}}}
+	p.SetCell(PeerCell{Impl: "ours", Case: race.Name, NA: "River's rescuer only"})
+	p.SetCell(PeerCell{Impl: "river047", Case: race.Name, Seed: 7, Verdict: checker.Verdict{Intents: 1, DeliveredOnce: 1}, Copies: 1,
+		Err: "confirmed publishes of notification-outbox-1: want 1, got 2", Timeline: "  +1s relay-1 KILLPOINT x\n"})
+	var b strings.Builder
+	if err := p.Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"| `peer-rescuer-race` | n/a | ✗ 1 / 1 / 0 / 0 / 0 |", "--impl river047 --seed 7",
+		"**bug in the peer**", "reports/peers/x/main.go", "| version | v0.47.0 | issue 12 |"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	raw, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Peers
+	if err := json.Unmarshal(raw, &back); err != nil {
+		t.Fatal(err)
+	}
+	back.Findings = p.Findings
+	var b2 strings.Builder
+	if err := back.Write(&b2); err != nil || b2.String() != out {
+		t.Errorf("a saved matrix renders differently (err %v)", err)
+	}
+}

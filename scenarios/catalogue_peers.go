@@ -1,0 +1,195 @@
+package scenarios
+
+import (
+	"strings"
+	"time"
+
+	"github.com/outboxchaos/outboxchaos/checker"
+	"github.com/outboxchaos/outboxchaos/faults"
+	"github.com/outboxchaos/outboxchaos/system/notification"
+
+	kp "github.com/outboxchaos/outboxchaos/system/killpoint"
+)
+
+// PeerCases are the relay-side cases written so that any relay under test
+// (peers.Impls, ours among them) runs them unchanged: their conditions
+// read only what every implementation shows — handset counts, kill-points,
+// copies at the worker, the seam's publish events — and their only rules
+// are the contract's. Issue 12's matrix runs each against each
+// implementation (cmd/outboxchaos peers).
+func PeerCases() []*Scenario {
+	long := faults.Duration(60 * time.Second)
+	awaitLong := func(c Cond) Step { s := await(c); s.Timeout = long; return s }
+	relayKill := func(name, point, desc string) *Scenario {
+		return &Scenario{
+			Name: name, Row: "peer", Description: desc,
+			Fault:   "kill-point " + point + " (SIGKILL) in relay-1; relay-2 started after it died",
+			Outcome: "every message delivered once at the handset; copies at the broker allowed",
+			Steps: []Step{
+				enqueue(), start("worker", "cleanup"), startWith("relay", kill(point)),
+				awaitLong(killed("relay-1")), start("relay"), awaitLong(ledger(6)),
+			},
+		}
+	}
+	out := []*Scenario{
+		{
+			Name: "peer-happy", Row: "peer", Description: "no fault: six messages through the relay under test",
+			Fault: "none", Outcome: "each delivered once", AllowUnfired: true,
+			Steps: []Step{enqueue(), start("worker", "cleanup", "relay"), awaitLong(ledger(6))},
+		},
+		relayKill("peer-crash-after-claim", kp.RelayAfterClaim, "the relay dies after it took messages from its outbox, before publishing"),
+		relayKill("peer-crash-after-publish", kp.RelayAfterPublish, "the relay dies after publishing, before the confirms came back"),
+		relayKill("peer-crash-after-confirm", kp.RelayAfterConfirm, "the relay dies once the broker confirmed (without confirms: once the publish returned)"),
+		relayKill("peer-crash-before-mark", kp.RelayBeforeMark, "the relay dies right before it writes \"done\" for published messages"),
+		{
+			Name: "peer-confirm-late", Row: "peer",
+			Description: "confirms arrive 1.5 s late, past our 600 ms deadline (a peer without a deadline waits)",
+			Fault:       "Toxiproxy latency 1.5 s on RabbitMQ → relay for 3 s while five more messages are relayed",
+			Outcome:     "each delivered once; late confirms may cause copies at the broker",
+			Steps: []Step{
+				start("worker", "cleanup", "relay"),
+				{Do: "enqueue", Kinds: []notification.Kind{notification.GradeRenewal}},
+				note(awaitLong(ledger(1)), "the relay holds a live broker connection"),
+				note(Step{Do: "during", Faults: fs(latency("rabbitmq-relay", faults.Downstream, 1500*time.Millisecond)), For: faults.Duration(3 * time.Second),
+					Steps: []Step{enqueue()}}, "held 3 s: removing a latency toxic lets what it held through at once, so it must outlast the confirms it delays"),
+				awaitLong(ledger(6)),
+			},
+		},
+		{
+			Name: "peer-publish-lost", Row: "peer",
+			Kinds:       []notification.Kind{notification.GradeRenewal, notification.MonthlyAwardsWinning},
+			Description: "the relay's publish frames are dropped on the way to RabbitMQ: only a confirm can tell",
+			Fault:       "stall on relay → RabbitMQ (data dropped) from before the second message is enqueued until the relay logged that publish's outcome",
+			Outcome:     "the lost publish is a failure and is retried; delivered once",
+			Steps: []Step{
+				start("worker", "cleanup", "relay"),
+				{Do: "enqueue", Kinds: []notification.Kind{notification.GradeRenewal}},
+				note(awaitLong(ledger(1)), "the relay holds a live broker connection"),
+				{Do: "during", Faults: fs(stall("rabbitmq-relay", faults.Upstream)), Cond: &Cond{Any: publishOutcome(true)}, Timeout: long,
+					Steps: []Step{{Do: "enqueue", Kinds: []notification.Kind{notification.MonthlyAwardsWinning}}}},
+			},
+		},
+		{
+			Name: "peer-broker-cut", Row: "peer", PerKind: 5,
+			Description: "the relay's RabbitMQ connection is cut mid-stream and refused until a publish fails",
+			Fault:       "rabbitmq-relay down after the 5th message reached a handset",
+			Outcome:     "the relay reconnects; each delivered once",
+			Steps: []Step{
+				enqueue(), start("worker", "cleanup", "relay"), awaitLong(ledger(5)),
+				{Do: "during", Faults: fs(linkDown("rabbitmq-relay")), Cond: &Cond{Any: []Cond{publishFailed(), {Ledger: 30}}}, Timeout: faults.Duration(10 * time.Second)},
+				awaitLong(ledger(30)),
+			},
+		},
+		{
+			Name: "peer-pg-cut", Row: "peer", PerKind: 5,
+			Description: "the relay's Postgres connections are cut mid-stream, once",
+			Fault:       "postgres-relay link down after the 5th message reached a handset, restored at once",
+			Outcome:     "each delivered once",
+			Steps: []Step{
+				enqueue(), start("worker", "cleanup", "relay"), awaitLong(ledger(5)),
+				{Do: "during", Faults: fs(linkDown("postgres-relay")), Cond: &Cond{Ledger: 5}},
+				awaitLong(ledger(30)),
+			},
+		},
+		{
+			Name: "peer-pg-stall", Row: "peer", PerKind: 5,
+			Description: "Postgres stops answering the relay for 2 s (requests swallowed), then resumes",
+			Fault:       "stall on relay → Postgres (postgres-relay) for 2 s after the 5th message reached a handset",
+			Outcome:     "each delivered once",
+			Steps: []Step{
+				enqueue(), start("worker", "cleanup", "relay"), awaitLong(ledger(5)),
+				{Do: "during", Faults: fs(stall("postgres-relay", faults.Upstream)), For: faults.Duration(2 * time.Second)},
+				awaitLong(ledger(30)),
+			},
+		},
+		{
+			Name: "peer-overlap", Row: "peer", PerKind: 10,
+			Description: "three relays on one outbox of 60 messages",
+			Fault:       "three relay pods started together",
+			Outcome:     "each delivered once; copies at the broker counted", AllowUnfired: true,
+			Steps: []Step{enqueue(), start("worker", "cleanup", "relay", "relay", "relay"), awaitLong(ledger(60))},
+		},
+		{
+			Name: "peer-stale", Row: "peer",
+			Kinds:       []notification.Kind{notification.GradeRenewal, notification.MonthlyAwardsWinning},
+			Description: "relay-1's confirms (and every other broker answer) are held back for 10 s, its confirm deadline 60 s, while relay-2 on another link may take over",
+			Fault:       "latency 1 h on RabbitMQ → relay-1 for 10 s, from before five messages are enqueued; relay-2 started on the worker's link meanwhile",
+			Outcome:     "each delivered once; the stale relay's late writes harm nothing (whether relay-2 took over shows in dup@broker and the timeline)",
+			Steps: []Step{
+				start("worker", "cleanup"),
+				{Do: "start", Roles: []string{"relay"}, Env: []string{"OUTBOXCHAOS_CONFIRM_TIMEOUT=60s"}},
+				{Do: "enqueue", Kinds: []notification.Kind{notification.GradeRenewal}},
+				note(awaitLong(ledger(1)), "relay-1 holds a live broker connection"),
+				{Do: "during", Faults: fs(latency("rabbitmq-relay", faults.Downstream, time.Hour)), For: faults.Duration(10 * time.Second),
+					Steps: []Step{
+						{Do: "enqueue", Kinds: []notification.Kind{notification.MonthlyAwardsWinning}, PerKind: 5},
+						{Do: "start", Roles: []string{"relay"}, Link: "rabbitmq-worker"},
+					}},
+				awaitLong(ledger(6)),
+			},
+		},
+		{
+			Name: "peer-rescuer-race", Row: "peer", Kinds: []notification.Kind{notification.GradeRenewal},
+			Description:  "River only: the rescuer fetches a running job as stuck, the job completes, then the rescue is written (River #1302)",
+			Fault:        "OUTBOXCHAOS_PEER_RESCUE_RACE=1 in relay-1: its tracer holds the job until the rescuer fetched it, and the rescuer until the completion is written",
+			Outcome:      "delivered once at the handset; a relay that overwrites the completion works the job again (a copy at the broker)",
+			AllowUnfired: true,
+			Steps: []Step{
+				start("worker", "cleanup"),
+				{Do: "start", Roles: []string{"relay"}, Env: []string{"OUTBOXCHAOS_PEER_RESCUE_RACE=1"}},
+				enqueue(),
+				note(Step{Do: "await", Cond: &Cond{Any: []Cond{podEvent("completed-after-fetch", "relay-1", 1), podEvent("race-timeout", "relay-1", 1)}},
+					Timeout: faults.Duration(80 * time.Second)}, "the rescuer runs every 30 s: the window comes within one interval"),
+				awaitLong(ledger(1)),
+			},
+			Expect: rules(checker.Rule{Rule: "confirmed-publishes", Msg: 1, N: 1}),
+		},
+	}
+	for _, seed := range peerRandomSeeds {
+		out = append(out, peerRandom(seed))
+	}
+	return out
+}
+
+// PeerCaseApplies reports whether case name can run against impl: a
+// kill-point the implementation has no step for, or a window only one
+// implementation has, is not applicable (and why).
+func PeerCaseApplies(name, impl string) (bool, string) {
+	switch {
+	case name == "peer-crash-after-publish" && strings.HasPrefix(impl, "watermill"):
+		return false, "Watermill's AMQP Publish writes and awaits the confirm in one call: no point in between to crash at without forking it"
+	case name == "peer-rescuer-race" && !strings.HasPrefix(impl, "river"):
+		return false, "River's rescuer only"
+	}
+	return true, ""
+}
+
+// publishFailed: a relay logged a failed publish since the step began.
+func publishFailed() Cond { return Cond{Any: publishOutcome(false)} }
+
+// publishOutcome: a relay logged a failed (or, withConfirmed, any)
+// publish outcome since the step began.
+func publishOutcome(withConfirmed bool) []Cond {
+	outcomes := []string{"failed", "write-failed", "channel-closed", "timed-out", "nacked", "returned"}
+	if withConfirmed {
+		outcomes = append(outcomes, "confirmed")
+	}
+	var any []Cond
+	for _, o := range outcomes {
+		any = append(any, Cond{Event: &EventCond{Name: "publish", Attrs: map[string]string{"outcome": o}, Fresh: true}})
+	}
+	return any
+}
+
+// LookupPeerCase returns the peer case called name.
+func LookupPeerCase(name string) (*Scenario, bool) {
+	for _, s := range PeerCases() {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return nil, false
+}
+
+// IsPeerCase reports whether name is a peer case.
+func IsPeerCase(name string) bool { return strings.HasPrefix(name, "peer-") }

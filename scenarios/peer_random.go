@@ -1,0 +1,56 @@
+package scenarios
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/outboxchaos/outboxchaos/faults"
+
+	kp "github.com/outboxchaos/outboxchaos/system/killpoint"
+)
+
+// peerRandomSeeds are the random peer schedules make peers runs: each
+// seed draws the same schedule every time, for every implementation.
+var peerRandomSeeds = []uint64{1, 2, 3}
+
+// peerRandom draws a random relay-side schedule any implementation can
+// run: two or three supervised relays, each armed with a kill-point every
+// implementation has (after the claim, after the confirm, before the
+// "done" write) at a random hit, and one link fault (the relays' broker
+// link down, 1.5 s confirm latency, or the relays' Postgres link stalled)
+// at a random offset for a random while. Killed relays are restarted, as
+// a deployment would; the run ends when every message reached a handset.
+// Its only rules are the contract's.
+func peerRandom(seed uint64) *Scenario {
+	rng := rand.New(rand.NewChaCha8([32]byte{byte(seed), byte(seed >> 8), 0x5e, 0xed}))
+	points := []string{kp.RelayAfterClaim, kp.RelayAfterConfirm, kp.RelayBeforeMark}
+	perKind := 3 + rng.IntN(3)
+	steps := []Step{enqueueN(perKind), start("worker", "cleanup")}
+	relays := 2 + rng.IntN(2)
+	var desc []string
+	for i := 0; i < relays; i++ {
+		p := points[rng.IntN(len(points))]
+		hit := 1 + rng.IntN(4)
+		steps = append(steps, Step{Do: "start", Roles: []string{"relay"}, Supervise: true,
+			Faults: fs(faults.Spec{Kind: "kill-point", Point: p, Hit: hit})})
+		desc = append(desc, fmt.Sprintf("relay-%d %s:%d", i+1, p, hit))
+	}
+	link := []faults.Spec{
+		linkDown("rabbitmq-relay"),
+		latency("rabbitmq-relay", faults.Downstream, 1500*time.Millisecond),
+		stall("postgres-relay", faults.Upstream),
+	}[rng.IntN(3)]
+	after := time.Duration(rng.IntN(1500)) * time.Millisecond
+	hold := time.Duration(500+rng.IntN(2500)) * time.Millisecond
+	steps = append(steps,
+		Step{Do: "during", Faults: fs(link), After: faults.Duration(after), For: faults.Duration(hold), Optional: true},
+		Step{Do: "await", Cond: &Cond{Ledger: 6 * perKind}, Timeout: faults.Duration(80 * time.Second)})
+	return &Scenario{
+		Name: fmt.Sprintf("peer-random-%d", seed), Row: "peer", PerKind: perKind, AllowUnfired: true,
+		Description: fmt.Sprintf("random relay-side schedule %d: %d messages, %d supervised relays with kill-points, one link fault", seed, 6*perKind, relays),
+		Fault:       fmt.Sprintf("%v; %s %s on %s after %s for %s", desc, link.Kind, link.Direction, link.Link, after, hold),
+		Outcome:     "every message delivered once at the handset",
+		Steps:       steps,
+	}
+}

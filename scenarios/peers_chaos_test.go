@@ -1,0 +1,79 @@
+//go:build chaos
+
+package scenarios_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/system/testenv"
+)
+
+// buildPeers builds the peer binaries next to bin (Makefile target
+// peer-bins does the same for make peers).
+func buildPeers(t *testing.T) {
+	t.Helper()
+	dir := filepath.Dir(bin)
+	builds := []struct {
+		wd   string
+		args []string
+	}{
+		{"..", []string{"build", "-o", filepath.Join(dir, "peer-watermill"), "./peers/cmd/peer-watermill"}},
+		{"../peers/river", []string{"build", "-o", filepath.Join(dir, "peer-river0512"), "."}},
+		{"../peers/river", []string{"build", "-modfile=go047.mod", "-ldflags", "-X main.version=v0.47.0 -X main.name=river047",
+			"-o", filepath.Join(dir, "peer-river047"), "."}},
+	}
+	for _, b := range builds {
+		cmd := exec.Command("go", b.args...)
+		cmd.Dir = b.wd
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("go %s (in %s): %v", strings.Join(b.args, " "), b.wd, err)
+		}
+	}
+}
+
+// TestPeers is CI's sample of make peers (issue 12): a crash before the
+// "done" write against Watermill's queue schema with confirms, and River's
+// rescuer race against both versions — v0.51.2 must keep the rule that a
+// completed job is not published again, v0.47.0 (before the fix of River
+// #1302) must break it, or the harness could not tell them apart.
+func TestPeers(t *testing.T) {
+	testenv.Require(t)
+	buildPeers(t)
+	cases := []struct {
+		impl, name string
+		pass       bool
+		failure    string // what the failing run's error must mention
+	}{
+		{"watermill-queue-confirm", "peer-crash-before-mark", true, ""},
+		{"river0512", "peer-rescuer-race", true, ""},
+		{"river047", "peer-rescuer-race", false, "confirmed publishes of notification-outbox-1"},
+	}
+	for _, c := range cases {
+		t.Run(c.impl+"/"+c.name, func(t *testing.T) {
+			t.Parallel()
+			s, ok := scenarios.LookupPeerCase(c.name)
+			if !ok {
+				t.Fatalf("no peer case %s", c.name)
+			}
+			o := scenarios.DefaultOptions()
+			o.PGURL, o.AMQPURL, o.Bin, o.Artifacts, o.Impl = testenv.PGURL(), testenv.AMQPURL(), bin, "../artifacts", c.impl
+			res := scenarios.Run(context.Background(), s, o)
+			t.Logf("%s × %s seed=%d %.1fs: %s", c.impl, c.name, res.Seed, res.Duration.Seconds(), res.Verdict)
+			switch {
+			case c.pass && !res.Pass():
+				t.Errorf("%s × %s failed (seed %d): %v\n  %s\n--- timeline\n%s", c.impl, c.name, res.Seed, res.Err, res.Verdict.Details, res.Timeline)
+			case !c.pass && res.Pass():
+				t.Errorf("%s × %s passed: the harness did not catch the peer's known bug\n--- timeline\n%s", c.impl, c.name, res.Timeline)
+			case !c.pass && (res.Err == nil || !strings.Contains(res.Err.Error(), c.failure) || !res.Verdict.OK()):
+				t.Errorf("%s × %s failed for another reason than %q (the contract must still hold): %v %s", c.impl, c.name, c.failure, res.Err, res.Verdict)
+			}
+		})
+	}
+}
