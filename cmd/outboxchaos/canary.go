@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -21,11 +20,8 @@ func runCanary(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	bug := fs.String("bug", "", "only this canary (default: all): "+strings.Join(canary.Names, ", "))
 	seed := fs.Int64("seed", 0, "seed for the fault network (0: from the time)")
 	artifacts := fs.String("artifacts", "artifacts", "directory for the records of the runs that went red (each a checker fixture)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError{err}
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		return usagef("unexpected arguments: %s", strings.Join(fs.Args(), " "))

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -21,11 +20,8 @@ func runCapacity(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.SetOutput(stderr)
 	seed := fs.Int64("seed", 1, "seed of the workloads and fault plans")
 	out := fs.String("out", "reports/CAPACITY.md", "where to write the tables")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError{err}
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		return usagef("usage: outboxchaos simulate capacity [--seed N] [--out FILE]")

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -37,11 +36,8 @@ func runCrashpoints(ctx context.Context, args []string, stdout, stderr io.Writer
 	var settings settingList
 	fs.Var(&settings, "set", "a setting over each workload's configuration, NAME=VALUE by flag name (repeatable), e.g. --set delivery-limit=2")
 	list := fs.Bool("list", false, "discovery only: print every point each process reached, with its hits, and run none")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError{err}
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		return usagef("unexpected arguments: %s", strings.Join(fs.Args(), " "))

@@ -130,13 +130,22 @@ func flags(name string, stderr io.Writer) (*flag.FlagSet, *config.Config, error)
 	return fs, &cfg, nil
 }
 
-// parse parses args and validates the configuration.
-func parse(fs *flag.FlagSet, cfg *config.Config, args []string) error {
+// parseFlags parses args into fs: -h passes flag.ErrHelp through, any
+// other parse error is a usage error (exit 2).
+func parseFlags(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}
 		return usageError{err}
+	}
+	return nil
+}
+
+// parse parses args and validates the configuration.
+func parse(fs *flag.FlagSet, cfg *config.Config, args []string) error {
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		return usagef("unexpected arguments: %s", strings.Join(fs.Args(), " "))

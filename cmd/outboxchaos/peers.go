@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -33,11 +32,8 @@ func runPeers(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	save := fs.String("save", "reports/peers/matrix.json", "where to save the runs' results (\"\": nowhere)")
 	into := fs.String("into", "", "add the runs to this saved matrix.json (replacing the cells run again) instead of starting afresh")
 	from := fs.String("from", "", "render the report from a saved matrix.json (with the current findings) instead of running")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError{err}
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	impls, err := pickImpls(*implList)
 	if err != nil {

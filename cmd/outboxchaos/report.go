@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -31,11 +30,8 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	skipCanaries := fs.Bool("skip-canaries", false, "leave out the canary sweep")
 	reconciled := fs.Bool("reconciled", true, "run each random schedule a second time with a reconciler that re-sends, and compare")
 	crashSample := fs.Int("crash-sample", 8, "crash points to run per crash-point workload, picked by --seed (0: leave them out)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError{err}
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 || *checks < 0 {
 		return usagef("usage: outboxchaos report [--checks N] [--seed S] [--out FILE]")

@@ -56,11 +56,8 @@ func scenarioRun(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	// Allow NAME before or after the flags.
 	var names []string
 	for len(args) > 0 {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return err
-			}
-			return usageError{err}
+		if err := parseFlags(fs, args); err != nil {
+			return err
 		}
 		if fs.NArg() == 0 {
 			break

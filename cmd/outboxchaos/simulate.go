@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -27,11 +26,8 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	rate := fs.Float64("rate", 0, "virtual seconds per real second while work is in flight (0: the day's)")
 	out := fs.String("out", "reports/SIMULATION.md", "where to write the report (charts go beside it)")
 	quiet := fs.Bool("quiet", false, "no progress bar")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError{err}
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		return usagef("usage: outboxchaos simulate [--config day.json|yaml] [--seed N] [--rate R] [--out FILE]  |  outboxchaos simulate capacity")
