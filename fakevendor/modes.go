@@ -225,7 +225,7 @@ func (s *Server) fireLocked(m Mode) {
 // default; a token request Accept and a report request Report.
 func (s *Server) matchLocked(k reqKind, n int, refkey string) Mode {
 	attempt := 0
-	if k == sendReq {
+	if k == sendReq && s.opts.Plan != nil {
 		s.attempts[refkey]++
 		attempt = s.attempts[refkey]
 	}

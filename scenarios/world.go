@@ -73,8 +73,9 @@ type Options struct {
 	// For a world opened by another driver (Open), such as the simulator:
 	// Clock is the pods' clock setting (default: a virtual clock at rate 1
 	// from the scenario's start time), Tune adjusts the pods' base
-	// configuration before the scenario's settings apply, and Vendor the
-	// fake vendor's options.
+	// configuration (the run's prefix, URLs and clock are set after it, the
+	// scenario's settings after those), and Vendor the fake vendor's
+	// options.
 	Clock  string
 	Tune   func(*config.Config)
 	Vendor func(*fakevendor.Options)
@@ -201,13 +202,14 @@ func newEnv(ctx context.Context, s *Scenario, o Options) (e *Env, err error) {
 	}
 
 	c := compressed()
+	if o.Tune != nil {
+		o.Tune(&c)
+	}
+	// The run's own wiring wins over any tuning.
 	c.Prefix, c.AlertURL = e.SB.Prefix, alertURL
 	c.PGURL = replaceHost(e.SB.PGURL, e.PG.Addr())
 	c.VendorURL = "http://" + e.VendorLink.Addr()
 	c.Clock = setting
-	if o.Tune != nil {
-		o.Tune(&c)
-	}
 	if err := applyConfig(&c, s.Config); err != nil {
 		return e, err
 	}

@@ -87,7 +87,6 @@ func (r *runner) day(ctx context.Context, bar *progress) error {
 			return err
 		}
 	}
-	dayEnd := r.d.at("21:00")
 	morning := r.d.at("08:00").AddDate(0, 0, 1)
 	cron := cronTicks(r.d.at("08:00"), r.d.at("20:55"))
 	lastTick := morning.Add(2 * cronEvery)
@@ -112,12 +111,9 @@ func (r *runner) day(ctx context.Context, bar *progress) error {
 		r.watchWorkers(now)
 		r.sampler.peek()
 		if !now.Before(nextSample) {
-			s, err := r.sampler.take(ctx, now)
-			if err != nil {
+			if err := r.record(ctx, now, bar); err != nil {
 				return err
 			}
-			r.res.Samples = append(r.res.Samples, s)
-			bar.update(s)
 			nextSample = now.Truncate(sampleEvery).Add(sampleEvery)
 		}
 		if len(cron) == 0 && r.quiet() {
@@ -139,21 +135,16 @@ func (r *runner) day(ctx context.Context, bar *progress) error {
 				cron = append(cron, lastTick)
 			}
 		}
-		next := r.nextAt(events, cron, nextSample)
-		if now.After(dayEnd) && now.Before(morning) {
-			next = minTime(next, morning)
-		}
+		next := r.nextAt(events, cron)
 		if next.Sub(now) > minJump && r.quiet() {
 			idle, err := r.idle(ctx)
 			if err != nil {
 				return err
 			}
 			if idle {
-				s, err := r.sampler.take(ctx, now)
-				if err != nil {
+				if err := r.record(ctx, now, bar); err != nil {
 					return err
 				}
-				r.res.Samples = append(r.res.Samples, s)
 				if err := r.jump(now, next); err != nil {
 					return err
 				}
@@ -164,10 +155,21 @@ func (r *runner) day(ctx context.Context, bar *progress) error {
 	}
 }
 
+// record takes a sample into the result and the progress bar.
+func (r *runner) record(ctx context.Context, now time.Time, bar *progress) error {
+	s, err := r.sampler.take(ctx, now)
+	if err != nil {
+		return err
+	}
+	r.res.Samples = append(r.res.Samples, s)
+	bar.update(s)
+	return nil
+}
+
 // nextAt is the earliest thing the driver must be awake for; samples are
 // not among them (a jump records one on each side). With nothing scheduled
 // it is now: the clock never jumps past the end of the day.
-func (r *runner) nextAt(events []Event, cron []time.Time, _ time.Time) time.Time {
+func (r *runner) nextAt(events []Event, cron []time.Time) time.Time {
 	if len(cron) == 0 {
 		return r.ctl.Now()
 	}

@@ -30,10 +30,7 @@ var floors = map[string]time.Duration{
 // and vendor timeouts, the in-listener retry delay — is divided by the
 // rate. It returns the settings for the report.
 func configure(c *config.Config, d Day, rate float64) []Setting {
-	p := config.Default()
-	prefix, alertURL, pgURL, vendorURL, clk, instance := c.Prefix, c.AlertURL, c.PGURL, c.VendorURL, c.Clock, c.Instance
-	*c = p
-	c.Prefix, c.AlertURL, c.PGURL, c.VendorURL, c.Clock, c.Instance = prefix, alertURL, pgURL, vendorURL, clk, instance
+	*c = config.Default()
 	c.BatchSize = d.BatchSize
 	c.RelayDrain = d.RelayDrain
 	var out []Setting
