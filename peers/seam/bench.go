@@ -119,20 +119,9 @@ func backlogMessages(ctx context.Context, tx pgx.Tx, lo, hi int) ([]Message, err
 	if err != nil {
 		return nil, fmt.Errorf("read backlog rows: %w", err)
 	}
-	defer rows.Close()
-	var out []Message
-	for rows.Next() {
-		var id int64
-		var key string
-		var raw []byte
-		if err := rows.Scan(&id, &key, &raw); err != nil {
-			return nil, fmt.Errorf("scan backlog row: %w", err)
-		}
-		m, err := NewMessage(id, key, raw)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, m)
+	out, err := scanMessages(rows)
+	if err != nil {
+		return nil, fmt.Errorf("read backlog rows: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }

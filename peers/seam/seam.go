@@ -62,6 +62,16 @@ func Messages(ctx context.Context, tx pgx.Tx, dedupKeys []string) ([]Message, er
 	if err != nil {
 		return nil, fmt.Errorf("read the inserted outbox rows: %w", err)
 	}
+	out, err := scanMessages(rows)
+	if err != nil {
+		return nil, fmt.Errorf("read the inserted outbox rows: %w", err)
+	}
+	return out, nil
+}
+
+// scanMessages builds the message of every (id, dedup_key, payload) row
+// and closes rows.
+func scanMessages(rows pgx.Rows) ([]Message, error) {
 	defer rows.Close()
 	var out []Message
 	for rows.Next() {
@@ -77,10 +87,7 @@ func Messages(ctx context.Context, tx pgx.Tx, dedupKeys []string) ([]Message, er
 		}
 		out = append(out, m)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read the inserted outbox rows: %w", err)
-	}
-	return out, nil
+	return out, rows.Err()
 }
 
 // NewMessage builds the message of outbox row id from its stored payload,
