@@ -21,6 +21,10 @@ type State struct {
 	Queues     QueueDepths    `json:"queues"`
 	Registered []string       `json:"registered"` // phones allowed outside production
 	Production bool           `json:"production"`
+	// AlertAttempt is the relay's alert-attempt setting: the failed
+	// publish that must raise a RELAY_ATTEMPTS alert (0: not recorded, the
+	// rule is not checked).
+	AlertAttempt int `json:"alert_attempt,omitempty"`
 	// WorkerSkips are message_ids the worker skipped on purpose (consent
 	// withdrawn, unregistered number) without a history row.
 	WorkerSkips []string `json:"worker_skips,omitempty"`

@@ -28,6 +28,11 @@ type Verdict struct {
 	// Unknown counts the visible losses still awaiting an operator: ERROR
 	// rows whose outcome nobody settled.
 	Unknown int `json:"unknown,omitempty"`
+	// AlertBroken counts breaks of the alert contract (AlertContract): a
+	// loss or a parked message without the alert of its kind, a parked
+	// message without its reason, a row past alert-attempt failures
+	// without its RELAY_ATTEMPTS alert.
+	AlertBroken int `json:"alert_broken,omitempty"`
 	// From the history (Judge): vendor calls, publishes, faults fired by kind.
 	VendorCalls int            `json:"vendor_calls,omitempty"`
 	Publishes   int            `json:"publishes,omitempty"`
@@ -37,10 +42,11 @@ type Verdict struct {
 }
 
 // OK reports whether the contract holds: nothing twice, nothing lost
-// silently, nothing unexpected, nothing stuck, and no settlement that the
-// handset ledger contradicts.
+// silently, nothing unexpected, nothing stuck, no settlement that the
+// handset ledger contradicts, and every loss told by the alert of its kind.
 func (v Verdict) OK() bool {
-	return v.Duplicated == 0 && v.LostSilently == 0 && v.Unexpected == 0 && v.Stuck == 0 && v.Misreconciled == 0
+	return v.Duplicated == 0 && v.LostSilently == 0 && v.Unexpected == 0 && v.Stuck == 0 && v.Misreconciled == 0 &&
+		v.AlertBroken == 0
 }
 
 // String is the one-line summary; the reconciliation counts follow when
@@ -51,6 +57,9 @@ func (v Verdict) String() string {
 	if v.ReconciledSent+v.ReconciledFailed+v.Resent+v.Misreconciled > 0 {
 		s += fmt.Sprintf(" reconciled_sent=%d reconciled_failed=%d resent=%d misreconciled=%d",
 			v.ReconciledSent, v.ReconciledFailed, v.Resent, v.Misreconciled)
+	}
+	if v.AlertBroken > 0 {
+		s += fmt.Sprintf(" alert_broken=%d", v.AlertBroken)
 	}
 	return s
 }
@@ -207,7 +216,7 @@ func Check(s State) Verdict {
 		case hasInbox && ib.Status == "SENT":
 			v.LostSilently++
 			detail("lost silently: %s inbox SENT but the handset never got it", mid)
-		case parked[mid] != "":
+		case isParked(parked, mid):
 			lost(row, "parked ("+parked[mid]+")")
 		case s.Queues.Main > 0 || s.Queues.Retry > 0:
 			v.Stuck++
@@ -221,7 +230,18 @@ func Check(s State) Verdict {
 		v.Stuck++
 		detail("stuck: the run did not reach quiescence before its deadline")
 	}
+	for _, d := range AlertContract(s) {
+		v.AlertBroken++
+		detail("%s", d)
+	}
 	return v
+}
+
+// isParked reports whether a copy of mid was left in the parking queue,
+// with its reason or without (the alert contract judges the reason).
+func isParked(parked map[string]string, mid string) bool {
+	_, ok := parked[mid]
+	return ok
 }
 
 // countSettlement counts how the reconciler settled an inbox row whose

@@ -203,6 +203,7 @@ func buildHoldRows(s Spec) (Fault, error) {
 func buildHoldMigration(Spec) (Fault, error) { return &HoldMigration{}, nil }
 
 // LinkNames are the links every run has: one to Postgres, one to RabbitMQ
-// per role, one to the vendor; postgres-relay is the relays' own hop in
-// front of postgres (cutting postgres still cuts the relays too).
-var LinkNames = []string{"postgres", "rabbitmq-relay", "rabbitmq-worker", "vendor", "postgres-relay"}
+// per role, one to the vendor; postgres-relay and postgres-worker are the
+// relays' and the workers' own hops in front of postgres (cutting postgres
+// still cuts them too).
+var LinkNames = []string{"postgres", "rabbitmq-relay", "rabbitmq-worker", "vendor", "postgres-relay", "postgres-worker"}

@@ -33,6 +33,7 @@ var Catchers = map[string][]string{
 	canary.RecentOnly:          {"pending-before-relay"},
 	canary.TrustFirstAnswer:    {"late-landing", "late-landing-no-resend", "report-disagrees"},
 	canary.ParkWithoutReason:   {"poison-messages"},
+	canary.NoAttemptsAlert:     {"relay-crash-after-attempt-alert"},
 }
 
 // CanaryResult is the sweep's answer for one canary.

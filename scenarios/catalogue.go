@@ -13,7 +13,7 @@ import (
 // Catalogue returns every named scenario, in the failure table's order,
 // then the reconciler's (catalogue_reconcile.go).
 func Catalogue() []*Scenario {
-	return append(tableCatalogue(), reconcileCatalogue()...)
+	return append(append(tableCatalogue(), reconcileCatalogue()...), defectCatalogue()...)
 }
 
 // tableCatalogue is the failure table's part of the catalogue.

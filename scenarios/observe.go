@@ -107,6 +107,7 @@ func (e *Env) Snapshot(ctx context.Context) (checker.State, error) {
 	}
 	q.Close()
 	s.Production = e.Cfg.Production
+	s.AlertAttempt = e.Cfg.AlertAttempt
 	for _, ev := range e.Events("skip") {
 		if m := ev.Str("message_id"); m != "" {
 			s.WorkerSkips = append(s.WorkerSkips, m)
@@ -135,13 +136,11 @@ func (e *Env) queues() (parked []checker.ParkedRecord, d checker.QueueDepths, er
 			if !ok {
 				break
 			}
+			// Only the worker's own x-failure-reason counts: a copy
+			// RabbitMQ dead-lettered by itself (past the queue's
+			// x-delivery-limit) carries x-death but no reason, and the
+			// operator who finds it cannot tell why (the alert contract).
 			reason, _ := msg.Headers[broker.HeaderFailureReason].(string)
-			if _, dead := msg.Headers["x-death"]; reason == "" && dead {
-				// Dead-lettered by RabbitMQ itself (the delivery limit):
-				// parked all the same. Any other copy without a reason
-				// keeps "" (the worker forgot to say why).
-				reason = "dead-lettered"
-			}
 			parked = append(parked, checker.ParkedRecord{MessageID: msg.MessageId, Reason: reason})
 		}
 		return nil

@@ -34,6 +34,7 @@ func (e *Env) Start(ctx context.Context, role string, ps podSpec) (*faults.Pod, 
 		c.PGURL = replaceHost(c.PGURL, e.PGRelay.Addr())
 	case "worker":
 		c.AMQPURL = replaceHost(e.SB.AMQPURL, e.AMQPWorker.Addr())
+		c.PGURL = replaceHost(c.PGURL, e.PGWorker.Addr())
 		args = []string{"worker"}
 	case "cleanup":
 		args = []string{"cleanup"}

@@ -34,14 +34,15 @@ type Env struct {
 	Net      *faults.Network
 	// Proxies: one Postgres link, one RabbitMQ link per role, one vendor link.
 	PG, AMQPRelay, AMQPWorker, VendorLink *faults.Proxy
-	// PGRelay is the relays' hop in front of PG.
-	PGRelay *faults.Proxy
-	vendor  *fakevendor.Server
-	Sink    *fakevendor.AlertSink
-	Pool    *pgxpool.Pool // direct, for observation
-	Cfg     config.Config // base child configuration
-	Day     time.Time     // the virtual start time
-	Bug     string        // canary bug armed in every pod
+	// PGRelay and PGWorker are the relays' and the workers' own hops in
+	// front of PG.
+	PGRelay, PGWorker *faults.Proxy
+	vendor            *fakevendor.Server
+	Sink              *fakevendor.AlertSink
+	Pool              *pgxpool.Pool // direct, for observation
+	Cfg               config.Config // base child configuration
+	Day               time.Time     // the virtual start time
+	Bug               string        // canary bug armed in every pod
 	// Impl is the relay under test (peers.Impls; "" or "ours": our relay);
 	// a peer's relay and job pods run PeerBin instead of Bin.
 	Impl, PeerBin string
@@ -187,6 +188,9 @@ func newEnv(ctx context.Context, s *Scenario, o Options) (e *Env, err error) {
 	if e.PGRelay, err = e.Net.Proxy("postgres-relay", e.PG.Addr()); err != nil {
 		return e, err
 	}
+	if e.PGWorker, err = e.Net.Proxy("postgres-worker", e.PG.Addr()); err != nil {
+		return e, err
+	}
 	if e.AMQPRelay, err = e.Net.Proxy("rabbitmq-relay", amqpHost); err != nil {
 		return e, err
 	}
@@ -227,7 +231,7 @@ func (e *Env) Logf(source, format string, args ...any) { e.TL.Add(source, format
 
 // Link returns the proxy called name.
 func (e *Env) Link(name string) (*faults.Proxy, error) {
-	for _, p := range []*faults.Proxy{e.PG, e.AMQPRelay, e.AMQPWorker, e.VendorLink, e.PGRelay} {
+	for _, p := range []*faults.Proxy{e.PG, e.AMQPRelay, e.AMQPWorker, e.VendorLink, e.PGRelay, e.PGWorker} {
 		if p.Name() == name {
 			return p, nil
 		}

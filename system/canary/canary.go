@@ -82,13 +82,18 @@ const (
 	// ParkWithoutReason parks a message without its x-failure-reason
 	// header: the operator who finds it cannot tell why.
 	ParkWithoutReason = "park-without-reason"
+	// NoAttemptsAlert never raises the relay's alert at the AlertAttempt-th
+	// failed publish: a row failing over and over goes unnoticed until it
+	// expires. Nothing is lost or sent twice by it; only the alert
+	// contract catches it.
+	NoAttemptsAlert = "no-attempts-alert"
 )
 
 // Names lists every canary.
 var Names = []string{MarkBeforePublish, CheckThenAct, RetryUnknown, ReleaseOnCancel, NoSkipLocked,
 	NoClaimedBy, AckBeforeResult, FreshMessageID, ReturnedAsPublished, TimeoutAsConfirmed, NoCleanupAlert,
 	RateLimitAsUnknown, SilentAnniversary, NoAdDeferral, NoExpiry, PlainInsert, MigrateUnlocked, NoReconnect,
-	AutoAck, NoDedup, RecentOnly, TrustFirstAnswer, ParkWithoutReason}
+	AutoAck, NoDedup, RecentOnly, TrustFirstAnswer, ParkWithoutReason, NoAttemptsAlert}
 
 // armed is the armed canary's name ("" for none).
 var armed atomic.Pointer[string]

@@ -97,7 +97,8 @@ type Config struct {
 	// Worker and inbox (SPEC §5).
 	AdSendFrom        TimeOfDay // advertising hours at the worker
 	AdSendUntil       TimeOfDay
-	DeliveryLimit     int
+	DeliveryLimit     int // deliveries after which the worker parks a message itself
+	DeliverySlack     int // further returns RabbitMQ allows before it dead-letters by itself
 	InListenerRetries int
 	InListenerDelay   time.Duration
 	RetryTTL          time.Duration
@@ -151,6 +152,7 @@ func Default() Config {
 		AdSendFrom:        TimeOfDay{8, 0},
 		AdSendUntil:       TimeOfDay{20, 50},
 		DeliveryLimit:     20,
+		DeliverySlack:     3,
 		InListenerRetries: 2,
 		InListenerDelay:   time.Second,
 		RetryTTL:          10 * time.Minute,
@@ -205,7 +207,8 @@ func (c *Config) fields() []field {
 		{"ad-resume-at", "deferred ads resume next day at hh:mm", &c.AdResumeAt},
 		{"ad-send-from", "worker advertising hours start hh:mm", &c.AdSendFrom},
 		{"ad-send-until", "worker advertising hours end hh:mm", &c.AdSendUntil},
-		{"delivery-limit", "main queue x-delivery-limit", (*intVal)(&c.DeliveryLimit)},
+		{"delivery-limit", "returns of a message after which the worker parks it (DELIVERY_LIMIT, with an alert)", (*intVal)(&c.DeliveryLimit)},
+		{"delivery-slack", "returns past delivery-limit the main queue's x-delivery-limit allows (a worker dying while it parks)", (*intVal)(&c.DeliverySlack)},
 		{"in-listener-retries", "in-listener retries of a definitely-not-sent failure", (*intVal)(&c.InListenerRetries)},
 		{"in-listener-delay", "delay between in-listener retries", (*durVal)(&c.InListenerDelay)},
 		{"retry-ttl", "retry queue TTL", (*durVal)(&c.RetryTTL)},
@@ -345,6 +348,9 @@ func (c *Config) Validate() error {
 	if c.DeliveryLimit < 1 {
 		errs = append(errs, fmt.Errorf("delivery-limit must be >= 1"))
 	}
+	if c.DeliverySlack < 1 {
+		errs = append(errs, fmt.Errorf("delivery-slack must be >= 1 (RabbitMQ must never dead-letter before the worker parks), got %d", c.DeliverySlack))
+	}
 	if c.InListenerRetries < 0 || c.RetryMax < 0 {
 		errs = append(errs, fmt.Errorf("in-listener-retries and retry-max must not be negative"))
 	}
@@ -412,3 +418,8 @@ func (d *durVal) Set(v string) error {
 	*d = durVal(x)
 	return nil
 }
+
+// BrokerDeliveryLimit is the main queue's x-delivery-limit: DeliverySlack
+// returns past DeliveryLimit, so the worker parks a message (with its
+// reason and alert) before RabbitMQ would dead-letter it without either.
+func (c *Config) BrokerDeliveryLimit() int { return c.DeliveryLimit + c.DeliverySlack }

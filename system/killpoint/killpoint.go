@@ -33,7 +33,9 @@ const (
 	// RelayBeforeMark: the confirmed rows' mark is about to be written (a
 	// peer relay under test hits it before its own "done" write, which may
 	// come later than its confirm).
-	RelayBeforeMark     = "relay.before-mark"
+	RelayBeforeMark = "relay.before-mark"
+	// WorkerOnDelivery: a delivery has just arrived, nothing done yet.
+	WorkerOnDelivery    = "worker.on-delivery"
 	WorkerBeforeClaim   = "worker.before-claim"
 	WorkerAfterClaim    = "worker.after-claim"
 	WorkerAfterSend     = "worker.after-send"
@@ -44,6 +46,9 @@ const (
 	WorkerAfterErrorResult = "worker.after-error-result"
 	WorkerAfterPark        = "worker.after-park" // the parked copy is confirmed and the delivery acked
 	RelayAfterFinish       = "relay.after-finish"
+	// RelayAfterFail: a failed publish's backoff is committed (with its
+	// attempt count): an alert this attempt owes must already be out.
+	RelayAfterFail = "relay.after-fail"
 	// The reconciler (system/reconcile): after a lookup was answered,
 	// after a settlement's alert before its write, after a re-send claimed
 	// the row, after the re-send's vendor call.
@@ -56,8 +61,8 @@ const (
 // Names lists every kill-point compiled into system/.
 var Names = []string{
 	JobBeforeCommit, JobAfterCoupon, RelayAfterClaim, RelayAfterPublish, RelayAfterConfirm, RelayBeforeMark,
-	WorkerBeforeClaim, WorkerAfterClaim, WorkerAfterSend, WorkerAfterResult,
-	CleanupBeforeUpdate, WorkerAfterErrorResult, WorkerAfterPark, RelayAfterFinish,
+	WorkerOnDelivery, WorkerBeforeClaim, WorkerAfterClaim, WorkerAfterSend, WorkerAfterResult,
+	CleanupBeforeUpdate, WorkerAfterErrorResult, WorkerAfterPark, RelayAfterFinish, RelayAfterFail,
 	ReconcileAfterLookup, ReconcileBeforeSettle, ReconcileAfterResendClaim, ReconcileAfterResend,
 }
 

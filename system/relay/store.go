@@ -151,10 +151,22 @@ func (r *Relay) defer_(ctx context.Context, row claimed, until, now time.Time) {
 }
 
 // fail releases a row whose publish failed, with backoff; the AlertAttempt-th
-// failure raises an alert.
+// failure raises an alert. The write and the alert follow finish's order:
+// the alert goes out inside the transaction, before its commit. Alerting
+// after an autocommit write lost the alert to a crash in between: the
+// attempt was counted, so no later failure was ever the AlertAttempt-th
+// again. If the commit does not happen, the lease hands the row back and
+// its next failure is the AlertAttempt-th once more (two alerts, never
+// none).
 func (r *Relay) fail(ctx context.Context, row claimed, why string, now time.Time) {
 	re := r.rules.failure(row, now)
-	tag, err := r.pool.Exec(ctx, r.sql.fail, row.id, r.cfg.Instance, re.attempt, re.next, why, now)
+	tx, err := r.pool.Begin(ctx)
+	if err != nil {
+		r.log.Error("release failed row", "event", "write-failed", "outbox_id", row.id, "err", err)
+		return
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	tag, err := tx.Exec(ctx, r.sql.fail, row.id, r.cfg.Instance, re.attempt, re.next, why, now)
 	if err != nil {
 		r.log.Error("release failed row", "event", "write-failed", "outbox_id", row.id, "err", err)
 		return
@@ -163,12 +175,17 @@ func (r *Relay) fail(ctx context.Context, row claimed, why string, now time.Time
 		r.log.Warn("lease lost, failure not written", "event", "lost-lease", "outbox_id", row.id)
 		return
 	}
-	r.log.Warn("publish failed, backing off", "event", "publish-failed", "outbox_id", row.id, "attempt", re.attempt,
-		"next_attempt_at", re.next.Format(time.RFC3339Nano), "err", why)
-	if re.alert {
+	if re.alert && r.attemptsAlert {
 		r.alerts.Send(ctx, alert.Alert{Kind: alert.KindRelayAttempts, OutboxID: row.id, MessageID: notification.MessageID(row.id),
 			DedupKey: row.dedupKey, Reason: fmt.Sprintf("attempt %d: %s", re.attempt, why), Instance: r.cfg.Instance, At: now})
 	}
+	if err := tx.Commit(ctx); err != nil {
+		r.log.Error("release failed row: outcome unknown", "event", "write-failed", "outbox_id", row.id, "err", err)
+		return
+	}
+	killpoint.Hit(killpoint.RelayAfterFail)
+	r.log.Warn("publish failed, backing off", "event", "publish-failed", "outbox_id", row.id, "attempt", re.attempt,
+		"next_attempt_at", re.next.Format(time.RFC3339Nano), "err", why)
 }
 
 func (r *Relay) markPublished(ctx context.Context, ids []int64) (int, error) {

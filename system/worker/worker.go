@@ -104,7 +104,7 @@ func (w *Worker) connect() (*amqp.Connection, <-chan amqp.Delivery, error) {
 		_ = conn.Close()
 		return nil, nil, fmt.Errorf("open channel: %w", err)
 	}
-	topo := broker.Topology{Prefix: w.cfg.Prefix, DeliveryLimit: w.cfg.DeliveryLimit, RetryTTL: w.cfg.RetryTTL}
+	topo := broker.Topology{Prefix: w.cfg.Prefix, DeliveryLimit: w.cfg.BrokerDeliveryLimit(), RetryTTL: w.cfg.RetryTTL}
 	if err := topo.Declare(ch); err != nil {
 		_ = conn.Close()
 		return nil, nil, err
@@ -191,28 +191,20 @@ func (w *Worker) ack(d amqp.Delivery, mid, why string) {
 }
 
 func (w *Worker) requeue(d amqp.Delivery, mid, why string) {
-	if n := deliveryCount(d); n >= int64(w.cfg.DeliveryLimit) {
-		// This requeue passes the main queue's x-delivery-limit: RabbitMQ
-		// dead-letters the message to parking by itself, where no code of
-		// ours would see it. Say so now: a parked message has its alert.
-		reason := "DELIVERY_LIMIT: " + why
-		p, _ := notification.Decode(d.Body)
-		w.log.Warn("delivery limit reached: RabbitMQ parks it", "event", "park", "message_id", mid,
-			"outbox_id", p.OutboxID, "reason", reason, "deliveries", n)
-		w.alerts.Send(context.Background(), alert.Alert{Kind: alert.KindParked, OutboxID: p.OutboxID, MessageID: mid,
-			DedupKey: p.DedupKey, Reason: reason, Instance: w.cfg.Instance, At: w.clock.Now()})
-	}
 	if err := d.Nack(false, true); err != nil {
 		w.log.Warn("nack failed", "event", "nack-failed", "message_id", mid, "err", err)
 		return
 	}
-	w.log.Info("requeued", "event", "requeue", "message_id", mid, "why", why)
+	w.log.Info("requeued", "event", "requeue", "message_id", mid, "why", why, "deliveries", deliveryCount(d)+1)
 }
+
+// headerDeliveryCount is the quorum queue's count of a message's returns.
+const headerDeliveryCount = "x-delivery-count"
 
 // deliveryCount is how often a quorum queue delivered d before (its
 // x-delivery-count header; 0 on the first delivery).
 func deliveryCount(d amqp.Delivery) int64 {
-	switch v := d.Headers["x-delivery-count"].(type) {
+	switch v := d.Headers[headerDeliveryCount].(type) {
 	case int64:
 		return v
 	case int32:
@@ -226,13 +218,24 @@ func deliveryCount(d amqp.Delivery) int64 {
 // Handle processes one delivery through the five steps.
 func (w *Worker) Handle(ctx context.Context, d amqp.Delivery) {
 	mid := d.MessageId
-	w.log.Info("delivered", "event", "delivery", "message_id", mid, "redelivered", d.Redelivered)
+	w.log.Info("delivered", "event", "delivery", "message_id", mid, "redelivered", d.Redelivered, "deliveries", deliveryCount(d)+1)
+	killpoint.Hit(killpoint.WorkerOnDelivery)
 	if w.policy.ackOnDelivery {
 		w.ack(d, mid, "auto-ack on delivery")
 		d.Acknowledger = noAck{}
 	}
 	if ctx.Err() != nil {
 		w.requeue(d, mid, "stopping before claim")
+		return
+	}
+	if n := deliveryCount(d); n >= int64(w.cfg.DeliveryLimit) {
+		// The delivery limit is ours to enforce: parked here, the message
+		// carries its reason and has its alert. RabbitMQ's own limit sits
+		// DeliverySlack returns higher, for a worker that dies while it
+		// parks; left to RabbitMQ, a worker killed on the last delivery
+		// let the broker dead-letter it with neither.
+		p, _ := notification.Decode(d.Body)
+		w.park(ctx, d, p, fmt.Sprintf("DELIVERY_LIMIT: delivered %d times", n+1))
 		return
 	}
 	// Step 1: peek.
@@ -490,6 +493,11 @@ func (w *Worker) republish(ctx context.Context, d amqp.Delivery, key string, ext
 	for k, v := range d.Headers {
 		h[k] = v
 	}
+	// The copy is a new message to its queue. RabbitMQ 3.10 overwrites
+	// x-delivery-count on every delivery, but a broker that sets it only
+	// on redeliveries would let a copied count read as returns the copy
+	// never had, and park it early.
+	delete(h, headerDeliveryCount)
 	for k, v := range extra {
 		h[k] = v
 	}

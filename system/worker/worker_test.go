@@ -2,6 +2,7 @@ package worker_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -192,29 +193,51 @@ func TestStopAfterClaimStarted_StillCompletes(t *testing.T) {
 	}
 }
 
-// A requeue past the main queue's x-delivery-limit is dead-lettered to
-// parking by RabbitMQ itself: the worker sends the PARKED alert first, or
-// the message would be parked without one (a silent loss: found reading the
-// worker, an infrastructure outage longer than the limit's requeues).
-func TestRequeuePastDeliveryLimit_AlertsParked(t *testing.T) {
+// The worker enforces the delivery limit itself: a delivery that has been
+// returned DeliveryLimit times is parked with its x-failure-reason and a
+// PARKED alert, before anything else. RabbitMQ's own x-delivery-limit sits
+// DeliverySlack returns higher. Left to RabbitMQ (as before), a worker
+// killed on the last delivery let the broker dead-letter the message with
+// neither reason nor alert: a silent loss the scenario
+// worker-crash-on-last-delivery found.
+func TestDeliveryLimit_WorkerParksWithReason(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.member(1, true, true)
 	w := e.newWorker()
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
 	mid := notification.MessageID(1)
-	for _, n := range []int64{int64(e.cfg.DeliveryLimit) - 1, int64(e.cfg.DeliveryLimit)} {
-		ack := &fakeAck{}
-		w.Handle(ctx, amqp.Delivery{Acknowledger: ack, DeliveryTag: uint64(n), MessageId: mid,
-			Headers: amqp.Table{"x-delivery-count": n}, Body: body(payload(1, 1, notification.GradeRenewal))})
-		if _, nacks, rq := ack.counts(); nacks != 1 || rq != 1 {
-			t.Fatalf("delivery count %d: nacks %d requeued %d, want one requeue", n, nacks, rq)
-		}
+	stopped, cancel := context.WithCancel(context.Background())
+	cancel()
+	below := &fakeAck{}
+	w.Handle(stopped, amqp.Delivery{Acknowledger: below, DeliveryTag: 1, MessageId: mid, Redelivered: true,
+		Headers: amqp.Table{"x-delivery-count": int64(e.cfg.DeliveryLimit - 1)}, Body: body(payload(1, 1, notification.GradeRenewal))})
+	if _, nacks, rq := below.counts(); nacks != 1 || rq != 1 {
+		t.Fatalf("below the limit: nacks %d requeued %d, want one requeue", nacks, rq)
+	}
+	if a := e.rec.OfKind(alert.KindParked); len(a) != 0 {
+		t.Fatalf("PARKED alerts %+v below the limit, want none", a)
+	}
+	at := &fakeAck{}
+	w.Handle(context.Background(), amqp.Delivery{Acknowledger: at, DeliveryTag: 2, MessageId: mid, Redelivered: true,
+		Headers: amqp.Table{"x-delivery-count": int64(e.cfg.DeliveryLimit)}, Body: body(payload(1, 1, notification.GradeRenewal))})
+	if acks, nacks, _ := at.counts(); acks != 1 || nacks != 0 {
+		t.Fatalf("at the limit: acks %d nacks %d, want the delivery acked once parked", acks, nacks)
+	}
+	d := e.parked()
+	if got := fmt.Sprint(d.Headers[broker.HeaderFailureReason]); d.MessageId != mid || !strings.HasPrefix(got, "DELIVERY_LIMIT") {
+		t.Fatalf("parked %s with reason %q, want %s with DELIVERY_LIMIT", d.MessageId, got, mid)
+	}
+	// RabbitMQ 3.10 sets the header on every quorum delivery (0 on the
+	// first); a copied one must not survive as the copy's count.
+	if n, ok := d.Headers["x-delivery-count"]; ok && fmt.Sprint(n) != "0" {
+		t.Fatalf("the parked copy's first delivery carries x-delivery-count %v: a replay would be parked again at once", n)
 	}
 	a := e.rec.OfKind(alert.KindParked)
 	if len(a) != 1 || a[0].MessageID != mid || a[0].OutboxID != 1 || !strings.HasPrefix(a[0].Reason, "DELIVERY_LIMIT") {
-		t.Fatalf("PARKED alerts %+v, want one for %s at the limit only", a, mid)
+		t.Fatalf("PARKED alerts %+v, want one for %s", a, mid)
+	}
+	if e.fv.Calls() != 0 {
+		t.Fatal("vendor called for a message past its delivery limit")
 	}
 }
 

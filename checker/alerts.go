@@ -1,0 +1,132 @@
+package checker
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Alert kinds the checker holds the pipeline to besides those in state.go.
+const (
+	AlertRelayAttempts = "RELAY_ATTEMPTS" // the AlertAttempt-th failed publish of a row
+	AlertRelayFailed   = "RELAY_FAILED"   // an outbox row FAILED: its payload cannot be sent
+)
+
+// alertsFor names the alert kinds that may account for each final state:
+// a row in that state must be named by an alert of one of them. A visible
+// loss whose only alert is of another kind (an EXPIRED row named by a
+// PARKED alert) is still a broken contract: the operator was told the
+// wrong thing.
+var alertsFor = map[string][]string{
+	"outbox EXPIRED": {AlertExpired},
+	"outbox FAILED":  {AlertRelayFailed},
+	"inbox ERROR":    {AlertVendorUnknown, AlertSendingTimeout, AlertResultWriteFailed, AlertReconcileStuck},
+	"inbox FAILED":   {AlertReconciledFailed},
+	"parked":         {AlertParked},
+	"never enqueued": {AlertAnniversaryLost},
+	"relay attempts": {AlertRelayAttempts},
+}
+
+// AlertContract lists every way the state breaks the alert contract (a
+// loss is visible as the alert of its kind):
+//   - an EXPIRED or FAILED outbox row, an ERROR or FAILED inbox row, a
+//     parked message or an intent never enqueued that some alert names is
+//     named by one of the kind alertsFor gives (one no alert names is a
+//     silent loss, which Check counts already, unless it reached the
+//     handset anyway);
+//   - every parked message carries its x-failure-reason;
+//   - every outbox row that failed at least AlertAttempt times (when the
+//     state knows AlertAttempt) is named by a RELAY_ATTEMPTS alert.
+//
+// An alert names a row by outbox id, message_id or dedup key. Extra alerts
+// are never a violation: telling an operator twice is the price of never
+// telling them none.
+func AlertContract(s State) []string {
+	named := map[string]map[string]bool{} // kind → the ids, message_ids and keys it names
+	for _, a := range s.Alerts {
+		m := named[a.Kind]
+		if m == nil {
+			m = map[string]bool{}
+			named[a.Kind] = m
+		}
+		if a.OutboxID != 0 {
+			m[fmt.Sprintf("#%d", a.OutboxID)] = true
+		}
+		for _, k := range []string{a.MessageID, a.DedupKey} {
+			if k != "" {
+				m[k] = true
+			}
+		}
+	}
+	byMID := map[string]OutboxRow{}
+	for _, r := range s.Outbox {
+		byMID[MessageID(r.ID)] = r
+	}
+	// has reports whether an alert of a kind allowed for state names the
+	// row (known by any of its names).
+	has := func(state string, names ...string) bool {
+		for _, kind := range alertsFor[state] {
+			for _, n := range names {
+				if n != "" && named[kind][n] {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	rowNames := func(r OutboxRow) []string {
+		return []string{fmt.Sprintf("#%d", r.ID), MessageID(r.ID), r.DedupKey}
+	}
+	midNames := func(mid, key string) []string {
+		names := []string{mid, key}
+		if r, ok := byMID[mid]; ok {
+			names = append(names, rowNames(r)...)
+		}
+		return names
+	}
+	anyAlert := func(names ...string) bool {
+		for _, m := range named {
+			for _, n := range names {
+				if n != "" && m[n] {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	var out []string
+	// wrongKind records a loss told by alerts of none of its kinds.
+	wrongKind := func(state, who string, names ...string) {
+		if anyAlert(names...) && !has(state, names...) {
+			out = append(out, fmt.Sprintf("alert contract: %s %s is alerted, but by no %v alert", state, who, alertsFor[state]))
+		}
+	}
+	enqueued := map[string]bool{}
+	for _, r := range s.Outbox {
+		enqueued[r.DedupKey] = true
+		if r.Status == "EXPIRED" || r.Status == "FAILED" {
+			wrongKind("outbox "+r.Status, MessageID(r.ID), rowNames(r)...)
+		}
+		if s.AlertAttempt > 0 && r.Attempts >= s.AlertAttempt && !has("relay attempts", rowNames(r)...) {
+			out = append(out, fmt.Sprintf("alert contract: %s failed %d publishes (alert-attempt %d) without a %s alert",
+				MessageID(r.ID), r.Attempts, s.AlertAttempt, AlertRelayAttempts))
+		}
+	}
+	for _, k := range s.Intents {
+		if !enqueued[k] {
+			wrongKind("never enqueued", k, k)
+		}
+	}
+	for _, r := range s.Inbox {
+		if r.Status == "ERROR" || r.Status == "FAILED" {
+			wrongKind("inbox "+r.Status, r.MessageID, midNames(r.MessageID, r.DedupKey)...)
+		}
+	}
+	for _, p := range s.Parked {
+		if p.Reason == "" || p.Reason == "<nil>" {
+			out = append(out, fmt.Sprintf("alert contract: parked %s has no x-failure-reason", p.MessageID))
+		}
+		wrongKind("parked", p.MessageID, midNames(p.MessageID, "")...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
