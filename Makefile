@@ -7,6 +7,11 @@ SEED      ?=
 CHECKS    ?= 30
 # CHAOSFLAGS adds go test flags to make chaos, e.g. CHAOSFLAGS=-parallel=4.
 CHAOSFLAGS ?=
+# SHARD=K/N runs shard K of N of make chaos (or make crashpoints): every N-th
+# named scenario, canary and crash point, and its share of CHECKS random
+# schedules from a seed derived from SEED and K/N. Replay one shard alone
+# with the same SEED and SHARD.
+SHARD     ?=
 ART       ?= artifacts
 GOTESTSUM := $(GO) run gotest.tools/gotestsum@v1.13.0
 # make chaos draws a fresh seed each run and prints it; SEED=… replays one.
@@ -68,14 +73,14 @@ CRASHFLAGS ?=
 
 ## crashpoints: crash every process at every automatic crash point of each small workload (up to hit 3) and check the contract
 crashpoints: build
-	./$(BIN) crashpoints $(CRASHFLAGS)
+	./$(BIN) crashpoints $(if $(SHARD),--shard $(SHARD),) $(CRASHFLAGS)
 
 ## chaos: named scenarios, canary sweep and CHECKS random schedules (SEED=… replays one), JUnit in $(ART)/
 chaos:
 	@mkdir -p $(ART)
-	@echo "chaos: CHECKS=$(CHECKS) SEED=$(CHAOSSEED)  (replay: make chaos SEED=$(CHAOSSEED))"
+	@echo "chaos: CHECKS=$(CHECKS) SEED=$(CHAOSSEED)$(if $(SHARD), SHARD=$(SHARD),)  (replay: make chaos SEED=$(CHAOSSEED)$(if $(SHARD), SHARD=$(SHARD),))"
 	$(GOTESTSUM) --junitfile $(ART)/chaos-junit.xml --format testname -- \
-		-race -count=1 -timeout 40m $(CHAOSFLAGS) -tags chaos ./scenarios/ -rapid.checks=$(CHECKS) -rapid.seed=$(CHAOSSEED) -v \
+		-race -count=1 -timeout 40m $(CHAOSFLAGS) -tags chaos ./scenarios/ -rapid.checks=$(CHECKS) -rapid.seed=$(CHAOSSEED) $(if $(SHARD),-shard=$(SHARD),) -v \
 		2>&1 | tee $(ART)/chaos.log; exit $${PIPESTATUS[0]}
 
 ## report: run everything and write reports/RELIABILITY.md

@@ -22,7 +22,7 @@ func TestCrashPointsSample(t *testing.T) {
 	testenv.Require(t)
 	o := scenarios.DefaultOptions()
 	o.PGURL, o.AMQPURL, o.Bin, o.Artifacts, o.Seed = testenv.PGURL(), testenv.AMQPURL(), bin, "../artifacts", 1
-	total := 0
+	total, index := 0, 0
 	for _, w := range scenarios.CrashWorkloads {
 		k, ok := crashSample[w.Name]
 		if !ok {
@@ -33,7 +33,13 @@ func TestCrashPointsSample(t *testing.T) {
 			t.Fatalf("discovery of %s: %v\n%s", w.Name, err, res.Timeline)
 		}
 		all := d.Targets(2)
-		ts := scenarios.Sample(all, k, 1)
+		var ts []scenarios.CrashTarget
+		for _, tg := range scenarios.Sample(all, k, 1) {
+			if shard.Has(index) {
+				ts = append(ts, tg)
+			}
+			index++
+		}
 		perProc := map[string]int{}
 		for _, c := range scenarios.Explore(context.Background(), w, ts, o, 2, nil) {
 			perProc[c.Target.Process]++

@@ -4,7 +4,9 @@ package scenarios_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"strconv"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -29,9 +31,13 @@ func (d rapidDraw) Int(label string, lo, hi int) int { return rapid.IntRange(lo,
 //
 // Budget: -rapid.checks=N (make chaos CHECKS=N). Replay: -rapid.seed=S
 // (make chaos SEED=S). Failing schedules shrink; rapid saves them under
-// testdata/rapid/ and replays them first on the next run.
+// testdata/rapid/ and replays them first on the next run. With -shard=K/N
+// (make chaos SHARD=K/N) the budget is the whole run's: this shard runs
+// its share of the checks, from a seed derived from -rapid.seed and K/N,
+// so the same SEED and SHARD replay the same schedules.
 func TestProperty(t *testing.T) {
 	testenv.Require(t)
+	shardRapid(t)
 	n := 0
 	rapid.Check(t, func(rt *rapid.T) {
 		n++
@@ -50,4 +56,32 @@ func TestProperty(t *testing.T) {
 			rt.Fatalf("contract broken: %s\n  %s\n--- timeline\n%s", res.Verdict, res.Verdict.Details, res.Timeline)
 		}
 	})
+}
+
+// shardRapid narrows rapid's budget and seed to this shard's.
+func shardRapid(t *testing.T) {
+	if shard.N <= 1 {
+		return
+	}
+	checks, err := strconv.Atoi(flag.Lookup("rapid.checks").Value.String())
+	if err != nil {
+		t.Fatalf("rapid.checks: %v", err)
+	}
+	base, err := strconv.ParseUint(flag.Lookup("rapid.seed").Value.String(), 10, 64)
+	if err != nil {
+		t.Fatalf("rapid.seed: %v", err)
+	}
+	if base == 0 {
+		t.Fatal("a shard needs the run's seed: pass -rapid.seed (make chaos sets it)")
+	}
+	share, seed := shard.Share(checks), shard.Seed(base)
+	for name, v := range map[string]string{"rapid.checks": strconv.Itoa(share), "rapid.seed": strconv.FormatUint(seed, 10)} {
+		if err := flag.Set(name, v); err != nil {
+			t.Fatalf("set %s: %v", name, err)
+		}
+	}
+	t.Logf("shard %s: %d of %d checks, seed %d from the run's %d", shard, share, checks, seed, base)
+	if share == 0 {
+		t.Skipf("shard %s has no check of %d", shard, checks)
+	}
 }

@@ -4,11 +4,13 @@ package scenarios_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"sort"
 	"testing"
 
 	"github.com/outboxchaos/outboxchaos/scenarios"
@@ -18,8 +20,22 @@ import (
 
 var bin string
 
+// shardFlag is this runner's part of the budget (make chaos SHARD=K/N):
+// every K-th of N named scenarios, canaries and crash points, and its
+// share of the random schedules drawn from a seed of its own.
+var shardFlag = flag.String("shard", "", "run shard K/N of the budget (default: all of it)")
+
+// shard is the parsed -shard (checked in TestMain).
+var shard scenarios.Shard
+
 // TestMain builds the outboxchaos binary once; the scenarios run it as pods.
 func TestMain(m *testing.M) {
+	flag.Parse()
+	var err error
+	if shard, err = scenarios.ParseShard(*shardFlag); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
 	dir, err := os.MkdirTemp("", "outboxchaos-bin")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -45,7 +61,10 @@ func TestMain(m *testing.M) {
 // must match its row of the SPEC failure table.
 func TestScenario(t *testing.T) {
 	testenv.Require(t)
-	for _, s := range scenarios.Catalogue() {
+	for i, s := range scenarios.Catalogue() {
+		if !shard.Has(i) {
+			continue
+		}
 		t.Run(s.Name, func(t *testing.T) {
 			t.Parallel()
 			o := scenarios.DefaultOptions()
@@ -63,7 +82,16 @@ func TestScenario(t *testing.T) {
 // catcher scenarios must go red, or the harness could not have failed.
 func TestCanaries(t *testing.T) {
 	testenv.Require(t)
-	for bug, catchers := range scenarios.Catchers {
+	var bugs []string
+	for bug := range scenarios.Catchers {
+		bugs = append(bugs, bug)
+	}
+	sort.Strings(bugs)
+	for i, bug := range bugs {
+		if !shard.Has(i) {
+			continue
+		}
+		catchers := scenarios.Catchers[bug]
 		t.Run(bug, func(t *testing.T) {
 			t.Parallel()
 			o := scenarios.DefaultOptions()

@@ -36,8 +36,13 @@ func runCrashpoints(ctx context.Context, args []string, stdout, stderr io.Writer
 	var settings settingList
 	fs.Var(&settings, "set", "a setting over each workload's configuration, NAME=VALUE by flag name (repeatable), e.g. --set delivery-limit=2")
 	list := fs.Bool("list", false, "discovery only: print every point each process reached, with its hits, and run none")
+	shardArg := fs.String("shard", "", "run only shard K/N of the points (every N-th, from the K-th; e.g. 3/8 in a CI matrix of 8)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	shard, err := scenarios.ParseShard(*shardArg)
+	if err != nil {
+		return usageError{err}
 	}
 	if fs.NArg() > 0 {
 		return usagef("unexpected arguments: %s", strings.Join(fs.Args(), " "))
@@ -99,6 +104,7 @@ func runCrashpoints(ctx context.Context, args []string, stdout, stderr io.Writer
 	start := time.Now()
 	var violations []scenarios.CrashOutcome
 	total := map[string]int{}
+	index := 0 // of each point across the workloads, for --shard
 	for _, w := range workloads {
 		var ts []scenarios.CrashTarget
 		if target != nil {
@@ -137,6 +143,17 @@ func runCrashpoints(ctx context.Context, args []string, stdout, stderr io.Writer
 			ts = scenarios.Sample(all, *sample, *seed)
 			if len(ts) < len(all) {
 				fmt.Fprintf(stdout, "crashpoints %s: a sample of %d of the %d points (seed %d)\n", w.Name, len(ts), len(all), *seed)
+			}
+			if shard.N > 1 {
+				var mine []scenarios.CrashTarget
+				for _, t := range ts {
+					if shard.Has(index) {
+						mine = append(mine, t)
+					}
+					index++
+				}
+				fmt.Fprintf(stdout, "crashpoints %s: shard %s runs %d of the %d points\n", w.Name, shard, len(mine), len(ts))
+				ts = mine
 			}
 		}
 		t0 := time.Now()
