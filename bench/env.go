@@ -171,7 +171,7 @@ func (e *Env) Topology(tag string) (config.Config, error) {
 	}
 	defer conn.Close()
 	defer ch.Close()
-	if err := (broker.Topology{Prefix: cfg.Prefix, DeliveryLimit: cfg.BrokerDeliveryLimit(), RetryTTL: cfg.RetryTTL}).Declare(ch); err != nil {
+	if err := broker.TopologyOf(cfg).Declare(ch); err != nil {
 		return cfg, fmt.Errorf("declare bench topology %s: %w", cfg.Prefix, err)
 	}
 	return cfg, nil

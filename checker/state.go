@@ -21,6 +21,12 @@ type State struct {
 	Queues     QueueDepths    `json:"queues"`
 	Registered []string       `json:"registered"` // phones allowed outside production
 	Production bool           `json:"production"`
+	// Consent is the business tables' ground truth at the end of the run:
+	// member id → has SMS consent and is active (a member missing from it
+	// does not exist). A skip is intended only when it says so, or the
+	// number is unregistered outside production; nil: not recorded, skips
+	// are taken on trust.
+	Consent map[int64]bool `json:"consent,omitempty"`
 	// AlertAttempt is the relay's alert-attempt setting: the failed
 	// publish that must raise a RELAY_ATTEMPTS alert (0: not recorded, the
 	// rule is not checked).
@@ -54,6 +60,10 @@ type OutboxRow struct {
 	Attempts int    `json:"attempts,omitempty"`
 	// Deferred: PENDING but due only after the run (ad cut-off).
 	Deferred bool `json:"deferred,omitempty"`
+	// MemberID and Phone are whom the payload addresses: with
+	// State.Consent they tell whether a skip was owed.
+	MemberID int64  `json:"member_id,omitempty"`
+	Phone    string `json:"phone,omitempty"`
 }
 
 // InboxRow is one notification_histories row.

@@ -193,7 +193,12 @@ func Check(s State) Verdict {
 		// Not delivered: it must be visibly lost, skipped on purpose, or
 		// (before quiescence) stuck.
 		switch {
-		case row.Status == "SKIPPED":
+		case row.Status == "SKIPPED" || (!hasInbox && workerSkip[mid]):
+			if why := unowedSkip(s, row, registered); why != "" {
+				v.LostSilently++
+				detail("lost silently: %s skipped, but %s", mid, why)
+				continue
+			}
 			v.Skipped++
 		case row.Status == "EXPIRED" || row.Status == "FAILED":
 			lost(row, row.Status)
@@ -211,8 +216,6 @@ func Check(s State) Verdict {
 				v.Unknown++
 			}
 			lost(row, "inbox "+ib.Status)
-		case !hasInbox && workerSkip[mid]:
-			v.Skipped++
 		case hasInbox && ib.Status == "SENT":
 			v.LostSilently++
 			detail("lost silently: %s inbox SENT but the handset never got it", mid)
@@ -235,6 +238,24 @@ func Check(s State) Verdict {
 		detail("%s", d)
 	}
 	return v
+}
+
+// unowedSkip says why a skipped row was owed a send ("" if the skip was
+// right): the ground truth of the business tables (State.Consent) has the
+// member consenting and active, and the number may receive (production,
+// or registered). A pipeline that says "skipped" is not believed on its
+// word.
+func unowedSkip(s State, row OutboxRow, registered map[string]bool) string {
+	if s.Consent == nil || row.MemberID == 0 {
+		return ""
+	}
+	if ok, found := s.Consent[row.MemberID]; !found || !ok {
+		return ""
+	}
+	if !s.Production && !registered[row.Phone] {
+		return ""
+	}
+	return fmt.Sprintf("member %d consents and %s may receive", row.MemberID, row.Phone)
 }
 
 // isParked reports whether a copy of mid was left in the parking queue,

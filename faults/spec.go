@@ -31,6 +31,7 @@ type Spec struct {
 	Pod       string   `json:"pod,omitempty"`       // sigterm: the pod
 	Rows      int      `json:"rows,omitempty"`      // hold-rows: how many PENDING rows
 	Poison    string   `json:"poison,omitempty"`    // poison: what is wrong with the message
+	Member    int64    `json:"member,omitempty"`    // withdraw-consent: the member id
 }
 
 // builders maps each kind to its constructor and a one-line description.
@@ -38,20 +39,21 @@ var builders = map[string]struct {
 	doc   string
 	build func(Spec) (Fault, error)
 }{
-	"kill-point":     {"SIGKILL a pod at a named kill-point (point, hit)", buildKillpoint},
-	"failpoint":      {"make a named step fail in a pod (point, hit)", buildFailpoint},
-	"crash-point":    {"SIGKILL a pod at an automatic crash point, \"<kind>:<label>:<before|after>\" (point, hit)", buildCrashPoint},
-	"clock":          {"start a pod's virtual clock elsewhere (by, or at \"hh:mm\" / \"+1d hh:mm\")", buildClock},
-	"vendor":         {"a fake-vendor fault mode for one message (mode, msg, times)", buildVendor},
-	"down":           {"a link refuses connections and cuts the open ones (link)", buildDown},
-	"latency":        {"a link delays every byte (link, direction, delay)", buildLatency},
-	"stall":          {"a link passes nothing until recovered (link, direction)", buildStall},
-	"sigterm":        {"ask a pod to stop (pod)", buildSigterm},
-	"unbind":         {"the operator unbinds the main queue (rebinds on recover)", buildUnbind},
-	"replay-parked":  {"the operator replays a parked message to the main queue (msg)", buildReplay},
-	"hold-rows":      {"a transaction row-locks the first PENDING outbox rows (rows)", buildHoldRows},
-	"hold-migration": {"a migration is held half-done under the migration lock", buildHoldMigration},
-	"poison":         {"a message no relay wrote, published to the main queue (poison: unknown-kind, missing-template, long-fallback, malformed, long-message-id)", buildPoison},
+	"kill-point":       {"SIGKILL a pod at a named kill-point (point, hit)", buildKillpoint},
+	"failpoint":        {"make a named step fail in a pod (point, hit)", buildFailpoint},
+	"crash-point":      {"SIGKILL a pod at an automatic crash point, \"<kind>:<label>:<before|after>\" (point, hit)", buildCrashPoint},
+	"clock":            {"start a pod's virtual clock elsewhere (by, or at \"hh:mm\" / \"+1d hh:mm\")", buildClock},
+	"vendor":           {"a fake-vendor fault mode for one message (mode, msg, times)", buildVendor},
+	"down":             {"a link refuses connections and cuts the open ones (link)", buildDown},
+	"latency":          {"a link delays every byte (link, direction, delay)", buildLatency},
+	"stall":            {"a link passes nothing until recovered (link, direction)", buildStall},
+	"sigterm":          {"ask a pod to stop (pod)", buildSigterm},
+	"unbind":           {"the operator unbinds the main queue (rebinds on recover)", buildUnbind},
+	"replay-parked":    {"the operator replays a parked message to the main queue (msg)", buildReplay},
+	"hold-rows":        {"a transaction row-locks the first PENDING outbox rows (rows)", buildHoldRows},
+	"hold-migration":   {"a migration is held half-done under the migration lock", buildHoldMigration},
+	"withdraw-consent": {"a member withdraws SMS consent mid-run (member)", buildWithdrawConsent},
+	"poison":           {"a message no relay wrote, published to the main queue (poison: unknown-kind, missing-template, long-fallback, malformed, long-message-id)", buildPoison},
 }
 
 // Kinds lists every fault kind with its description, sorted by kind.

@@ -34,6 +34,7 @@ var Catchers = map[string][]string{
 	canary.TrustFirstAnswer:    {"late-landing", "late-landing-no-resend", "report-disagrees"},
 	canary.ParkWithoutReason:   {"poison-messages"},
 	canary.NoAttemptsAlert:     {"relay-crash-after-attempt-alert"},
+	canary.ConsentFirstOnly:    {"consent-withdrawn"},
 }
 
 // CanaryResult is the sweep's answer for one canary.

@@ -57,5 +57,71 @@ func defectCatalogue() []*Scenario {
 			},
 			Expect: rules(lost(1), checker.Rule{Rule: "parked", N: 1}),
 		},
+		{
+			Name: "consent-withdrawn", Row: "§3/§5", Kinds: one, PerKind: 4,
+			Description: "two members withdraw SMS consent mid-run: one before the relay runs, one after it published, before the worker",
+			Fault:       "member 2 withdraws consent before the relay starts; member 3 after the relay published, before a worker consumes",
+			Outcome:     "the relay skips member 2, the worker's pre-check skips member 3, members 1 and 4 are sent once; every skip owed by the members table",
+			Steps: []Step{
+				enqueue(), inject(withdraw(2)), start("relay"),
+				note(await(allOf(outboxRows("PENDING", 0), outboxRows("PUBLISHING", 0))), "the relay is done with every row, whatever it decided"),
+				inject(withdraw(3)), start("worker", "cleanup"),
+			},
+			// The contract alone: a skip the members table does not owe
+			// is a silent loss (canary consent-first-only).
+		},
+		{
+			Name: "utc-date-rollover", Row: "2", Start: "2027-03-01 08:59:50",
+			Description: "the job enqueues at 08:59 Seoul, while the UTC date is still the day before; the relay runs after 09:00, when it has turned",
+			Fault:       "clock: the job runs at 2027-03-01 08:59:50 KST (2027-02-28 UTC); the relay's clock starts at 09:00",
+			Outcome:     "scheduled dates are Seoul dates on both sides: nothing expires, each sent once",
+			Steps: []Step{
+				enqueue(), start("worker", "cleanup"), startWith("relay", clockAt("09:00")), await(outboxRows("PUBLISHED", 6)),
+			},
+			Expect: rules(allOnce),
+		},
+		{
+			Name: "expired-across-month-end", Row: "2*", Start: "2027-02-28 20:54:00",
+			Description: "rows enqueued on a month's last day reach a relay only the next morning, the 1st",
+			Fault:       "clock: the job runs on 2027-02-28; the relay's clock starts at 08:00 the next day (2027-03-01)",
+			Outcome:     "a date in the next month is past the scheduled date: every row EXPIRED with its alert, nothing sent",
+			Steps: []Step{
+				enqueue(), start("worker", "cleanup"), startWith("relay", clockAt("+1d 08:00")), await(outboxRows("EXPIRED", 6)),
+			},
+			Expect: rules(lost(6), alerts(checker.AlertExpired, 6), handsets(0)),
+		},
+		{
+			Name: "ad-deferral-at-year-end", Row: "2*", Start: "2026-12-31 20:39:50",
+			Description: "advertising messages reach the relay after 20:40 on the year's last day",
+			Fault:       "clock: the relay starts at 20:40:00 on 2026-12-31, then a relay runs on 2027-01-01 at 08:00",
+			Outcome:     "ads deferred to 08:00 on the 1st of January; past their scheduled date they are EXPIRED + alert; the rest sent once",
+			Steps: []Step{
+				enqueue(), start("worker", "cleanup"), startWith("relay", clockAt("20:40")),
+				await(Cond{Rows: &Rows{Table: "outbox", Status: "PENDING", Reason: "AD_CUTOFF_DEFERRED", Advertising: true, N: 2}}),
+				await(ledger(4)), stop("relay-1"),
+				startWith("relay", clockAt("+1d 08:00")), await(outboxRows("EXPIRED", 2)),
+			},
+			Expect: rules(lost(2), alerts(checker.AlertExpired, 2), handsets(4)),
+		},
+		{
+			Name: "queue-full-nack", Row: "§4", Kinds: one, PerKind: 3,
+			Config: map[string]string{"queue-max-length": "2", "batch-size": "3"},
+			// The fault is the queue's own limit, not an injection: the
+			// awaited nack proves it happened.
+			AllowUnfired: true,
+			Description:  "the main queue is over its length limit when the relay publishes: RabbitMQ nacks (x-max-length 2, reject-publish)",
+			Fault:        "queue-max-length 2; no worker consumes while a first batch of three fills the queue past it and a second batch of three is published",
+			Outcome:      "a nack is a failure: the nacked rows back off and are republished once the workers made room; each sent once",
+			Steps: []Step{
+				enqueue(), start("relay"),
+				note(await(outboxRows("PUBLISHED", 3)), "the first batch is in: the queue holds three, over its limit"),
+				enqueueN(6), await(eventWith("publish", "outcome", "nacked")),
+				start("worker", "cleanup"), await(ledger(6)),
+			},
+			Expect: rules(allOnce),
+		},
 	}
 }
+
+// withdraw is member id withdrawing SMS consent.
+func withdraw(member int64) faults.Spec { return faults.Spec{Kind: "withdraw-consent", Member: member} }

@@ -27,6 +27,34 @@ func (e *Env) Now() time.Time {
 	return c.Now()
 }
 
+// consent reads the members table: the ground truth a skip is judged by.
+func (e *Env) consent(ctx context.Context) (map[int64]bool, error) {
+	q, err := e.Pool.Query(ctx, `SELECT id, sms_consent AND active FROM members`)
+	if err != nil {
+		return nil, fmt.Errorf("read members' consent: %w", err)
+	}
+	defer q.Close()
+	out := map[int64]bool{}
+	for q.Next() {
+		var id int64
+		var ok bool
+		if err := q.Scan(&id, &ok); err != nil {
+			return nil, fmt.Errorf("scan member consent: %w", err)
+		}
+		out[id] = ok
+	}
+	return out, q.Err()
+}
+
+// relayWindowOpen reports whether the relay's daily window (relay-from to
+// relay-until) is open at t: a row PENDING while it is closed waits for
+// the next window, after the run.
+func (e *Env) relayWindowOpen(t time.Time) bool {
+	t = t.In(clock.Seoul)
+	m := t.Hour()*60 + t.Minute()
+	return m >= e.Cfg.RelayFrom.Minutes() && m <= e.Cfg.RelayUntil.Minutes()
+}
+
 // deferredHorizon: a PENDING row due this far past the virtual now is
 // deferred (the ad cut-off), not stuck.
 const deferredHorizon = time.Hour
@@ -56,7 +84,11 @@ func (e *Env) Snapshot(ctx context.Context) (checker.State, error) {
 		if r.StatusReason != nil {
 			o.Reason = *r.StatusReason
 		}
-		o.Deferred = r.Status == outbox.StatusPending && r.NextAttemptAt.After(now.Add(deferredHorizon))
+		o.Deferred = r.Status == outbox.StatusPending && (r.NextAttemptAt.After(now.Add(deferredHorizon)) || !e.relayWindowOpen(now))
+		var p notification.Payload
+		if json.Unmarshal(r.Payload, &p) == nil {
+			o.MemberID, o.Phone = p.MemberID, p.Phone
+		}
 		s.Outbox = append(s.Outbox, o)
 	}
 	if err := e.foldPeer(ctx, s.Outbox); err != nil {
@@ -106,6 +138,9 @@ func (e *Env) Snapshot(ctx context.Context) (checker.State, error) {
 		s.Registered = append(s.Registered, p)
 	}
 	q.Close()
+	if s.Consent, err = e.consent(ctx); err != nil {
+		return s, err
+	}
 	s.Production = e.Cfg.Production
 	s.AlertAttempt = e.Cfg.AlertAttempt
 	for _, ev := range e.Events("skip") {

@@ -40,8 +40,8 @@ type Scenario struct {
 	// PerKind notifications of each of Kinds (default 1 of every kind).
 	PerKind int                 `json:"per_kind,omitempty"`
 	Kinds   []notification.Kind `json:"kinds,omitempty"`
-	// Start is the Seoul time of day the virtual clock starts, "hh:mm:ss"
-	// (default 10:00:00).
+	// Start is the Seoul time the virtual clock starts: "hh:mm:ss" today,
+	// or "YYYY-MM-DD hh:mm:ss" (default 10:00:00 today).
 	Start string `json:"start,omitempty"`
 	// Config sets OUTBOXCHAOS_* settings over the compressed configuration.
 	Config map[string]string `json:"config,omitempty"`
@@ -69,14 +69,23 @@ func kindsArg(kinds []notification.Kind) string {
 	return strings.Join(out, ",")
 }
 
-// startTime places the virtual clock on the day of now.
+// startTime places the virtual clock: at Start's time of day on the Seoul
+// day of now, or on Start's own date when it names one.
 func (s *Scenario) startTime(now time.Time) (time.Time, error) {
 	if s.Start == "" {
 		return clock.At(now, 10, 0), nil
 	}
+	tod := s.Start
+	if date, rest, ok := strings.Cut(s.Start, " "); ok {
+		d, err := time.ParseInLocation(time.DateOnly, date, clock.Seoul)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("start %q: want hh:mm:ss or YYYY-MM-DD hh:mm:ss", s.Start)
+		}
+		now, tod = d, rest
+	}
 	var h, m, sec int
-	if _, err := fmt.Sscanf(s.Start, "%d:%d:%d", &h, &m, &sec); err != nil || h > 23 || m > 59 || sec > 59 {
-		return time.Time{}, fmt.Errorf("start %q: want hh:mm:ss", s.Start)
+	if _, err := fmt.Sscanf(tod, "%d:%d:%d", &h, &m, &sec); err != nil || h > 23 || m > 59 || sec > 59 {
+		return time.Time{}, fmt.Errorf("start %q: want hh:mm:ss or YYYY-MM-DD hh:mm:ss", s.Start)
 	}
 	return clock.At(now, h, m).Add(time.Duration(sec) * time.Second), nil
 }

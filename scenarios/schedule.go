@@ -40,6 +40,8 @@ func (f FaultEvent) String() string {
 		return "relay clock +1 day"
 	case "poison":
 		return "poison " + f.Target
+	case "consent":
+		return fmt.Sprintf("member %d withdraws consent", f.Msg)
 	case "vendor":
 		return fmt.Sprintf("vendor %s for %s ×%d", f.Target, checker.MessageID(int64(f.Msg)), f.Times)
 	default:
@@ -58,6 +60,9 @@ type Schedule struct {
 	Start   string              `json:"start"` // Seoul time of day the virtual clock starts
 	Drain   bool                `json:"drain"` // relays drain with overlapped batches (Relay.Drain)
 	Events  []FaultEvent        `json:"events"`
+	// Config sets one setting at a boundary of its range (see
+	// boundaries), or none.
+	Config map[string]string `json:"config,omitempty"`
 	// Reconcile runs a reconciler: "" none, "on" settling only, "resend"
 	// with re-sends. Generate leaves it empty; the caller chooses, so the
 	// same drawn schedule runs with and without reconciliation.
@@ -81,6 +86,9 @@ func (s Schedule) String() string {
 	if s.Reconcile != "" {
 		out += " reconcile=" + s.Reconcile
 	}
+	for k, v := range s.Config {
+		out += " " + k + "=" + v
+	}
 	return out
 }
 
@@ -99,6 +107,18 @@ var (
 	reconcileKills = []string{killpoint.ReconcileAfterLookup, killpoint.ReconcileAfterResendClaim, killpoint.ReconcileAfterResend,
 		killpoint.ReconcileBeforeSettle}
 	links = []string{"postgres", "rabbitmq-relay", "rabbitmq-worker", "vendor"}
+	// anywhere are the other times a schedule may start at (drawn after
+	// every older choice, so saved failfiles keep their schedules): the
+	// relay window's opening and closing, 08:59 Seoul (the UTC date is
+	// still the day before until 09:00), and the cut-offs on a year's and
+	// a month's last day.
+	// boundaries are settings at the edge of their range, one drawn per
+	// schedule: the smallest batch, the first failure alerting, a message
+	// parked on its first return, no in-listener or retry-queue retries, a
+	// main queue that nacks past one message, and the largest batch.
+	boundaries = []map[string]string{{"batch-size": "1"}, {"alert-attempt": "1"}, {"delivery-limit": "1"},
+		{"in-listener-retries": "0"}, {"retry-max": "0"}, {"queue-max-length": "1"}, {"batch-size": "10000"}}
+	anywhere = []string{"08:00:00", "08:59:58", "20:54:58", "2026-12-31 20:39:58", "2027-02-28 20:49:58", "2027-03-01 08:59:58"}
 )
 
 // Generate draws a schedule.
@@ -160,6 +180,20 @@ func Generate(d Draw) Schedule {
 	if d.Int("job crash", 0, 3) == 0 {
 		s.Events = append(s.Events, FaultEvent{Kind: "killpoint", Target: "job", Point: killpoint.JobBeforeCommit, Hit: 1})
 	}
+	// Newer choices, drawn last.
+	if d.Int("start elsewhere", 0, 3) == 0 {
+		s.Start = anywhere[d.Int("start at", 0, len(anywhere)-1)]
+	}
+	if d.Int("consent withdrawn", 0, 3) == 0 {
+		s.Events = append(s.Events, FaultEvent{Kind: "consent", Target: "member", Msg: d.Int("member", 1, s.PerKind)})
+	}
+	if d.Int("a setting at its boundary", 0, 2) == 0 {
+		s.Config = boundaries[d.Int("boundary", 0, len(boundaries)-1)]
+	}
+	if d.Int("workers' database down", 0, 5) == 0 {
+		s.Events = append(s.Events, FaultEvent{Kind: "down", Target: "postgres-worker",
+			At: time.Duration(d.Int("at ms", 0, 1500)) * time.Millisecond, For: time.Duration(d.Int("for ms", 100, 1500)) * time.Millisecond})
+	}
 	return s
 }
 
@@ -177,7 +211,7 @@ func (s Schedule) Scenario(name string) *Scenario {
 		Outcome:     "nothing twice, nothing lost silently, nothing unexpected, nothing stuck",
 	}
 	armed := map[string][]faults.Spec{}
-	var vendor, poisons []faults.Spec
+	var vendor, poisons, business []faults.Spec
 	var windows []Step
 	jobCrash, relayClock := false, false
 	for _, f := range s.Events {
@@ -200,6 +234,8 @@ func (s Schedule) Scenario(name string) *Scenario {
 			relayClock = true
 		case "poison":
 			poisons = append(poisons, faults.Spec{Kind: "poison", Poison: f.Target})
+		case "consent":
+			business = append(business, faults.Spec{Kind: "withdraw-consent", Member: int64(f.Msg)})
 		default:
 			spec := faults.Spec{Kind: f.Kind, Link: f.Target}
 			if f.Kind == "latency" {
@@ -238,11 +274,25 @@ func (s Schedule) Scenario(name string) *Scenario {
 	pods("worker", s.Workers)
 	pods("relay", s.Relays)
 	pods("cleanup", 1)
+	if len(s.Config) > 0 {
+		sc.Config = map[string]string{}
+		for k, v := range s.Config {
+			sc.Config[k] = v
+		}
+	}
 	if s.Reconcile != "" {
 		pods("reconciler", 1)
 		if s.Reconcile == "resend" {
-			sc.Config = map[string]string{"reconcile-resend": "true"}
+			if sc.Config == nil {
+				sc.Config = map[string]string{}
+			}
+			sc.Config["reconcile-resend"] = "true"
 		}
+	}
+	if len(business) > 0 {
+		// While the pods start: the relay, the worker or no one skips,
+		// as the race goes; the members table judges either way.
+		sc.Steps = append(sc.Steps, inject(business...))
 	}
 	if len(poisons) > 0 {
 		// Published once a worker consumes (the topology exists then).

@@ -112,7 +112,7 @@ func DeclareTopology(cfg config.Config) error {
 		return fmt.Errorf("open channel: %w", err)
 	}
 	defer ch.Close()
-	return broker.Topology{Prefix: cfg.Prefix, DeliveryLimit: cfg.BrokerDeliveryLimit(), RetryTTL: cfg.RetryTTL}.Declare(ch)
+	return broker.TopologyOf(cfg).Declare(ch)
 }
 
 // Parts are what every process needs.

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/outboxchaos/outboxchaos/system/config"
 )
 
 // Routing keys on the exchange.
@@ -52,6 +54,14 @@ type Topology struct {
 	Prefix        string
 	DeliveryLimit int
 	RetryTTL      time.Duration
+	// MaxLength bounds the main queue's messages (0: unbounded); past it
+	// RabbitMQ nacks new publishes (x-overflow reject-publish).
+	MaxLength int
+}
+
+// TopologyOf is the topology a configuration declares.
+func TopologyOf(c config.Config) Topology {
+	return Topology{Prefix: c.Prefix, DeliveryLimit: c.BrokerDeliveryLimit(), RetryTTL: c.RetryTTL, MaxLength: c.QueueMaxLength}
 }
 
 // Declare declares the exchange, the three queues and their bindings. It is
@@ -85,6 +95,9 @@ func (t Topology) Declare(ch *amqp.Channel) error {
 			"x-overflow":                "reject-publish",
 		}},
 		{n.Parking, KeyParking, amqp.Table{"x-queue-type": "quorum"}},
+	}
+	if t.MaxLength > 0 {
+		queues[0].args["x-max-length"] = int64(t.MaxLength)
 	}
 	for _, q := range queues {
 		if _, err := ch.QueueDeclare(q.name, true, false, false, false, q.args); err != nil {

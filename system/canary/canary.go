@@ -87,13 +87,18 @@ const (
 	// expires. Nothing is lost or sent twice by it; only the alert
 	// contract catches it.
 	NoAttemptsAlert = "no-attempts-alert"
+	// ConsentFirstOnly re-checks consent for the first row of a batch
+	// only: the others' members look unknown and are skipped as
+	// MEMBER_NOT_FOUND. The pipeline calls them skips; only a checker that
+	// asks the members table sees messages owed and never sent.
+	ConsentFirstOnly = "consent-first-only"
 )
 
 // Names lists every canary.
 var Names = []string{MarkBeforePublish, CheckThenAct, RetryUnknown, ReleaseOnCancel, NoSkipLocked,
 	NoClaimedBy, AckBeforeResult, FreshMessageID, ReturnedAsPublished, TimeoutAsConfirmed, NoCleanupAlert,
 	RateLimitAsUnknown, SilentAnniversary, NoAdDeferral, NoExpiry, PlainInsert, MigrateUnlocked, NoReconnect,
-	AutoAck, NoDedup, RecentOnly, TrustFirstAnswer, ParkWithoutReason, NoAttemptsAlert}
+	AutoAck, NoDedup, RecentOnly, TrustFirstAnswer, ParkWithoutReason, NoAttemptsAlert, ConsentFirstOnly}
 
 // armed is the armed canary's name ("" for none).
 var armed atomic.Pointer[string]

@@ -99,6 +99,7 @@ type Config struct {
 	AdSendUntil       TimeOfDay
 	DeliveryLimit     int // deliveries after which the worker parks a message itself
 	DeliverySlack     int // further returns RabbitMQ allows before it dead-letters by itself
+	QueueMaxLength    int // main queue x-max-length (0: unbounded); past it publishes are nacked
 	InListenerRetries int
 	InListenerDelay   time.Duration
 	RetryTTL          time.Duration
@@ -208,6 +209,7 @@ func (c *Config) fields() []field {
 		{"ad-send-from", "worker advertising hours start hh:mm", &c.AdSendFrom},
 		{"ad-send-until", "worker advertising hours end hh:mm", &c.AdSendUntil},
 		{"delivery-limit", "returns of a message after which the worker parks it (DELIVERY_LIMIT, with an alert)", (*intVal)(&c.DeliveryLimit)},
+		{"queue-max-length", "messages the main queue holds before RabbitMQ nacks new publishes (reject-publish; 0: unbounded)", (*intVal)(&c.QueueMaxLength)},
 		{"delivery-slack", "returns past delivery-limit the main queue's x-delivery-limit allows (a worker dying while it parks)", (*intVal)(&c.DeliverySlack)},
 		{"in-listener-retries", "in-listener retries of a definitely-not-sent failure", (*intVal)(&c.InListenerRetries)},
 		{"in-listener-delay", "delay between in-listener retries", (*durVal)(&c.InListenerDelay)},
@@ -347,6 +349,9 @@ func (c *Config) Validate() error {
 	}
 	if c.DeliveryLimit < 1 {
 		errs = append(errs, fmt.Errorf("delivery-limit must be >= 1"))
+	}
+	if c.QueueMaxLength < 0 {
+		errs = append(errs, fmt.Errorf("queue-max-length must not be negative (0: unbounded), got %d", c.QueueMaxLength))
 	}
 	if c.DeliverySlack < 1 {
 		errs = append(errs, fmt.Errorf("delivery-slack must be >= 1 (RabbitMQ must never dead-letter before the worker parks), got %d", c.DeliverySlack))

@@ -17,7 +17,7 @@ import (
 
 func declare(t *testing.T, ch *amqp.Channel, cfg config.Config) broker.Names {
 	t.Helper()
-	if err := (broker.Topology{Prefix: cfg.Prefix, DeliveryLimit: cfg.BrokerDeliveryLimit(), RetryTTL: cfg.RetryTTL}).Declare(ch); err != nil {
+	if err := broker.TopologyOf(cfg).Declare(ch); err != nil {
 		t.Fatal(err)
 	}
 	return broker.NamesFor(cfg.Prefix)

@@ -60,6 +60,9 @@ type Relay struct {
 	// attemptsAlert: the AlertAttempt-th failed publish raises an alert
 	// (the NoAttemptsAlert canary clears it).
 	attemptsAlert bool
+	// consentFirstOnly re-reads the first row's member only (the
+	// ConsentFirstOnly canary).
+	consentFirstOnly bool
 	// messageID is a row's message_id: notification.MessageID, or a fresh
 	// one per publish (the FreshMessageID canary).
 	messageID func(outboxID int64) string
@@ -76,7 +79,8 @@ func New(cfg config.Config, pool *pgxpool.Pool, pub Publisher, clk clock.Clock, 
 	bug := canary.Armed()
 	r := &Relay{cfg: cfg, pool: pool, pub: pub, clock: clk, alerts: alerts, log: log.With("component", "relay"),
 		sql: statementsFor(bug), rules: rulesFor(cfg, bug), markBeforePublish: bug == canary.MarkBeforePublish,
-		attemptsAlert: bug != canary.NoAttemptsAlert, messageID: notification.MessageID}
+		attemptsAlert: bug != canary.NoAttemptsAlert, consentFirstOnly: bug == canary.ConsentFirstOnly,
+		messageID: notification.MessageID}
 	if bug == canary.FreshMessageID {
 		r.messageID = func(id int64) string { return fmt.Sprintf("%s-%d", notification.MessageID(id), time.Now().UnixNano()) }
 	}

@@ -59,6 +59,9 @@ func (r *Relay) lookups(ctx context.Context, rows []claimed) (map[int64]bool, ma
 			phones = append(phones, p.Phone)
 		}
 	}
+	if r.consentFirstOnly && len(memberIDs) > 1 {
+		memberIDs = memberIDs[:1]
+	}
 	members := map[int64]bool{}
 	q, err := r.pool.Query(ctx, `SELECT id, sms_consent AND active FROM members WHERE id = ANY($1)`, memberIDs)
 	if err != nil {

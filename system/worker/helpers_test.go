@@ -76,7 +76,7 @@ func newEnv(t *testing.T, tweak ...func(*config.Config)) *env {
 		names: broker.NamesFor(prefix)}
 	e.nextID.Store(1000)
 	e.ch = testenv.AMQPChannel(t) // c.AMQPURL is testenv.AMQPURL()
-	if err := (broker.Topology{Prefix: prefix, DeliveryLimit: c.BrokerDeliveryLimit(), RetryTTL: c.RetryTTL}).Declare(e.ch); err != nil {
+	if err := broker.TopologyOf(c).Declare(e.ch); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.ch.Confirm(false); err != nil {

@@ -104,7 +104,7 @@ func (w *Worker) connect() (*amqp.Connection, <-chan amqp.Delivery, error) {
 		_ = conn.Close()
 		return nil, nil, fmt.Errorf("open channel: %w", err)
 	}
-	topo := broker.Topology{Prefix: w.cfg.Prefix, DeliveryLimit: w.cfg.BrokerDeliveryLimit(), RetryTTL: w.cfg.RetryTTL}
+	topo := broker.TopologyOf(w.cfg)
 	if err := topo.Declare(ch); err != nil {
 		_ = conn.Close()
 		return nil, nil, err

@@ -1,0 +1,58 @@
+package faults
+
+import (
+	"context"
+	"fmt"
+)
+
+// WithdrawConsent is the business side changing its mind mid-run: member
+// Member withdraws SMS consent (members.sms_consent = false), as a user
+// would in the app. Nothing may reach that member's phone afterwards; the
+// relay and the worker each re-check consent and skip. It fired when the
+// row was updated. Recover does not restore consent: the user said no.
+type WithdrawConsent struct {
+	Member int64
+	fired  bool
+}
+
+// Family is "withdraw-consent".
+func (*WithdrawConsent) Family() string { return "withdraw-consent" }
+
+// Target is the member.
+func (c *WithdrawConsent) Target() string { return fmt.Sprintf("member %d", c.Member) }
+
+// Inject withdraws the member's consent in the run's schema.
+func (c *WithdrawConsent) Inject(ctx context.Context, w World) error {
+	tag, err := w.DB().Exec(ctx, `UPDATE members SET sms_consent = false WHERE id = $1`, c.Member)
+	if err != nil {
+		return fmt.Errorf("withdraw consent of member %d: %w", c.Member, err)
+	}
+	if tag.RowsAffected() != 1 {
+		return fmt.Errorf("withdraw consent of member %d: no such member", c.Member)
+	}
+	c.fired = true
+	w.Logf("faults", "member %d withdrew SMS consent", c.Member)
+	return nil
+}
+
+// Recover does nothing: a withdrawal stands.
+func (*WithdrawConsent) Recover(context.Context, World) error { return nil }
+
+// Fired reports whether the withdrawal was written.
+func (c *WithdrawConsent) Fired(World) (bool, string) {
+	if c.fired {
+		return true, fmt.Sprintf("member %d has no SMS consent", c.Member)
+	}
+	return false, "not injected"
+}
+
+func (c *WithdrawConsent) String() string {
+	return fmt.Sprintf("member %d withdraws SMS consent", c.Member)
+}
+
+func buildWithdrawConsent(s Spec) (Fault, error) {
+	if s.Member < 1 {
+		return nil, fmt.Errorf("needs member (a member id >= 1)")
+	}
+	return &WithdrawConsent{Member: s.Member}, nil
+}
