@@ -21,7 +21,7 @@ CHAOSSEED := $(if $(SEED),$(SEED),$(shell date +%s%N | cut -c1-15))
 # River twice from one nested module (go.mod: v0.51.2, go047.mod: v0.47.0).
 PEER_BINS := bin/peer-watermill bin/peer-river047 bin/peer-river0512
 
-.PHONY: all build peer-bins peers demo test unit vet fmt-check scenario scenarios canaries crashpoints chaos report simulate simulate-short capacity bench bench-quick clean
+.PHONY: all build peer-bins peers demo test unit vet fmt-check scenario scenarios canaries crashpoints explore chaos report simulate simulate-short capacity bench bench-quick clean
 
 all: build
 
@@ -70,6 +70,13 @@ canaries: build
 
 # CRASHFLAGS adds crashpoints flags, e.g. CRASHFLAGS='--workload one --bound 1'.
 CRASHFLAGS ?=
+
+# PARALLEL is how many random schedules make explore runs at once.
+PARALLEL  ?= 8
+
+## explore: CHECKS random schedules, PARALLEL at a time, each replayable alone (SEED=…, SHARD=K/N); nightly: CHECKS=2000
+explore: build
+	./$(BIN) explore --checks $(CHECKS) --seed $(CHAOSSEED) --parallel $(PARALLEL) $(if $(SHARD),--shard $(SHARD),)
 
 ## crashpoints: crash every process at every automatic crash point of each small workload (up to hit 3) and check the contract
 crashpoints: build

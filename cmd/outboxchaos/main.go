@@ -45,6 +45,7 @@ func init() {
 		"scenario":    {"list or run the named fault-injection scenarios", runScenario},
 		"canary":      {"enable each deliberate bug in turn and check a scenario catches it", runCanary},
 		"crashpoints": {"crash every process at every automatic crash point of a small workload and check the contract", runCrashpoints},
+		"explore":     {"run a budget of random fault schedules (or one shard of it, or one again) and check the contract", runExplore},
 		"report":      {"run scenarios, random schedules and canaries; write reports/RELIABILITY.md", runReport},
 		"peers":       {"run every relay under test (ours, Watermill, River) through the peer cases; write reports/PEERS.md", runPeers},
 		"simulate":    {"simulate a production day on the real pipeline, compressed; write reports/SIMULATION.md (capacity: the capacity table)", runSimulate},

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/outboxchaos/outboxchaos/scenarios"
+)
+
+// runExplore runs a budget of random fault schedules (or one shard of it,
+// or one schedule again) and checks the contract on each.
+func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("outboxchaos explore", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	checks := fs.Int("checks", 100, "random schedules in the whole budget (all shards together)")
+	seed := fs.Int64("seed", 1, "the budget's seed: schedule i is drawn from a seed of its own derived from it")
+	parallel := fs.Int("parallel", 4, "schedules run at once, each in its own schema and queues")
+	shardArg := fs.String("shard", "", "run only shard K/N of the budget (schedules K-1, K-1+N, …), e.g. 3/8 in a CI matrix of 8")
+	only := fs.Int("only", -1, "run schedule I alone (what a violation's replay line gives)")
+	artifacts := fs.String("artifacts", "artifacts", "directory for the records of violating runs")
+	verbose := fs.Bool("v", false, "print each violating run's timeline")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	shard, err := scenarios.ParseShard(*shardArg)
+	if err != nil {
+		return usageError{err}
+	}
+	if *checks < 0 || *parallel < 1 {
+		return usagef("--checks must not be negative and --parallel must be at least 1")
+	}
+	if *only >= 0 && *shardArg != "" {
+		return usagef("--only replays one schedule: leave out --shard")
+	}
+	bin, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("find own binary for the pods: %w", err)
+	}
+	o := scenarios.DefaultOptions()
+	o.Bin, o.Artifacts = bin, *artifacts
+	b := scenarios.Budget{Seed: *seed, Checks: *checks, Shard: shard, Parallel: *parallel, Only: *only}
+	idx := b.Indexes()
+	fmt.Fprintf(stdout, "explore: %d schedules (budget %d, seed %d, shard %s), %d at a time\n", len(idx), *checks, *seed, shard, *parallel)
+	start := time.Now()
+	done := 0
+	runs := scenarios.RunBudget(ctx, b, o, func(r scenarios.ScheduleRun) {
+		done++
+		state := "PASS"
+		if !r.Result.Pass() {
+			state = "FAIL"
+		}
+		fmt.Fprintf(stdout, "[%d/%d] %s schedule %d %.1fs (%.0f a minute so far): %s\n", done, len(idx), state, r.Index,
+			r.Result.Duration.Seconds(), scenarios.Rate(done, time.Since(start)), r.Schedule)
+	})
+	wall := time.Since(start)
+	var failed []scenarios.ScheduleRun
+	ran := 0
+	for _, r := range runs {
+		if r.Result.Name == "" {
+			continue // not started: cancelled
+		}
+		ran++
+		if !r.Result.Pass() {
+			failed = append(failed, r)
+		}
+	}
+	fmt.Fprintf(stdout, "\nexplore: %d schedules in %s, %.1f a minute; %d broke the contract\n",
+		ran, wall.Round(time.Second), scenarios.Rate(ran, wall), len(failed))
+	for _, r := range failed {
+		fmt.Fprintf(stdout, "FAIL schedule %d: %s\n    %s\n    replay: %s\n", r.Index, r.Schedule, firstLine(r.Result), r.Replay(*seed))
+		if r.Result.Artifacts != "" {
+			fmt.Fprintf(stdout, "    record: %s\n", r.Result.Artifacts)
+		}
+		if *verbose {
+			fmt.Fprint(stdout, r.Result.Timeline)
+		}
+	}
+	if ran < len(idx) {
+		return fmt.Errorf("explore: stopped after %d of %d schedules", ran, len(idx))
+	}
+	if len(failed) > 0 {
+		return errVerdictFailed
+	}
+	return nil
+}
