@@ -68,6 +68,7 @@ type Pod struct {
 	events   []Event
 	kpName   string
 	kpHit    bool
+	pausedAt string // the pause-point it froze at, if any
 }
 
 // StartPod starts the process spec describes and returns once it runs. If
@@ -112,10 +113,11 @@ func startPod(ctx context.Context, spec PodSpec, tl *Timeline, drop []string) (*
 	return p, nil
 }
 
-// podEnv is the harness's environment without killpoint.EnvVar, the keys in
+// podEnv is the harness's environment without killpoint.EnvVar and
+// killpoint.PauseEnvVar, the keys in
 // drop and the keys spec sets, followed by spec.
 func podEnv(spec, drop []string) []string {
-	skip := map[string]bool{killpoint.EnvVar: true}
+	skip := map[string]bool{killpoint.EnvVar: true, killpoint.PauseEnvVar: true}
 	for _, k := range drop {
 		skip[k] = true
 	}
@@ -203,6 +205,7 @@ func exitCode(ps *os.ProcessState) int {
 func (p *Pod) line(text string) {
 	ev, isEvent, summary := parseLine(p.spec.Name, text, time.Now())
 	kp, isKP := parseKillpoint(text)
+	pp, isPause := parsePausepoint(text)
 	p.mu.Lock()
 	p.lines = append(p.lines, text)
 	if isEvent {
@@ -210,6 +213,9 @@ func (p *Pod) line(text string) {
 	}
 	if isKP {
 		p.kpName, p.kpHit = kp, true
+	}
+	if isPause {
+		p.pausedAt = pp
 	}
 	p.mu.Unlock()
 	p.tl.Add(p.spec.Name, "%s", summary)
@@ -220,6 +226,16 @@ func (p *Pod) line(text string) {
 func parseKillpoint(line string) (string, bool) {
 	f := strings.Fields(line)
 	if len(f) == 4 && f[0] == "KILLPOINT" && f[2] == "hit" {
+		return f[1], true
+	}
+	return "", false
+}
+
+// parsePausepoint recognises "PAUSEPOINT <name> hit <n>", the line
+// system/killpoint writes before the process stops itself.
+func parsePausepoint(line string) (string, bool) {
+	f := strings.Fields(line)
+	if len(f) == 4 && f[0] == "PAUSEPOINT" && f[2] == "hit" {
 		return f[1], true
 	}
 	return "", false
@@ -349,6 +365,35 @@ func (p *Pod) Killpoint() (name string, hit bool) {
 	return p.kpName, p.kpHit
 }
 
+// Paused returns the pause-point the pod froze at ("" if it never did).
+// It says the pod stopped itself there, not that it is still stopped.
+func (p *Pod) Paused() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.pausedAt
+}
+
+// Frozen reports whether the pod is stopped at its pause-point now: it
+// said it froze and the kernel shows it stopped.
+func (p *Pod) Frozen() bool {
+	return p.Paused() != "" && processStopped(p.cmd.Process.Pid)
+}
+
+// Continue resumes a pod frozen at a pause-point (SIGCONT). Continuing a
+// running or finished pod is harmless.
+func (p *Pod) Continue() error {
+	select {
+	case <-p.done:
+		return nil
+	default:
+	}
+	p.tl.Add(p.spec.Name, "SIGCONT")
+	if err := p.cmd.Process.Signal(syscall.SIGCONT); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return fmt.Errorf("continue pod %s: %w", p.spec.Name, err)
+	}
+	return nil
+}
+
 // Events returns a copy of the pod's events so far, in output order (stdout
 // and stderr interleaved as read).
 func (p *Pod) Events() []Event {
@@ -415,8 +460,8 @@ type restartConfig struct {
 }
 
 // RestartWithout removes keys from the restarted pod's environment, both
-// from its spec and from what it inherits. killpoint.EnvVar is always
-// removed; re-arm a kill-point with RestartWithEnv.
+// from its spec and from what it inherits. killpoint.EnvVar and
+// killpoint.PauseEnvVar are always removed; re-arm one with RestartWithEnv.
 func RestartWithout(keys ...string) RestartOption {
 	return func(c *restartConfig) { c.without = append(c.without, keys...) }
 }
@@ -431,7 +476,7 @@ func RestartWithEnv(kv ...string) RestartOption {
 // same name, from the same spec minus its kill-point (a restarted pod does
 // not die again at the same point unless re-armed with RestartWithEnv).
 func (p *Pod) Restart(ctx context.Context, opts ...RestartOption) (*Pod, error) {
-	cfg := restartConfig{without: []string{killpoint.EnvVar}}
+	cfg := restartConfig{without: []string{killpoint.EnvVar, killpoint.PauseEnvVar}}
 	for _, o := range opts {
 		o(&cfg)
 	}

@@ -41,6 +41,8 @@ var builders = map[string]struct {
 }{
 	"kill-point":       {"SIGKILL a pod at a named kill-point (point, hit)", buildKillpoint},
 	"failpoint":        {"make a named step fail in a pod (point, hit)", buildFailpoint},
+	"pause-point":      {"freeze a pod (SIGSTOP) at a named kill-point until resumed (point, hit)", buildPausepoint},
+	"resume":           {"continue a pod frozen at its pause-point (pod)", buildResume},
 	"crash-point":      {"SIGKILL a pod at an automatic crash point, \"<kind>:<label>:<before|after>\" (point, hit)", buildCrashPoint},
 	"clock":            {"start a pod's virtual clock elsewhere (by, or at \"hh:mm\" / \"+1d hh:mm\")", buildClock},
 	"vendor":           {"a fake-vendor fault mode for one message (mode, msg, times)", buildVendor},

@@ -11,7 +11,7 @@ import (
 // must go red when it is enabled. The sweep proves the harness can fail.
 var Catchers = map[string][]string{
 	canary.MarkBeforePublish:   {"relay-crash-after-claim"},
-	canary.CheckThenAct:        {"worker-crash-after-send", "worker-crash-after-claim"},
+	canary.CheckThenAct:        {"worker-crash-after-send", "worker-crash-after-claim", "claim-race-past-peek"},
 	canary.RetryUnknown:        {"vendor-timeout", "vendor-5xx", "vendor-odd-answers"},
 	canary.ReleaseOnCancel:     {"worker-shutdown-mid-send"},
 	canary.NoSkipLocked:        {"overlapping-relays"},

@@ -7,10 +7,12 @@ import (
 	"github.com/outboxchaos/outboxchaos/system/notification"
 )
 
-// defectCatalogue holds the scenarios that found real defects in system/
+// defectCatalogue holds the scenarios of the wider fault vocabulary:
+// configuration at its boundaries, outages longer than the limits, the
+// business side changing its mind, dates and times of day, a full queue,
+// two copies past the peek at once. Three found real defects in system/
 // (each failed before its fix; the saved failing run is a checker fixture
-// under checker/testdata/runs/): configuration at its boundaries and
-// outages longer than the limits.
+// under checker/testdata/runs/).
 func defectCatalogue() []*Scenario {
 	one := []notification.Kind{notification.GradeRenewal}
 	return []*Scenario{
@@ -119,6 +121,24 @@ func defectCatalogue() []*Scenario {
 				start("worker", "cleanup"), await(ledger(6)),
 			},
 			Expect: rules(allOnce),
+		},
+		{
+			Name: "claim-race-past-peek", Row: "7/§5", Kinds: one,
+			Description: "two copies of one message are past the peek at once: single-active-consumer hands the delivery over while the first worker still holds it",
+			Fault:       "pause-point worker.before-claim freezes worker-1 after its peek; both workers' RabbitMQ link is cut, so the broker hands the delivery to worker-2; worker-1 resumes once worker-2 has sent it",
+			Outcome:     "the inbox claim, not the peek, decides: worker-1's claim INSERT finds worker-2's row and it does not send; sent once",
+			Steps: []Step{
+				enqueue(), startWith("worker", faults.Spec{Kind: "pause-point", Point: kp.WorkerBeforeClaim}),
+				await(podEvent("consume-start", "worker-1", 1)), start("worker"), await(podEvent("consume-start", "worker-2", 1)),
+				start("relay", "cleanup"),
+				note(await(Cond{Paused: "worker-1"}), "worker-1 holds the delivery past its peek, frozen"),
+				note(during(fs(linkDown("rabbitmq-worker")), podEvent("reconnect", "worker-2", 1)),
+					"the broker sees worker-1's connection close and requeues its delivery"),
+				note(await(ledger(1)), "worker-2 took over, passed the peek and sent"),
+				inject(faults.Spec{Kind: "resume", Pod: "worker-1"}),
+				note(await(anyOf(podEvent("claim-lost", "worker-1", 1), podEvent("vendor-call", "worker-1", 1))), "worker-1 made its move"),
+			},
+			Expect: rules(allOnce, copies(1)),
 		},
 	}
 }

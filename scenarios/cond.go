@@ -19,6 +19,7 @@ type Cond struct {
 	Ledger    int        `json:"ledger,omitempty"`     // at least n messages reached a handset
 	Event     *EventCond `json:"event,omitempty"`      // at least n matching events were logged
 	Killed    string     `json:"killed,omitempty"`     // the pod died at its kill-point
+	Paused    string     `json:"paused,omitempty"`     // the pod froze at its pause-point
 	Exited    string     `json:"exited,omitempty"`     // the pod (or every pod of "role-") exited
 	Succeeded string     `json:"succeeded,omitempty"`  // … and exited 0
 	InFlight  int64      `json:"in_flight,omitempty"`  // a send request for outbox row n reached the vendor
@@ -58,7 +59,7 @@ var tables = map[string]string{"outbox": "notification_outbox", "inbox": "notifi
 func (c Cond) set() []string {
 	var out []string
 	for name, on := range map[string]bool{"rows": c.Rows != nil, "ledger": c.Ledger > 0, "event": c.Event != nil,
-		"killed": c.Killed != "", "exited": c.Exited != "", "succeeded": c.Succeeded != "", "in_flight": c.InFlight > 0,
+		"killed": c.Killed != "", "paused": c.Paused != "", "exited": c.Exited != "", "succeeded": c.Succeeded != "", "in_flight": c.InFlight > 0,
 		"copies": c.Copies > 0, "peek_skips": c.PeekSkips > 0, "waiters": c.Waiters > 0, "migrators": c.Migrators > 0,
 		"any": len(c.Any) > 0, "all": len(c.All) > 0} {
 		if on {
@@ -134,6 +135,8 @@ func (c Cond) String() string {
 		return fmt.Sprintf("%d× event %s %s %v", max(c.Event.N, 1), c.Event.Name, c.Event.Pod, c.Event.Attrs)
 	case c.Killed != "":
 		return c.Killed + " killed at its kill-point"
+	case c.Paused != "":
+		return c.Paused + " frozen at its pause-point"
 	case c.Exited != "":
 		return c.Exited + " exited"
 	case c.Succeeded != "":
@@ -205,6 +208,12 @@ func (p *probe) holds(ctx context.Context, c *Cond) (bool, error) {
 		return n >= max(c.Event.N, 1), nil
 	case c.Killed != "":
 		return p.killed(c.Killed)
+	case c.Paused != "":
+		pod, err := p.r.e.Pod(c.Paused)
+		if err != nil {
+			return false, err
+		}
+		return pod.Frozen(), nil
 	case c.Exited != "", c.Succeeded != "":
 		return p.exited(c.Exited+c.Succeeded, c.Succeeded != "")
 	case c.InFlight > 0:

@@ -34,7 +34,7 @@ type FaultEvent struct {
 
 func (f FaultEvent) String() string {
 	switch f.Kind {
-	case "killpoint", "failpoint":
+	case "killpoint", "failpoint", "pausepoint":
 		return fmt.Sprintf("%s %s:%d in %s", f.Kind, f.Point, f.Hit, f.Target)
 	case "clock":
 		return "relay clock +1 day"
@@ -118,7 +118,10 @@ var (
 	// main queue that nacks past one message, and the largest batch.
 	boundaries = []map[string]string{{"batch-size": "1"}, {"alert-attempt": "1"}, {"delivery-limit": "1"},
 		{"in-listener-retries": "0"}, {"retry-max": "0"}, {"queue-max-length": "1"}, {"batch-size": "10000"}}
-	anywhere = []string{"08:00:00", "08:59:58", "20:54:58", "2026-12-31 20:39:58", "2027-02-28 20:49:58", "2027-03-01 08:59:58"}
+	// workerPauses freeze the first worker holding a delivery: past its
+	// peek, past its claim, past its vendor call.
+	workerPauses = []string{killpoint.WorkerBeforeClaim, killpoint.WorkerAfterClaim, killpoint.WorkerAfterSend}
+	anywhere     = []string{"08:00:00", "08:59:58", "20:54:58", "2026-12-31 20:39:58", "2027-02-28 20:49:58", "2027-03-01 08:59:58"}
 )
 
 // Generate draws a schedule.
@@ -190,6 +193,16 @@ func Generate(d Draw) Schedule {
 	if d.Int("a setting at its boundary", 0, 2) == 0 {
 		s.Config = boundaries[d.Int("boundary", 0, len(boundaries)-1)]
 	}
+	if d.Int("claim race", 0, 3) == 0 {
+		// The first worker freezes holding a delivery; the workers' broker
+		// link is cut, so the delivery goes to another consumer while the
+		// frozen one still holds it; the frozen one resumes at the end.
+		s.Workers = 2
+		s.Events = append(s.Events, FaultEvent{Kind: "pausepoint", Target: "worker",
+			Point: workerPauses[d.Int("pause point", 0, len(workerPauses)-1)], Hit: d.Int("hit", 1, total)},
+			FaultEvent{Kind: "down", Target: "rabbitmq-worker",
+				At: time.Duration(d.Int("at ms", 0, 1500)) * time.Millisecond, For: time.Duration(d.Int("for ms", 100, 800)) * time.Millisecond})
+	}
 	if d.Int("workers' database down", 0, 5) == 0 {
 		s.Events = append(s.Events, FaultEvent{Kind: "down", Target: "postgres-worker",
 			At: time.Duration(d.Int("at ms", 0, 1500)) * time.Millisecond, For: time.Duration(d.Int("for ms", 100, 1500)) * time.Millisecond})
@@ -213,7 +226,7 @@ func (s Schedule) Scenario(name string) *Scenario {
 	armed := map[string][]faults.Spec{}
 	var vendor, poisons, business []faults.Spec
 	var windows []Step
-	jobCrash, relayClock := false, false
+	jobCrash, relayClock, paused := false, false, false
 	for _, f := range s.Events {
 		switch f.Kind {
 		case "vendor":
@@ -230,6 +243,9 @@ func (s Schedule) Scenario(name string) *Scenario {
 			}
 		case "failpoint":
 			armed[f.Target] = append(armed[f.Target], faults.Spec{Kind: "failpoint", Point: f.Point, Hit: f.Hit})
+		case "pausepoint":
+			armed[f.Target] = append(armed[f.Target], faults.Spec{Kind: "pause-point", Point: f.Point, Hit: f.Hit})
+			paused = true
 		case "clock":
 			relayClock = true
 		case "poison":
@@ -301,6 +317,11 @@ func (s Schedule) Scenario(name string) *Scenario {
 	if len(windows) > 0 {
 		sort.SliceStable(windows, func(i, j int) bool { return windows[i].After < windows[j].After })
 		sc.Steps = append(sc.Steps, Step{Do: "parallel", Steps: windows})
+	}
+	if paused {
+		// After every window: a frozen worker holds its delivery until
+		// continued, and the run cannot settle while it does.
+		sc.Steps = append(sc.Steps, inject(faults.Spec{Kind: "resume", Pod: "worker-1"}))
 	}
 	return sc
 }

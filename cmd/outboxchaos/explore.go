@@ -24,6 +24,7 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	only := fs.Int("only", -1, "run schedule I alone (what a violation's replay line gives)")
 	artifacts := fs.String("artifacts", "artifacts", "directory for the records of violating runs")
 	verbose := fs.Bool("v", false, "print each violating run's timeline")
+	recordAll := fs.Bool("record-all", false, "write every run's record under --artifacts, not only the violating ones'")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -45,7 +46,7 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return fmt.Errorf("find own binary for the pods: %w", err)
 	}
 	o := scenarios.DefaultOptions()
-	o.Bin, o.Artifacts = bin, *artifacts
+	o.Bin, o.Artifacts, o.RecordAll = bin, *artifacts, *recordAll
 	b := scenarios.Budget{Seed: *seed, Checks: *checks, Shard: shard, Parallel: *parallel, Only: *only}
 	idx := b.Indexes()
 	fmt.Fprintf(stdout, "explore: %d schedules (budget %d, seed %d, shard %s), %d at a time\n", len(idx), *checks, *seed, shard, *parallel)

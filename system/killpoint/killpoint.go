@@ -84,15 +84,18 @@ func Arm(spec string) error {
 	return nil
 }
 
-// Disarm disarms every kill-point and forgets their hits (tests).
-func Disarm() { killSet.arm(nil) }
+// Disarm disarms every kill-point and pause-point and forgets their hits
+// (tests).
+func Disarm() { killSet.arm(nil); pauseSet.arm(nil) }
 
 // Known reports whether n names a compiled-in kill-point.
 func Known(n string) bool { return contains(Names, n) }
 
 // Hit marks that execution reached point p. If p is armed and this is its
-// armed hit, the process dies here.
+// armed hit, the process dies here; if it is an armed pause-point, the
+// process freezes here until continued.
 func Hit(p string) {
+	pause(p)
 	if n, fire := killSet.hit(p); fire {
 		fmt.Fprintf(os.Stderr, "KILLPOINT %s hit %d\n", p, n)
 		die()

@@ -117,3 +117,27 @@ func TestFailReturnsInjectedErrorOnItsHit(t *testing.T) {
 		t.Fatalf("an unarmed failpoint failed: %v", err)
 	}
 }
+
+// A pause-point freezes the process on its armed hit only, and a
+// pause-point and a kill-point of the same name each keep their own count.
+func TestPauseFreezesOnItsHitOnly(t *testing.T) {
+	oldStop, oldDie := stop, die
+	paused, killed := 0, 0
+	stop, die = func() { paused++ }, func() { killed++ }
+	defer func() { stop, die = oldStop, oldDie; Disarm() }()
+	if err := ArmPause(WorkerBeforeClaim + ":2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := ArmPause("no.such-point"); err == nil {
+		t.Fatal("an unknown pause-point was armed")
+	}
+	if err := ArmPause(WorkerBeforeClaim + ":2"); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		Hit(WorkerBeforeClaim)
+	}
+	if paused != 1 || killed != 0 {
+		t.Fatalf("paused %d killed %d after 3 hits, want paused once on the 2nd", paused, killed)
+	}
+}

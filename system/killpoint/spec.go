@@ -9,8 +9,9 @@ import (
 	"sync/atomic"
 )
 
-// ArmFromEnv arms the kill-points named by EnvVar and the failpoints named
-// by FailEnvVar (unset or empty: none). The process entry point calls it
+// ArmFromEnv arms the kill-points named by EnvVar, the failpoints named by
+// FailEnvVar and the pause-points named by PauseEnvVar (unset or empty:
+// none). The process entry point calls it
 // once at start-up; nothing in system/ reads the environment for hooks. A
 // bad spec is an error naming the variable (and, for an unknown name, the
 // valid ones); then nothing is armed.
@@ -23,8 +24,13 @@ func ArmFromEnv() error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", FailEnvVar, err)
 	}
+	pauses, err := parseSpec("pause-point", os.Getenv(PauseEnvVar), Names)
+	if err != nil {
+		return fmt.Errorf("%s: %w", PauseEnvVar, err)
+	}
 	killSet.arm(kills)
 	failSet.arm(fails)
+	pauseSet.arm(pauses)
 	return nil
 }
 
