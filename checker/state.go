@@ -6,7 +6,10 @@
 // (testdata/runs/*/run.json), as porcupine checks a saved history.
 package checker
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // State is the final state of one run, as plain data: what the checker
 // reads besides the history. It is JSON-serialisable so checker tests keep
@@ -27,6 +30,10 @@ type State struct {
 	// number is unregistered outside production; nil: not recorded, skips
 	// are taken on trust.
 	Consent map[int64]bool `json:"consent,omitempty"`
+	// Backoff is the relay's backoff setting: the wait after the n-th
+	// failed publish of a row is Backoff[n-1], the last step repeating
+	// (empty: not recorded, not checked).
+	Backoff []time.Duration `json:"backoff,omitempty"`
 	// AlertAttempt is the relay's alert-attempt setting: the failed
 	// publish that must raise a RELAY_ATTEMPTS alert (0: not recorded, the
 	// rule is not checked).

@@ -33,6 +33,9 @@ type Verdict struct {
 	// message without its reason, a row past alert-attempt failures
 	// without its RELAY_ATTEMPTS alert.
 	AlertBroken int `json:"alert_broken,omitempty"`
+	// BackoffBroken counts failed publishes whose next attempt was not
+	// due one backoff step later (BackoffViolations).
+	BackoffBroken int `json:"backoff_broken,omitempty"`
 	// From the history (Judge): vendor calls, publishes, faults fired by kind.
 	VendorCalls int            `json:"vendor_calls,omitempty"`
 	Publishes   int            `json:"publishes,omitempty"`
@@ -46,7 +49,7 @@ type Verdict struct {
 // handset ledger contradicts, and every loss told by the alert of its kind.
 func (v Verdict) OK() bool {
 	return v.Duplicated == 0 && v.LostSilently == 0 && v.Unexpected == 0 && v.Stuck == 0 && v.Misreconciled == 0 &&
-		v.AlertBroken == 0
+		v.AlertBroken == 0 && v.BackoffBroken == 0
 }
 
 // String is the one-line summary; the reconciliation counts follow when
@@ -60,6 +63,9 @@ func (v Verdict) String() string {
 	}
 	if v.AlertBroken > 0 {
 		s += fmt.Sprintf(" alert_broken=%d", v.AlertBroken)
+	}
+	if v.BackoffBroken > 0 {
+		s += fmt.Sprintf(" backoff_broken=%d", v.BackoffBroken)
 	}
 	return s
 }
@@ -288,11 +294,16 @@ func (v *Verdict) countSettlement(ib InboxRow, n int, detail func(string, ...any
 // Explain joins the details for a failure message.
 func (v Verdict) Explain() string { return strings.Join(v.Details, "\n  ") }
 
-// Judge is Check plus what only the history tells: how many vendor calls
-// and publishes were attempted, and which faults fired, by kind. It is as
+// Judge is Check plus what only the history tells: the backoff schedule
+// each failed publish followed, how many vendor calls and publishes were
+// attempted, and which faults fired, by kind. It is as
 // pure as Check.
 func Judge(history []Event, faults []FaultRecord, s State) Verdict {
 	v := Check(s)
+	for _, d := range BackoffViolations(history, s.Backoff) {
+		v.BackoffBroken++
+		v.Details = append(v.Details, d)
+	}
 	for _, ev := range history {
 		switch ev.Name {
 		case "vendor-call":

@@ -35,6 +35,7 @@ var Catchers = map[string][]string{
 	canary.ParkWithoutReason:   {"poison-messages"},
 	canary.NoAttemptsAlert:     {"relay-crash-after-attempt-alert"},
 	canary.ConsentFirstOnly:    {"consent-withdrawn"},
+	canary.FlatBackoff:         {"backoff-schedule"},
 }
 
 // CanaryResult is the sweep's answer for one canary.

@@ -140,6 +140,21 @@ func defectCatalogue() []*Scenario {
 			},
 			Expect: rules(allOnce, copies(1)),
 		},
+		{
+			Name: "backoff-schedule", Row: "§3", Kinds: one,
+			Description: "a publish keeps failing: each failure must wait its own backoff step (1·2·4 minutes here 100·200·400 ms), not the same one",
+			Fault:       "the operator unbinds the main queue until the row's third publish came back returned",
+			Outcome:     "attempts 1, 2, 3 wait 1, 2 and 4 steps; republished once the binding is back; sent once",
+			Steps: []Step{
+				start("worker", "cleanup", "relay"),
+				await(allOf(podEvent("start", "relay-", 1), podEvent("consume-start", "worker-", 1))),
+				during(fs(faults.Spec{Kind: "unbind"}), eventWith("publish-failed", "attempt", "3"), enqueue()),
+				await(ledger(1)),
+			},
+			// The contract alone: the backoff rule reads the failures'
+			// waits (canary flat-backoff).
+			Expect: rules(allOnce),
+		},
 	}
 }
 

@@ -143,6 +143,7 @@ func (e *Env) Snapshot(ctx context.Context) (checker.State, error) {
 	}
 	s.Production = e.Cfg.Production
 	s.AlertAttempt = e.Cfg.AlertAttempt
+	s.Backoff = append([]time.Duration(nil), e.Cfg.Backoff...)
 	for _, ev := range e.Events("skip") {
 		if m := ev.Str("message_id"); m != "" {
 			s.WorkerSkips = append(s.WorkerSkips, m)

@@ -92,13 +92,18 @@ const (
 	// MEMBER_NOT_FOUND. The pipeline calls them skips; only a checker that
 	// asks the members table sees messages owed and never sent.
 	ConsentFirstOnly = "consent-first-only"
+	// FlatBackoff waits the first backoff step (1 minute) after every
+	// failed publish instead of 1·2·4·8·16·30 minutes: a broker that keeps
+	// refusing a message gets it every minute. Nothing is lost or sent
+	// twice; only the checker's backoff rule catches it.
+	FlatBackoff = "flat-backoff"
 )
 
 // Names lists every canary.
 var Names = []string{MarkBeforePublish, CheckThenAct, RetryUnknown, ReleaseOnCancel, NoSkipLocked,
 	NoClaimedBy, AckBeforeResult, FreshMessageID, ReturnedAsPublished, TimeoutAsConfirmed, NoCleanupAlert,
 	RateLimitAsUnknown, SilentAnniversary, NoAdDeferral, NoExpiry, PlainInsert, MigrateUnlocked, NoReconnect,
-	AutoAck, NoDedup, RecentOnly, TrustFirstAnswer, ParkWithoutReason, NoAttemptsAlert, ConsentFirstOnly}
+	AutoAck, NoDedup, RecentOnly, TrustFirstAnswer, ParkWithoutReason, NoAttemptsAlert, ConsentFirstOnly, FlatBackoff}
 
 // armed is the armed canary's name ("" for none).
 var armed atomic.Pointer[string]

@@ -20,12 +20,15 @@ type rules struct {
 	cfg      config.Config
 	expire   bool // expire rows past their scheduled date (the NoExpiry canary clears it)
 	deferAds bool // defer ads at or after the cut-off (the NoAdDeferral canary clears it)
+	// flatBackoff waits the first backoff step after every failure (the
+	// FlatBackoff canary).
+	flatBackoff bool
 }
 
 // rulesFor returns the rules of cfg with canary bug (a canary name, "" for
 // none) armed.
 func rulesFor(cfg config.Config, bug string) rules {
-	return rules{cfg: cfg, expire: bug != canary.NoExpiry, deferAds: bug != canary.NoAdDeferral}
+	return rules{cfg: cfg, expire: bug != canary.NoExpiry, deferAds: bug != canary.NoAdDeferral, flatBackoff: bug == canary.FlatBackoff}
 }
 
 // verdict is what becomes of one claimed row.
@@ -113,7 +116,11 @@ type retry struct {
 // step repeats.
 func (ru rules) failure(row claimed, now time.Time) retry {
 	attempt := row.attempts + 1
-	return retry{attempt: attempt, next: now.Add(ru.cfg.BackoffFor(attempt)), alert: attempt == ru.cfg.AlertAttempt}
+	wait := ru.cfg.BackoffFor(attempt)
+	if ru.flatBackoff {
+		wait = ru.cfg.BackoffFor(1)
+	}
+	return retry{attempt: attempt, next: now.Add(wait), alert: attempt == ru.cfg.AlertAttempt}
 }
 
 // inWindow reports whether t is inside the relay's daily window.

@@ -188,7 +188,7 @@ func (r *Relay) fail(ctx context.Context, row claimed, why string, now time.Time
 	}
 	killpoint.Hit(killpoint.RelayAfterFail)
 	r.log.Warn("publish failed, backing off", "event", "publish-failed", "outbox_id", row.id, "attempt", re.attempt,
-		"next_attempt_at", re.next.Format(time.RFC3339Nano), "err", why)
+		"failed_at", now.Format(time.RFC3339Nano), "next_attempt_at", re.next.Format(time.RFC3339Nano), "err", why)
 }
 
 func (r *Relay) markPublished(ctx context.Context, ids []int64) (int, error) {
