@@ -76,11 +76,11 @@ PARALLEL  ?= 8
 
 ## explore: CHECKS random schedules, PARALLEL at a time, each replayable alone (SEED=…, SHARD=K/N); nightly: CHECKS=2000
 explore: build
-	./$(BIN) explore --checks $(CHECKS) --seed $(CHAOSSEED) --parallel $(PARALLEL) $(if $(SHARD),--shard $(SHARD),)
+	./$(BIN) explore --checks $(CHECKS) --seed $(CHAOSSEED) --parallel $(PARALLEL) $(if $(SHARD),--shard $(SHARD),) --ledger reports/explored.jsonl
 
 ## crashpoints: crash every process at every automatic crash point of each small workload (up to hit 3) and check the contract
 crashpoints: build
-	./$(BIN) crashpoints $(if $(SHARD),--shard $(SHARD),) $(CRASHFLAGS)
+	./$(BIN) crashpoints $(if $(SHARD),--shard $(SHARD),) --ledger reports/explored.jsonl $(CRASHFLAGS)
 
 ## chaos: named scenarios, canary sweep and CHECKS random schedules (SEED=… replays one), JUnit in $(ART)/
 chaos:

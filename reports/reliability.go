@@ -41,6 +41,10 @@ type Reliability struct {
 	Canaries   []scenarios.CanaryResult
 	// Crash is the crash-point sample, per workload.
 	Crash []CrashRun
+	// Explored are the exploration ledger's totals (reports/explored.jsonl):
+	// every schedule and crash point make explore, make crashpoints and
+	// make report have run, this report's included.
+	Explored LedgerTotals
 }
 
 // WriteReliability renders r as markdown.
@@ -125,6 +129,7 @@ func WriteReliability(w io.Writer, r Reliability) error {
 	}
 	writeReconciled(p, r)
 	writeCrashPoints(p, r.Crash)
+	writeExplored(p, r.Explored)
 
 	if len(r.Canaries) > 0 {
 		p("## Canaries: proof the suite can fail\n\nEach deliberate bug (`OUTBOXCHAOS_BUG=<name>`) must turn at least one scenario red.\n\n")
@@ -217,4 +222,16 @@ func countString(m map[string]int) string {
 		parts[i] = fmt.Sprintf("%s %d", k, m[k])
 	}
 	return strings.Join(parts, ", ")
+}
+
+// writeExplored renders the exploration ledger's totals.
+func writeExplored(p func(string, ...any), t LedgerTotals) {
+	if t.Runs == 0 {
+		return
+	}
+	p("## Explored so far\n\nThe exploration ledger (`reports/explored.jsonl`) adds up every budget `make explore`, "+
+		"`make crashpoints` and `make report` ran, this report's included, since %s:\n\n", t.Since.Format("2006-01-02"))
+	p("| | explored | broke the contract |\n|---|---|---|\n")
+	p("| random schedules | %d | %d |\n| crash points | %d | %d |\n\n", t.Count[LedgerSchedules], t.Violations[LedgerSchedules],
+		t.Count[LedgerCrashPoints], t.Violations[LedgerCrashPoints])
 }

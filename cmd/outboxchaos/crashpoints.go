@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/outboxchaos/outboxchaos/reports"
 	"github.com/outboxchaos/outboxchaos/scenarios"
 	"github.com/outboxchaos/outboxchaos/system/canary"
 )
@@ -36,6 +37,7 @@ func runCrashpoints(ctx context.Context, args []string, stdout, stderr io.Writer
 	var settings settingList
 	fs.Var(&settings, "set", "a setting over each workload's configuration, NAME=VALUE by flag name (repeatable), e.g. --set delivery-limit=2")
 	list := fs.Bool("list", false, "discovery only: print every point each process reached, with its hits, and run none")
+	ledger := fs.String("ledger", "", "append the points explored to this exploration ledger (make crashpoints: reports/explored.jsonl)")
 	shardArg := fs.String("shard", "", "run only shard K/N of the points (every N-th, from the K-th; e.g. 3/8 in a CI matrix of 8)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -190,6 +192,7 @@ func runCrashpoints(ctx context.Context, args []string, stdout, stderr io.Writer
 		}
 		fmt.Fprintf(stdout, "crashpoints %s: explored %s in %s\n", w.Name, perProcess(explored, fired), time.Since(t0).Round(time.Second))
 	}
+	appendLedger(*ledger, reports.LedgerCrashPoints, sum(total), len(violations), *seed, *shardArg, stderr)
 	fmt.Fprintf(stdout, "\ncrashpoints: explored %d points (%s) in %s; %d violations\n",
 		sum(total), perProcess(total, nil), time.Since(start).Round(time.Second), len(violations))
 	for _, c := range violations {

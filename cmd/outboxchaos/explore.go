@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/outboxchaos/outboxchaos/reports"
 	"github.com/outboxchaos/outboxchaos/scenarios"
 )
 
@@ -24,6 +25,7 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	only := fs.Int("only", -1, "run schedule I alone (what a violation's replay line gives)")
 	artifacts := fs.String("artifacts", "artifacts", "directory for the records of violating runs")
 	verbose := fs.Bool("v", false, "print each violating run's timeline")
+	ledger := fs.String("ledger", "", "append the budget's count to this exploration ledger (make explore: reports/explored.jsonl)")
 	recordAll := fs.Bool("record-all", false, "write every run's record under --artifacts, not only the violating ones'")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -84,6 +86,7 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			fmt.Fprint(stdout, r.Result.Timeline)
 		}
 	}
+	appendLedger(*ledger, reports.LedgerSchedules, ran, len(failed), *seed, *shardArg, stderr)
 	if ran < len(idx) {
 		return fmt.Errorf("explore: stopped after %d of %d schedules", ran, len(idx))
 	}

@@ -30,6 +30,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	skipCanaries := fs.Bool("skip-canaries", false, "leave out the canary sweep")
 	reconciled := fs.Bool("reconciled", true, "run each random schedule a second time with a reconciler that re-sends, and compare")
 	crashSample := fs.Int("crash-sample", 8, "crash points to run per crash-point workload, picked by --seed (0: leave them out)")
+	ledger := fs.String("ledger", "reports/explored.jsonl", "the exploration ledger: this report's schedules and crash points are added to it, and its totals shown (\"\": neither)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -83,6 +84,28 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		failed += n
 	}
+	crashRan, crashBad := 0, 0
+	for _, c := range rep.Crash {
+		for _, oc := range c.Outcomes {
+			crashRan++
+			if oc.Violation() {
+				crashBad++
+			}
+		}
+	}
+	schedBad := 0
+	for _, r := range append(append([]reports.PropertyRun(nil), rep.Property...), rep.Reconciled...) {
+		if !r.Result.Pass() {
+			schedBad++
+		}
+	}
+	appendLedger(*ledger, reports.LedgerSchedules, len(rep.Property)+len(rep.Reconciled), schedBad, *seed, "", stderr)
+	appendLedger(*ledger, reports.LedgerCrashPoints, crashRan, crashBad, *seed, "", stderr)
+	if *ledger != "" {
+		if rep.Explored, err = reports.ReadLedger(*ledger); err != nil {
+			return err
+		}
+	}
 	if !*skipCanaries {
 		rep.Canaries = scenarios.Sweep(ctx, o, nil, func(c scenarios.CanaryResult, r scenarios.Result) {
 			fmt.Fprintf(stdout, "[canary %s] %s: pass=%v\n", c.Bug, r.Name, r.Pass())
@@ -115,11 +138,29 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return nil
 }
 
+// gitCommit is the short commit of the working tree, or "unknown".
+func gitCommit() string {
+	if b, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output(); err == nil {
+		return strings.TrimSpace(string(b))
+	}
+	return "unknown"
+}
+
+// appendLedger records a finished exploration in the ledger at path (""
+// records nothing); a failure to record is reported, never fatal.
+func appendLedger(path, what string, count, violations int, seed int64, shard string, stderr io.Writer) {
+	if path == "" || count == 0 {
+		return
+	}
+	e := reports.LedgerEntry{At: time.Now().UTC(), Commit: gitCommit(), What: what, Count: count, Violations: violations, Seed: seed, Shard: shard}
+	if err := reports.AppendLedger(path, e); err != nil {
+		fmt.Fprintf(stderr, "outboxchaos: %v\n", err)
+	}
+}
+
 func environment(ctx context.Context, o scenarios.Options) (reports.Environment, error) {
 	env := reports.Environment{Go: runtime.Version(), Cores: runtime.NumCPU(), Commit: "unknown"}
-	if b, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output(); err == nil {
-		env.Commit = strings.TrimSpace(string(b))
-	}
+	env.Commit = gitCommit()
 	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	conn, err := pgx.Connect(cctx, o.PGURL)

@@ -1,0 +1,83 @@
+package reports
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"time"
+)
+
+// LedgerEntry is one finished exploration, appended to the exploration
+// ledger (reports/explored.jsonl) by make explore, make crashpoints and
+// make report, so the report can show what has been explored in all.
+type LedgerEntry struct {
+	At         time.Time `json:"at"`
+	Commit     string    `json:"commit"`
+	What       string    `json:"what"` // "schedules" or "crash-points"
+	Count      int       `json:"count"`
+	Violations int       `json:"violations"`
+	Seed       int64     `json:"seed"`
+	Shard      string    `json:"shard,omitempty"`
+}
+
+// Ledger kinds.
+const (
+	LedgerSchedules   = "schedules"
+	LedgerCrashPoints = "crash-points"
+)
+
+// AppendLedger appends e to the ledger at path (creating it).
+func AppendLedger(path string, e LedgerEntry) error {
+	b, err := json.Marshal(e)
+	if err != nil {
+		return fmt.Errorf("encode ledger entry: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("open exploration ledger: %w", err)
+	}
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		f.Close()
+		return fmt.Errorf("append to exploration ledger %s: %w", path, err)
+	}
+	return f.Close()
+}
+
+// LedgerTotals sums the ledger at path: explorations and violations by
+// kind, and when the first entry was made. A missing ledger is empty.
+type LedgerTotals struct {
+	Since      time.Time
+	Count      map[string]int
+	Violations map[string]int
+	Runs       int
+}
+
+// ReadLedger sums the ledger at path.
+func ReadLedger(path string) (LedgerTotals, error) {
+	t := LedgerTotals{Count: map[string]int{}, Violations: map[string]int{}}
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return t, nil
+	}
+	if err != nil {
+		return t, fmt.Errorf("open exploration ledger: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		var e LedgerEntry
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			return t, fmt.Errorf("exploration ledger %s line %d: %w", path, n, err)
+		}
+		if t.Since.IsZero() || e.At.Before(t.Since) {
+			t.Since = e.At
+		}
+		t.Count[e.What] += e.Count
+		t.Violations[e.What] += e.Violations
+		t.Runs++
+	}
+	return t, sc.Err()
+}
