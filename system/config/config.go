@@ -316,6 +316,11 @@ func (c *Config) Validate() error {
 	if c.ClockMargin < 0 {
 		errs = append(errs, fmt.Errorf("clock-margin must not be negative"))
 	}
+	if c.SendingTimeout > 0 && c.SendingTimeout <= c.VendorTimeout {
+		// Cleanup would turn claims whose vendor call is still in flight
+		// into ERROR: messages that reach the phone reported lost.
+		errs = append(errs, fmt.Errorf("sending-timeout (%s) must be longer than vendor-timeout (%s)", c.SendingTimeout, c.VendorTimeout))
+	}
 	if c.ReconcileMaxTries < 2 {
 		// A row settles only on two agreeing lookups.
 		errs = append(errs, fmt.Errorf("reconcile-max-tries must be >= 2 (a row settles on two agreeing lookups), got %d", c.ReconcileMaxTries))
