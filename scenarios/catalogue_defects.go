@@ -83,6 +83,17 @@ func defectCatalogue() []*Scenario {
 			Expect: rules(allOnce),
 		},
 		{
+			Name: "night-enqueue", Row: "2", Start: "2027-03-01 02:00:00",
+			Description: "the job enqueues at 02:00 Seoul (17:00 UTC the day before), outside the relay's window; the relay's first run is at 08:00",
+			Fault:       "clock: the job runs at 2027-03-01 02:00 KST; the relay's and the worker's clocks start at 08:00 the same Seoul day",
+			Outcome:     "rows wait PENDING through the night, keep their Seoul scheduled date, and go out at 08:00: nothing expires, each sent once",
+			Steps: []Step{
+				enqueue(), start("cleanup"), startWith("worker", clockAt("08:00")), startWith("relay", clockAt("08:00")),
+				await(outboxRows("PUBLISHED", 6)),
+			},
+			Expect: rules(allOnce),
+		},
+		{
 			Name: "expired-across-month-end", Row: "2*", Start: "2027-02-28 20:54:00",
 			Description: "rows enqueued on a month's last day reach a relay only the next morning, the 1st",
 			Fault:       "clock: the job runs on 2027-02-28; the relay's clock starts at 08:00 the next day (2027-03-01)",
@@ -104,6 +115,20 @@ func defectCatalogue() []*Scenario {
 				startWith("relay", clockAt("+1d 08:00")), await(outboxRows("EXPIRED", 2)),
 			},
 			Expect: rules(lost(2), alerts(checker.AlertExpired, 2), handsets(4)),
+		},
+		{
+			Name: "unroutable-mid-batch", Row: "§4", Kinds: one, PerKind: 5,
+			Description: "one message in the middle of a batch is unroutable while the others are confirmed",
+			Fault:       "failpoint relay.misroute-publish, 3rd hit, in relay-1: the third publish of the batch goes to a routing key nothing is bound to",
+			Outcome:     "the return is the third message's alone: the four others are marked PUBLISHED by the same run, the third backs off and is republished; each sent once",
+			Steps: []Step{
+				enqueue(), start("worker", "cleanup"),
+				startWith("relay", faults.Spec{Kind: "failpoint", Point: kp.FailMisroute, Hit: 3}),
+				note(await(Cond{Event: &EventCond{Name: "mark", Pod: "relay-1", Attrs: map[string]string{"count": "4"}}}),
+					"the batch's first mark wrote the four confirmed rows"),
+				await(ledger(5)),
+			},
+			Expect: rules(allOnce, checker.Rule{Rule: "returned-counted"}),
 		},
 		{
 			Name: "queue-full-nack", Row: "§4", Kinds: one, PerKind: 3,

@@ -203,6 +203,10 @@ func Generate(d Draw) Schedule {
 			FaultEvent{Kind: "down", Target: "rabbitmq-worker",
 				At: time.Duration(d.Int("at ms", 0, 1500)) * time.Millisecond, For: time.Duration(d.Int("for ms", 100, 800)) * time.Millisecond})
 	}
+	if d.Int("misrouted publish", 0, 4) == 0 {
+		// One publish in the middle of a batch comes back unroutable.
+		s.Events = append(s.Events, FaultEvent{Kind: "failpoint", Target: "relay", Point: killpoint.FailMisroute, Hit: d.Int("hit", 1, total)})
+	}
 	if d.Int("workers' database down", 0, 5) == 0 {
 		s.Events = append(s.Events, FaultEvent{Kind: "down", Target: "postgres-worker",
 			At: time.Duration(d.Int("at ms", 0, 1500)) * time.Millisecond, For: time.Duration(d.Int("for ms", 100, 1500)) * time.Millisecond})

@@ -22,10 +22,14 @@ const (
 	// FailFinishResponse: the relay's final-status UPDATE committed, then
 	// its answer is lost (the connection dropped after the commit).
 	FailFinishResponse = "relay.finish-response"
+	// FailMisroute sends one publish to a routing key nothing is bound to:
+	// a binding missing for exactly that message, so RabbitMQ returns it
+	// (and acks it) in the middle of a batch whose others are confirmed.
+	FailMisroute = "relay.misroute-publish"
 )
 
 // FailNames lists every failpoint compiled into system/.
-var FailNames = []string{FailAnniversaryOutbox, FailClaimResponse, FailResultUpdate, FailFinishResponse}
+var FailNames = []string{FailAnniversaryOutbox, FailClaimResponse, FailResultUpdate, FailFinishResponse, FailMisroute}
 
 // FailEnvVar is the environment variable that arms failpoints.
 const FailEnvVar = "OUTBOXCHAOS_FAILPOINT"

@@ -77,6 +77,10 @@ type Publisher struct {
 	returned map[string]string // drained returns not yet claimed by an Await
 }
 
+// misrouteKey is a routing key nothing is bound to (the FailMisroute
+// failpoint's destination).
+const misrouteKey = "misrouted"
+
 // returnBuffer bounds the messages published per confirm window: returns
 // are buffered so the connection's reader never blocks on them.
 const returnBuffer = 1024
@@ -197,8 +201,12 @@ func (p *Publisher) Send(ctx context.Context, msgs []Message) (*Pending, error) 
 			continue
 		}
 		step := "amqp:publish-" + m.RoutingKey // a crash point (system/crashpoint)
+		key := m.RoutingKey
+		if killpoint.Fail(killpoint.FailMisroute) != nil {
+			key = misrouteKey
+		}
 		crashpoint.Reach(step, crashpoint.Before)
-		dc, err := p.ch.PublishWithDeferredConfirmWithContext(ctx, p.exchange, m.RoutingKey, true, false, amqp.Publishing{
+		dc, err := p.ch.PublishWithDeferredConfirmWithContext(ctx, p.exchange, key, true, false, amqp.Publishing{
 			MessageId:    m.MessageID,
 			DeliveryMode: amqp.Persistent,
 			ContentType:  "application/json",
