@@ -36,6 +36,9 @@ type Verdict struct {
 	// BackoffBroken counts failed publishes whose next attempt was not
 	// due one backoff step later (BackoffViolations).
 	BackoffBroken int `json:"backoff_broken,omitempty"`
+	// Republished counts rows published, or copies delivered, more often
+	// than the history explains (RepublishViolations).
+	Republished int `json:"republished,omitempty"`
 	// From the history (Judge): vendor calls, publishes, faults fired by kind.
 	VendorCalls int            `json:"vendor_calls,omitempty"`
 	Publishes   int            `json:"publishes,omitempty"`
@@ -49,7 +52,7 @@ type Verdict struct {
 // handset ledger contradicts, and every loss told by the alert of its kind.
 func (v Verdict) OK() bool {
 	return v.Duplicated == 0 && v.LostSilently == 0 && v.Unexpected == 0 && v.Stuck == 0 && v.Misreconciled == 0 &&
-		v.AlertBroken == 0 && v.BackoffBroken == 0
+		v.AlertBroken == 0 && v.BackoffBroken == 0 && v.Republished == 0
 }
 
 // String is the one-line summary; the reconciliation counts follow when
@@ -66,6 +69,9 @@ func (v Verdict) String() string {
 	}
 	if v.BackoffBroken > 0 {
 		s += fmt.Sprintf(" backoff_broken=%d", v.BackoffBroken)
+	}
+	if v.Republished > 0 {
+		s += fmt.Sprintf(" republished=%d", v.Republished)
 	}
 	return s
 }
@@ -295,13 +301,17 @@ func (v *Verdict) countSettlement(ib InboxRow, n int, detail func(string, ...any
 func (v Verdict) Explain() string { return strings.Join(v.Details, "\n  ") }
 
 // Judge is Check plus what only the history tells: the backoff schedule
-// each failed publish followed, how many vendor calls and publishes were
+// each failed publish followed, the republish bound, how many vendor calls and publishes were
 // attempted, and which faults fired, by kind. It is as
 // pure as Check.
 func Judge(history []Event, faults []FaultRecord, s State) Verdict {
 	v := Check(s)
 	for _, d := range BackoffViolations(history, s.Backoff) {
 		v.BackoffBroken++
+		v.Details = append(v.Details, d)
+	}
+	for _, d := range RepublishViolations(history, faults) {
+		v.Republished++
 		v.Details = append(v.Details, d)
 	}
 	for _, ev := range history {

@@ -36,6 +36,7 @@ var Catchers = map[string][]string{
 	canary.NoAttemptsAlert:     {"relay-crash-after-attempt-alert"},
 	canary.ConsentFirstOnly:    {"consent-withdrawn"},
 	canary.FlatBackoff:         {"backoff-schedule"},
+	canary.AllOrNothing:        {"unroutable-mid-batch"},
 }
 
 // CanaryResult is the sweep's answer for one canary.

@@ -97,13 +97,18 @@ const (
 	// refusing a message gets it every minute. Nothing is lost or sent
 	// twice; only the checker's backoff rule catches it.
 	FlatBackoff = "flat-backoff"
+	// AllOrNothing treats a batch as one unit: when any of its publishes
+	// fails, every row of it goes back to PENDING, the confirmed ones too,
+	// and is published again. The inbox absorbs the copies; only the
+	// checker's republish bound sees the storm.
+	AllOrNothing = "all-or-nothing"
 )
 
 // Names lists every canary.
 var Names = []string{MarkBeforePublish, CheckThenAct, RetryUnknown, ReleaseOnCancel, NoSkipLocked,
 	NoClaimedBy, AckBeforeResult, FreshMessageID, ReturnedAsPublished, TimeoutAsConfirmed, NoCleanupAlert,
 	RateLimitAsUnknown, SilentAnniversary, NoAdDeferral, NoExpiry, PlainInsert, MigrateUnlocked, NoReconnect,
-	AutoAck, NoDedup, RecentOnly, TrustFirstAnswer, ParkWithoutReason, NoAttemptsAlert, ConsentFirstOnly, FlatBackoff}
+	AutoAck, NoDedup, RecentOnly, TrustFirstAnswer, ParkWithoutReason, NoAttemptsAlert, ConsentFirstOnly, FlatBackoff, AllOrNothing}
 
 // armed is the armed canary's name ("" for none).
 var armed atomic.Pointer[string]

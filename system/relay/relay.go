@@ -63,6 +63,9 @@ type Relay struct {
 	// consentFirstOnly re-reads the first row's member only (the
 	// ConsentFirstOnly canary).
 	consentFirstOnly bool
+	// allOrNothing fails every row of a batch when any publish of it
+	// failed (the AllOrNothing canary).
+	allOrNothing bool
 	// messageID is a row's message_id: notification.MessageID, or a fresh
 	// one per publish (the FreshMessageID canary).
 	messageID func(outboxID int64) string
@@ -80,7 +83,8 @@ func New(cfg config.Config, pool *pgxpool.Pool, pub Publisher, clk clock.Clock, 
 	r := &Relay{cfg: cfg, pool: pool, pub: pub, clock: clk, alerts: alerts, log: log.With("component", "relay"),
 		sql: statementsFor(bug), rules: rulesFor(cfg, bug), markBeforePublish: bug == canary.MarkBeforePublish,
 		attemptsAlert: bug != canary.NoAttemptsAlert, consentFirstOnly: bug == canary.ConsentFirstOnly,
-		messageID: notification.MessageID}
+		allOrNothing: bug == canary.AllOrNothing,
+		messageID:    notification.MessageID}
 	if bug == canary.FreshMessageID {
 		r.messageID = func(id int64) string { return fmt.Sprintf("%s-%d", notification.MessageID(id), time.Now().UnixNano()) }
 	}
@@ -304,12 +308,13 @@ func (r *Relay) settle(b *batch, results []publisher.Result, pubErr error) (Stat
 		return st, fmt.Errorf("publish batch: %w", pubErr)
 	}
 	killpoint.Hit(killpoint.RelayAfterConfirm)
+	batchFailed := r.allOrNothing && anyFailed(results)
 	var ok []int64
 	for i, res := range results {
 		row := b.rows[i]
 		r.log.Info("publish outcome", "event", "publish", "outbox_id", row.id, "message_id", res.MessageID,
 			"dedup_key", row.dedupKey, "outcome", res.Outcome.String(), "indefinite", res.Outcome.Indefinite())
-		if res.Outcome == publisher.Confirmed {
+		if res.Outcome == publisher.Confirmed && !batchFailed {
 			ok = append(ok, row.id)
 			continue
 		}
@@ -327,6 +332,16 @@ func (r *Relay) settle(b *batch, results []publisher.Result, pubErr error) (Stat
 		st.LostLease += len(ok) - n
 	}
 	return st, nil
+}
+
+// anyFailed reports whether any publish of a batch was not confirmed.
+func anyFailed(results []publisher.Result) bool {
+	for _, res := range results {
+		if res.Outcome != publisher.Confirmed {
+			return true
+		}
+	}
+	return false
 }
 
 // InWindow reports whether t is inside the relay's daily window.

@@ -12,7 +12,8 @@ const reclaimSQL = `
 		UPDATE notification_outbox
 		   SET status = 'PENDING', claimed_by = NULL, claimed_until = NULL,
 		       status_reason = 'CLAIM_EXPIRED', updated_at = $1
-		 WHERE status = 'PUBLISHING' AND claimed_until < $1`
+		 WHERE status = 'PUBLISHING' AND claimed_until < $1
+		RETURNING id`
 
 // ClaimSQL is the one-statement claim of SPEC §3 (exported for benchmarks and
 // EXPLAIN). The locking subquery sits in ARRAY(...) so it runs exactly once

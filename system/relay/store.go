@@ -14,14 +14,26 @@ import (
 // The relay's reads and writes, with the statements chosen in New.
 
 func (r *Relay) reclaim(ctx context.Context, now time.Time) (int, error) {
-	tag, err := r.pool.Exec(ctx, reclaimSQL, now)
+	rows, err := r.pool.Query(ctx, reclaimSQL, now)
 	if err != nil {
 		return 0, fmt.Errorf("reclaim expired leases: %w", err)
 	}
-	if n := int(tag.RowsAffected()); n > 0 {
-		r.log.Info("reclaimed expired leases", "event", "reclaim", "count", n)
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return 0, fmt.Errorf("scan reclaimed row: %w", err)
+		}
+		ids = append(ids, id)
 	}
-	return int(tag.RowsAffected()), nil
+	if err := rows.Err(); err != nil {
+		return 0, fmt.Errorf("reclaim expired leases: %w", err)
+	}
+	if len(ids) > 0 {
+		r.log.Info("reclaimed expired leases", "event", "reclaim", "count", len(ids), "ids", ids)
+	}
+	return len(ids), nil
 }
 
 func (r *Relay) claim(ctx context.Context, now time.Time) ([]claimed, error) {
