@@ -17,8 +17,9 @@ import (
 //     stalled past its lease).
 //   - Ground truth, the fresh copies workers received (first deliveries,
 //     not redeliveries of one copy): at most one per relay claim of the
-//     row, one per retry-queue round trip a worker sent it on, and one per
-//     operator replay of its parked copy.
+//     row, one per retry-queue round trip a worker set out to send it on
+//     (logged before the publish), and one per operator replay of its
+//     parked copy.
 //
 // Rows no "claim" event names (a relay under test of another make) are
 // not judged.
@@ -37,6 +38,7 @@ func RepublishViolations(history []Event, faults []FaultRecord) []string {
 	}
 	pubs, failed, reclaims := map[int64]int{}, map[int64]int{}, map[int64]int{}
 	fresh, retries, replays := map[string]int{}, map[string]int{}, map[string]int{}
+	retryAcks := map[string]int{}
 	for _, e := range history {
 		switch {
 		case e.Name == "publish" && podMatches(e.Pod, "relay-"):
@@ -51,9 +53,17 @@ func RepublishViolations(history []Event, faults []FaultRecord) []string {
 			}
 		case e.Name == "delivery" && e.Str("redelivered") == "false":
 			fresh[e.Str("message_id")]++
-		case e.Name == "ack" && e.Str("why") == "retry":
+		case e.Name == "republish" && e.Str("to") == "retry":
+			// Logged before the publish: an upper bound even when the
+			// worker died before it knew whether the copy went out.
 			retries[e.Str("message_id")]++
+		case e.Name == "ack" && e.Str("why") == "retry":
+			// Histories recorded before workers logged "republish".
+			retryAcks[e.Str("message_id")]++
 		}
+	}
+	for m, n := range retryAcks {
+		retries[m] = max(retries[m], n)
 	}
 	for _, f := range faults {
 		if f.Kind == "replay-parked" && f.Fired {

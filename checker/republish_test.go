@@ -37,6 +37,8 @@ func TestRepublishViolations(t *testing.T) {
 			"notification-outbox-1 reached workers as 2 fresh copies"},
 		{"a replayed copy", []Event{claim("relay-1", 1), pub(1, "confirmed"), fresh(1), fresh(1)},
 			[]FaultRecord{{Kind: "replay-parked", Target: MessageID(1), Fired: true}}, ""},
+		{"a retry copy sent just before the worker died", []Event{claim("relay-1", 1), pub(1, "confirmed"), fresh(1),
+			{Pod: "worker-1", Name: "republish", Attrs: map[string]any{"message_id": MessageID(1), "to": "retry"}}, fresh(1)}, nil, ""},
 		{"a peer's rows are not judged", []Event{pub(1, "confirmed"), pub(1, "confirmed")}, nil, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
