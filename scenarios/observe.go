@@ -122,7 +122,7 @@ func (e *Env) Snapshot(ctx context.Context) (checker.State, error) {
 		rec.Reason, _ = a.Fields["reason"].(string)
 		s.Alerts = append(s.Alerts, rec)
 	}
-	if s.Parked, s.Queues, err = e.queues(); err != nil {
+	if s.Parked, s.Queues, err = e.queues(ctx); err != nil {
 		return s, err
 	}
 	q, err := e.Pool.Query(ctx, `SELECT phone FROM registered_numbers ORDER BY phone`)
@@ -155,7 +155,7 @@ func (e *Env) Snapshot(ctx context.Context) (checker.State, error) {
 
 // queues reads the depths and the parked messages (fetched, then returned
 // to the queue when the channel closes).
-func (e *Env) queues() (parked []checker.ParkedRecord, d checker.QueueDepths, err error) {
+func (e *Env) queues(ctx context.Context) (parked []checker.ParkedRecord, d checker.QueueDepths, err error) {
 	err = e.withChannel(func(ch *amqp.Channel) error {
 		m, r, p, derr := broker.Depths(ch, e.SB.Prefix)
 		if derr != nil {
@@ -180,6 +180,22 @@ func (e *Env) queues() (parked []checker.ParkedRecord, d checker.QueueDepths, er
 			parked = append(parked, checker.ParkedRecord{MessageID: msg.MessageId, Reason: reason})
 		}
 		return nil
+	})
+	if err != nil || len(parked) == 0 {
+		return parked, d, err
+	}
+	// The copies read are handed back when the channel closes, which the
+	// broker applies in its own time: wait until they are all back, or the
+	// next look (the final snapshot right after quiescence) would find the
+	// parking queue empty and call a parked message lost.
+	err = e.WaitFor(ctx, 10*time.Second, "the parked copies read back in the parking queue", func(context.Context) (bool, error) {
+		var back int
+		werr := e.withChannel(func(ch *amqp.Channel) error {
+			_, _, p, derr := broker.Depths(ch, e.SB.Prefix)
+			back = p
+			return derr
+		})
+		return back >= len(parked), werr
 	})
 	return parked, d, err
 }
