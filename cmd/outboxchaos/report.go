@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime/debug"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -138,8 +139,27 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return nil
 }
 
-// gitCommit is the short commit of the working tree, or "unknown".
+// gitCommit is the short commit this binary was built from (Go's build
+// information, "+dirty" for a modified tree), else the working tree's, or
+// "unknown".
 func gitCommit() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		rev, dirty := "", false
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				dirty = s.Value == "true"
+			}
+		}
+		if len(rev) >= 7 {
+			if dirty {
+				return rev[:7] + "+dirty"
+			}
+			return rev[:7]
+		}
+	}
 	if b, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output(); err == nil {
 		return strings.TrimSpace(string(b))
 	}
