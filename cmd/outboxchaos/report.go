@@ -7,9 +7,9 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"runtime/debug"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"time"
 
