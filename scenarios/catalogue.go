@@ -273,19 +273,9 @@ func tableCatalogue() []*Scenario {
 			},
 			Expect: rules(allOnce, handsets(2)),
 		},
-		{
-			Name: "ad-cutoff-deferral", Row: "2*", Start: "20:39:50",
-			Description: "advertising messages reach the relay after 20:40",
-			Fault:       "clock: the relay starts at 20:40:00, then a relay runs the next day at 08:00",
-			Outcome:     "ads deferred to 08:00 next day (not sent after the cut-off); past their scheduled date they are EXPIRED + alert; the rest sent once",
-			Steps: []Step{
-				enqueue(), start("worker", "cleanup"), startWith("relay", clockAt("20:40")),
-				await(Cond{Rows: &Rows{Table: "outbox", Status: "PENDING", Reason: "AD_CUTOFF_DEFERRED", Advertising: true, N: 2}}),
-				await(ledger(4)), stop("relay-1"),
-				startWith("relay", clockAt("+1d 08:00")), await(outboxRows("EXPIRED", 2)),
-			},
-			Expect: rules(lost(2), alerts(checker.AlertExpired, 2), handsets(4)),
-		},
+		adCutoffDeferral("ad-cutoff-deferral", "20:39:50", "advertising messages reach the relay after 20:40",
+			"clock: the relay starts at 20:40:00, then a relay runs the next day at 08:00",
+			"ads deferred to 08:00 next day (not sent after the cut-off); past their scheduled date they are EXPIRED + alert; the rest sent once"),
 		{
 			Name: "parking-replay", Row: "extra", Kinds: []notification.Kind{notification.GradeRenewal},
 			Description: "an operator moves a parked message back to the main queue, twice",
@@ -384,6 +374,21 @@ func vendorUnknown(name string, sent, notSent fakevendor.Mode, desc string) *Sce
 			enqueue(), pipeline(), await(inboxRows("ERROR", 2)),
 		},
 		Expect: rules(lost(1), alerts(checker.AlertVendorUnknown, 2), errorDelivered(1), vendorCalls(1, 1), vendorCalls(2, 1)),
+	}
+}
+
+// adCutoffDeferral: the relay first runs at 20:40:00 on the day Start
+// names, then a relay runs at 08:00 the next day; two ads wait, expire.
+func adCutoffDeferral(name, at, desc, fault, outcome string) *Scenario {
+	return &Scenario{
+		Name: name, Row: "2*", Start: at, Description: desc, Fault: fault, Outcome: outcome,
+		Steps: []Step{
+			enqueue(), start("worker", "cleanup"), startWith("relay", clockAt("20:40")),
+			await(Cond{Rows: &Rows{Table: "outbox", Status: "PENDING", Reason: "AD_CUTOFF_DEFERRED", Advertising: true, N: 2}}),
+			await(ledger(4)), stop("relay-1"),
+			startWith("relay", clockAt("+1d 08:00")), await(outboxRows("EXPIRED", 2)),
+		},
+		Expect: rules(lost(2), alerts(checker.AlertExpired, 2), handsets(4)),
 	}
 }
 

@@ -103,19 +103,9 @@ func defectCatalogue() []*Scenario {
 			},
 			Expect: rules(lost(6), alerts(checker.AlertExpired, 6), handsets(0)),
 		},
-		{
-			Name: "ad-deferral-at-year-end", Row: "2*", Start: "2026-12-31 20:39:50",
-			Description: "advertising messages reach the relay after 20:40 on the year's last day",
-			Fault:       "clock: the relay starts at 20:40:00 on 2026-12-31, then a relay runs on 2027-01-01 at 08:00",
-			Outcome:     "ads deferred to 08:00 on the 1st of January; past their scheduled date they are EXPIRED + alert; the rest sent once",
-			Steps: []Step{
-				enqueue(), start("worker", "cleanup"), startWith("relay", clockAt("20:40")),
-				await(Cond{Rows: &Rows{Table: "outbox", Status: "PENDING", Reason: "AD_CUTOFF_DEFERRED", Advertising: true, N: 2}}),
-				await(ledger(4)), stop("relay-1"),
-				startWith("relay", clockAt("+1d 08:00")), await(outboxRows("EXPIRED", 2)),
-			},
-			Expect: rules(lost(2), alerts(checker.AlertExpired, 2), handsets(4)),
-		},
+		adCutoffDeferral("ad-deferral-at-year-end", "2026-12-31 20:39:50", "advertising messages reach the relay after 20:40 on the year's last day",
+			"clock: the relay starts at 20:40:00 on 2026-12-31, then a relay runs on 2027-01-01 at 08:00",
+			"ads deferred to 08:00 on the 1st of January; past their scheduled date they are EXPIRED + alert; the rest sent once"),
 		{
 			Name: "unroutable-mid-batch", Row: "§4", Kinds: one, PerKind: 5,
 			Description: "one message in the middle of a batch is unroutable while the others are confirmed",
