@@ -37,6 +37,12 @@ func (r *runner) replace(ctx context.Context, st Step) error {
 		if job {
 			return false, nil // a job always ends; before it, nothing is to be seen
 		}
+		if _, hit := p.Killpoint(); hit {
+			// It said it reached its point and is being killed: wait for
+			// its death, not for a state it may look quiescent in (the
+			// delivery it held unacked is not in the queue until then).
+			return false, nil
+		}
 		s, err := r.e.Snapshot(ctx)
 		if err != nil {
 			return false, err
