@@ -501,6 +501,10 @@ func (w *Worker) republish(ctx context.Context, d amqp.Delivery, key string, ext
 	for k, v := range extra {
 		h[k] = v
 	}
+	// Said before the publish: a copy this process may have put on the
+	// queue is on record even if it dies before it learns the outcome
+	// (the checker's republish bound counts it).
+	w.log.Info("republishing", "event", "republish", "message_id", d.MessageId, "to", key)
 	res, err := w.pub.PublishBatch(ctx, []publisher.Message{{MessageID: d.MessageId, RoutingKey: key, Body: d.Body, Headers: h}})
 	if err == nil && res[0].Outcome != publisher.Confirmed {
 		err = fmt.Errorf("%s: %v", res[0].Outcome, res[0].Err)
