@@ -49,6 +49,7 @@ func TestValidate_RejectsBadValuesNamingTheField(t *testing.T) {
 		"in-listener-delay":     func(c *config.Config) { c.InListenerDelay = -1 },
 		"batch-size":            func(c *config.Config) { c.BatchSize = 0 },
 		"relay-drain":           func(c *config.Config) { c.RelayDrain, c.BatchSize = true, config.MaxDrainBatch+1 },
+		"relay-drain-depth":     func(c *config.Config) { c.RelayDrainDepth = 0 },
 		"backoff":               func(c *config.Config) { c.Backoff = nil },
 		"backoff step":          func(c *config.Config) { c.Backoff = config.Durations{time.Minute, 0} },
 		"alert-attempt":         func(c *config.Config) { c.AlertAttempt = 0 },
@@ -78,6 +79,22 @@ func TestValidate_RejectsBadValuesNamingTheField(t *testing.T) {
 		}
 		if !strings.Contains(err.Error(), field) {
 			t.Errorf("%s: error %q does not name the field", field, err)
+		}
+	}
+}
+
+// relay-drain-depth is 1..MaxDrainDepth; the error says the bounds.
+func TestValidate_DrainDepthBounds(t *testing.T) {
+	t.Parallel()
+	for depth, ok := range map[int]bool{-1: false, 0: false, 1: true, 3: true, config.MaxDrainDepth: true, config.MaxDrainDepth + 1: false} {
+		c := config.Default()
+		c.RelayDrainDepth = depth
+		err := c.Validate()
+		if (err == nil) != ok {
+			t.Errorf("relay-drain-depth %d: error %v, want valid %v", depth, err, ok)
+		}
+		if err != nil && !strings.Contains(err.Error(), "relay-drain-depth must be 1..32, got") {
+			t.Errorf("relay-drain-depth %d: error %q does not say the bounds", depth, err)
 		}
 	}
 }

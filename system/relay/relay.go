@@ -137,11 +137,14 @@ func (r *Relay) RunOnce(ctx context.Context) (Stats, error) {
 }
 
 // Drain runs batches back to back until a claim comes back short (a
-// backlog's catch-up). While earlier batches' confirms are awaited and
-// their rows marked (in goroutines), the next batch is claimed and
-// published, so the broker and the database work at the same time; at most
-// drainSettling+1 batches are in flight. Every rule of RunOnce holds per batch: publish → confirm → mark,
-// writes conditional on the lease. Expired leases are reclaimed once, at the
+// backlog's catch-up), as a pipeline: a claimer goroutine claims, looks up
+// and decides the next batch while the drain goroutine sends the previous
+// one, and each sent batch awaits its confirms and is marked in a goroutine
+// of its own, at most RelayDrainDepth batches at once; so the database and
+// the broker work at the same time. Every rule of RunOnce holds per batch:
+// publish → confirm → mark, writes conditional on the lease, and every
+// batch claimed is published and settled, even after a failure or a
+// cancellation ends the claiming. Expired leases are reclaimed once, at the
 // start of the drain (it is one run). Without an Async publisher it is a
 // loop of RunOnce.
 func (r *Relay) Drain(ctx context.Context) (Stats, error) {
@@ -171,49 +174,44 @@ func (r *Relay) Drain(ctx context.Context) (Stats, error) {
 		defer mu.Unlock()
 		return firstErr != nil
 	}
-	// Up to drainSettling batches await their confirms and marks in
-	// goroutines while the next one is claimed and sent.
-	sem := make(chan struct{}, drainSettling)
-	var wg sync.WaitGroup
-	settle := func(b *batch) {
-		defer wg.Done()
-		defer func() { <-sem }()
-		var results []publisher.Result
-		if b.sendErr == nil {
-			results = async.Await(b.ctx, b.pending)
-		}
-		record(r.settle(b, results, b.sendErr))
-	}
-	for first := true; ; first = false {
-		var b *batch
-		full := false
-		if ctx.Err() == nil && !failed() {
-			var st Stats
-			var err error
-			b, st, err = r.prepare(ctx, first)
+	// The claimer: one batch decided ahead of the one being sent.
+	ready := make(chan *batch, 1)
+	go func() {
+		defer close(ready)
+		for first := true; ctx.Err() == nil && !failed(); first = false {
+			b, st, err := r.prepare(ctx, first)
 			record(st, err)
-			full = err == nil && st.Claimed == r.cfg.BatchSize
 			if b != nil {
-				b.pending, b.sendErr = async.Send(b.ctx, b.msgs)
+				ready <- b
+			}
+			if err != nil || st.Claimed < r.cfg.BatchSize {
+				return
 			}
 		}
-		if b != nil {
-			sem <- struct{}{}
-			wg.Add(1)
-			go settle(b)
-		}
-		if !full || failed() {
-			wg.Wait()
-			mu.Lock()
-			defer mu.Unlock()
-			return total, firstErr
-		}
+	}()
+	// The sender: each batch out as soon as fewer than RelayDrainDepth
+	// batches await their confirms.
+	inFlight := make(chan struct{}, max(r.cfg.RelayDrainDepth, 1))
+	var wg sync.WaitGroup
+	for b := range ready {
+		inFlight <- struct{}{}
+		b.pending, b.sendErr = async.Send(b.ctx, b.msgs)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-inFlight }()
+			var results []publisher.Result
+			if b.sendErr == nil {
+				results = async.Await(b.ctx, b.pending)
+			}
+			record(r.settle(b, results, b.sendErr))
+		}()
 	}
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	return total, firstErr
 }
-
-// drainSettling is how many batches Drain lets await their confirms while
-// it claims and sends the next.
-const drainSettling = 2
 
 // prepare reclaims expired leases (if reclaim), claims a batch and decides
 // each row. It returns the rows to publish (nil when there are none).
