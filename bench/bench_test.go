@@ -175,10 +175,11 @@ func TestLatencies_WeightedPercentiles(t *testing.T) {
 func TestPhaseOf_NamesThePipelineStatements(t *testing.T) {
 	t.Parallel()
 	cases := map[string]string{
-		relay.ClaimSQL:  "sql claim (UPDATE … SKIP LOCKED)",
-		markSQL:         "sql mark PUBLISHED",
-		inbox.ClaimSQL:  "sql inbox claim INSERT",
-		inbox.FinishSQL: "sql inbox result UPDATE",
+		relay.ClaimSQL:            "sql claim (UPDATE … SKIP LOCKED)",
+		relay.ClaimWithLookupsSQL: "sql claim + consent lookup (one statement)",
+		markSQL:                   "sql mark PUBLISHED",
+		inbox.ClaimSQL:            "sql inbox claim INSERT",
+		inbox.FinishSQL:           "sql inbox result UPDATE",
 		`SELECT EXISTS (SELECT 1 FROM notification_histories WHERE message_id = $1)`: "sql inbox peek",
 		`SELECT id, sms_consent AND active FROM members WHERE id = ANY($1)`:          "sql consent lookup",
 		"begin":  "sql begin",

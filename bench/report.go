@@ -271,8 +271,8 @@ func (r *Report) Markdown() string {
 				m.PeakRSSMB, m.HeapPeakMB, m.HeapSysMB)
 		}
 		if m.PlanCustom != "" {
-			w("- Claim query (`relay.ClaimSQL`) uses an index: **%v** — %s.\n\n", m.UsesIndex, m.IndexVerdict)
-			w("`EXPLAIN (ANALYZE, BUFFERS)` of `relay.ClaimSQL` as the relay sends it (in a rolled-back transaction):\n\n```\n%s\n```\n\n", m.PlanCustom)
+			w("- Claim query (`relay.ClaimWithLookupsSQL`) uses an index: **%v** — %s.\n\n", m.UsesIndex, m.IndexVerdict)
+			w("`EXPLAIN (ANALYZE, BUFFERS)` of `relay.ClaimWithLookupsSQL` as the relay sends it (in a rolled-back transaction):\n\n```\n%s\n```\n\n", m.PlanCustom)
 			w("`EXPLAIN` of the same statement prepared with `plan_cache_mode = force_generic_plan` (pgx caches prepared statements, and PostgreSQL may switch one to a generic plan after five executions):\n\n```\n%s\n```\n\n", m.PlanGeneric)
 		}
 	}

@@ -54,6 +54,8 @@ type Relay struct {
 	// Chosen in New, from the armed canary if any:
 	sql   statements // the claim, mark and per-row write statements
 	rules rules      // the per-row decisions (decide.go)
+	// claimSQL is sql.claim with the consent and number lookups (withLookups).
+	claimSQL string
 	// markBeforePublish marks the claimed rows PUBLISHED before publishing
 	// (the MarkBeforePublish canary).
 	markBeforePublish bool
@@ -74,6 +76,7 @@ func New(cfg config.Config, pool *pgxpool.Pool, pub Publisher, clk clock.Clock, 
 	r := &Relay{cfg: cfg, pool: pool, pub: pub, clock: clk, alerts: alerts, log: log.With("component", "relay"),
 		sql: statementsFor(bug), rules: rulesFor(cfg, bug), markBeforePublish: bug == canary.MarkBeforePublish,
 		messageID: notification.MessageID}
+	r.claimSQL = withLookups(r.sql.claim, cfg.Production)
 	if bug == canary.FreshMessageID {
 		r.messageID = func(id int64) string { return fmt.Sprintf("%s-%d", notification.MessageID(id), time.Now().UnixNano()) }
 	}
@@ -225,7 +228,7 @@ func (r *Relay) prepare(ctx context.Context, reclaim bool) (*batch, Stats, error
 		}
 		st.Reclaimed = n
 	}
-	rows, err := r.claim(ctx, now)
+	rows, members, registered, err := r.claim(ctx, now)
 	if err != nil {
 		return nil, st, err
 	}
@@ -244,11 +247,6 @@ func (r *Relay) prepare(ctx context.Context, reclaim bool) (*batch, Stats, error
 	// half-done batch would only wait out its lease.
 	ctx = context.WithoutCancel(ctx)
 
-	members, registered, err := r.lookups(ctx, rows)
-	if err != nil {
-		// Nothing published yet: the lease will hand these rows back.
-		return nil, st, err
-	}
 	b := &batch{ctx: ctx, now: now}
 	for _, row := range rows {
 		d := r.rules.decide(row, now, members, registered)
