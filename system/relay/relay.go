@@ -247,7 +247,7 @@ func (r *Relay) prepare(ctx context.Context, reclaim bool) (*batch, Stats, error
 	// half-done batch would only wait out its lease.
 	ctx = context.WithoutCancel(ctx)
 
-	b := &batch{ctx: ctx, now: now}
+	b := &batch{ctx: ctx, now: now, rows: make([]claimed, 0, len(rows)), msgs: make([]publisher.Message, 0, len(rows))}
 	for _, row := range rows {
 		d := r.rules.decide(row, now, members, registered)
 		switch d.verdict {

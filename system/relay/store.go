@@ -36,7 +36,7 @@ func (r *Relay) claim(ctx context.Context, now time.Time) ([]claimed, map[int64]
 		return nil, nil, nil, fmt.Errorf("claim outbox rows: %w", err)
 	}
 	defer rows.Close()
-	var out []claimed
+	out := make([]claimed, 0, min(r.cfg.BatchSize, 1024))
 	members, registered := map[int64]bool{}, map[string]bool{}
 	for rows.Next() {
 		var c claimed
