@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgtype"
+
 	"github.com/outboxchaos/outboxchaos/system/alert"
 	"github.com/outboxchaos/outboxchaos/system/killpoint"
 	"github.com/outboxchaos/outboxchaos/system/notification"
@@ -40,18 +42,18 @@ func (r *Relay) claim(ctx context.Context, now time.Time) ([]claimed, map[int64]
 	members, registered := map[int64]bool{}, map[string]bool{}
 	for rows.Next() {
 		var c claimed
-		var member *int64
-		var consent *bool
-		var phone *string
+		var member pgtype.Int8
+		var consent pgtype.Bool
+		var phone pgtype.Text
 		if err := rows.Scan(&c.id, &c.dedupKey, &c.payload, &c.advertising, &c.scheduledDate, &c.attempts,
 			&member, &consent, &phone); err != nil {
 			return nil, nil, nil, fmt.Errorf("scan claimed row: %w", err)
 		}
-		if member != nil && consent != nil {
-			members[*member] = *consent
+		if member.Valid && consent.Valid {
+			members[member.Int64] = consent.Bool
 		}
-		if phone != nil {
-			registered[*phone] = true
+		if phone.Valid {
+			registered[phone.String] = true
 		}
 		out = append(out, c)
 	}
