@@ -95,6 +95,10 @@ type Config struct {
 	AdPublishCutoff TimeOfDay // ads are not published at or after this
 	AdResumeAt      TimeOfDay // ... and are postponed to this time next day
 
+	// Relay.Drain: goroutines claiming batches at once (SKIP LOCKED keeps
+	// their rows apart).
+	RelayDrainClaimers int
+
 	// Worker and inbox (SPEC §5).
 	AdSendFrom        TimeOfDay // advertising hours at the worker
 	AdSendUntil       TimeOfDay
@@ -166,6 +170,8 @@ func Default() Config {
 		CleanupLockTTL:    4 * time.Minute,
 		AlertTimeout:      2 * time.Second,
 
+		RelayDrainClaimers: 2,
+
 		VendorAcceptWindow:  2 * time.Minute,
 		ReportFinalAfter:    5 * time.Minute,
 		ClockMargin:         time.Minute,
@@ -200,6 +206,7 @@ func (c *Config) fields() []field {
 		{"batch-size", "rows claimed per relay run", (*intVal)(&c.BatchSize)},
 		{"relay-drain", "after a full batch, drain the backlog with overlapped batches instead of waiting for the next interval", (*boolVal)(&c.RelayDrain)},
 		{"relay-drain-depth", "a draining relay's batches published and awaiting their confirms at once", (*intVal)(&c.RelayDrainDepth)},
+		{"relay-drain-claimers", "a draining relay's batches claimed at once, each by its own SKIP LOCKED claim", (*intVal)(&c.RelayDrainClaimers)},
 		{"lease", "relay claim lease", (*durVal)(&c.Lease)},
 		{"confirm-timeout", "publisher confirm timeout", (*durVal)(&c.ConfirmTimeout)},
 		{"backoff", "relay retry backoff steps", &c.Backoff},
@@ -294,6 +301,10 @@ const MaxDrainBatch = 512
 // only come later.
 const MaxDrainDepth = 32
 
+// MaxDrainClaimers bounds relay-drain-claimers: each claimer holds a
+// database connection while it claims.
+const MaxDrainClaimers = 8
+
 // Validate reports the first invalid value.
 func (c *Config) Validate() error {
 	var errs []error
@@ -343,6 +354,9 @@ func (c *Config) Validate() error {
 	}
 	if c.RelayDrainDepth < 1 || c.RelayDrainDepth > MaxDrainDepth {
 		errs = append(errs, fmt.Errorf("relay-drain-depth must be 1..%d, got %d", MaxDrainDepth, c.RelayDrainDepth))
+	}
+	if c.RelayDrainClaimers < 1 || c.RelayDrainClaimers > MaxDrainClaimers {
+		errs = append(errs, fmt.Errorf("relay-drain-claimers must be 1..%d, got %d", MaxDrainClaimers, c.RelayDrainClaimers))
 	}
 	if len(c.Backoff) == 0 {
 		errs = append(errs, errors.New("backoff needs at least one step"))

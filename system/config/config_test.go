@@ -50,6 +50,7 @@ func TestValidate_RejectsBadValuesNamingTheField(t *testing.T) {
 		"batch-size":            func(c *config.Config) { c.BatchSize = 0 },
 		"relay-drain":           func(c *config.Config) { c.RelayDrain, c.BatchSize = true, config.MaxDrainBatch+1 },
 		"relay-drain-depth":     func(c *config.Config) { c.RelayDrainDepth = 0 },
+		"relay-drain-claimers":  func(c *config.Config) { c.RelayDrainClaimers = config.MaxDrainClaimers + 1 },
 		"backoff":               func(c *config.Config) { c.Backoff = nil },
 		"backoff step":          func(c *config.Config) { c.Backoff = config.Durations{time.Minute, 0} },
 		"alert-attempt":         func(c *config.Config) { c.AlertAttempt = 0 },

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -140,11 +141,11 @@ func (r *Relay) RunOnce(ctx context.Context) (Stats, error) {
 }
 
 // Drain runs batches back to back until a claim comes back short (a
-// backlog's catch-up), as a pipeline: a claimer goroutine claims, looks up
-// and decides the next batch while the drain goroutine sends the previous
-// one, and each sent batch awaits its confirms and is marked in a goroutine
-// of its own, at most RelayDrainDepth batches at once; so the database and
-// the broker work at the same time. Every rule of RunOnce holds per batch:
+// backlog's catch-up), as a pipeline: RelayDrainClaimers goroutines claim,
+// look up and decide the next batches while the drain goroutine sends the
+// previous one, and each sent batch awaits its confirms and is marked in a
+// goroutine of its own, at most RelayDrainDepth batches at once; so the
+// database and the broker work at the same time. Every rule of RunOnce holds per batch:
 // publish → confirm → mark, writes conditional on the lease, and every
 // batch claimed is published and settled, even after a failure or a
 // cancellation ends the claiming. Expired leases are reclaimed once, at the
@@ -177,20 +178,41 @@ func (r *Relay) Drain(ctx context.Context) (Stats, error) {
 		defer mu.Unlock()
 		return firstErr != nil
 	}
-	// The claimer: one batch decided ahead of the one being sent.
-	ready := make(chan *batch, 1)
-	go func() {
-		defer close(ready)
-		for first := true; ctx.Err() == nil && !failed(); first = false {
-			b, st, err := r.prepare(ctx, first)
-			record(st, err)
-			if b != nil {
-				ready <- b
-			}
-			if err != nil || st.Claimed < r.cfg.BatchSize {
-				return
-			}
+	// The claimers (RelayDrainClaimers of them; SKIP LOCKED gives each its
+	// own rows) claim and decide batches ahead of the one being sent. The
+	// first batch, with the reclaim of expired leases, is claimed before
+	// they start; the first claim that comes back short stops them all.
+	ready := make(chan *batch, max(r.cfg.RelayDrainClaimers, 1))
+	var short atomic.Bool
+	claimOne := func(reclaim bool) bool {
+		b, st, err := r.prepare(ctx, reclaim)
+		record(st, err)
+		if b != nil {
+			ready <- b
 		}
+		if err != nil || st.Claimed < r.cfg.BatchSize {
+			short.Store(true)
+			return false
+		}
+		return true
+	}
+	var claimers sync.WaitGroup
+	if ctx.Err() == nil && claimOne(true) {
+		for range max(r.cfg.RelayDrainClaimers, 1) {
+			claimers.Add(1)
+			go func() {
+				defer claimers.Done()
+				for ctx.Err() == nil && !failed() && !short.Load() {
+					if !claimOne(false) {
+						return
+					}
+				}
+			}()
+		}
+	}
+	go func() {
+		claimers.Wait()
+		close(ready)
 	}()
 	// The sender: each batch out as soon as fewer than RelayDrainDepth
 	// batches await their confirms.
