@@ -19,7 +19,7 @@
 //   - system/worker draining a queue backlog against the fake vendor at 0 ms
 //     and 20 ms latency, single active consumer, prefetch 1;
 //   - the relay's peak RSS in a separate process while it drains part of a
-//     1,000,000-row backlog, and EXPLAIN of relay.ClaimSQL at that size.
+//     1,000,000-row backlog, and EXPLAIN of relay.ClaimWithLookupsSQL at that size.
 //
 // Every run works in its own sandbox (system/sandbox: one Postgres schema,
 // one queue-name prefix) and removes every queue it declared.

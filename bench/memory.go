@@ -173,7 +173,7 @@ type MemoryResult struct {
 	PeakRSSMB    float64 // max of the parent's /proc/PID/status VmHWM polls and the child's own
 	HeapPeakMB   float64 // child's sampled HeapInuse peak
 	HeapSysMB    float64 // child's sampled HeapSys peak
-	PlanCustom   string  // EXPLAIN (ANALYZE, BUFFERS) of relay.ClaimSQL, custom plan
+	PlanCustom   string  // EXPLAIN (ANALYZE, BUFFERS) of relay.ClaimWithLookupsSQL, custom plan
 	PlanGeneric  string  // EXPLAIN of the prepared statement with a forced generic plan
 	UsesIndex    bool    // both plans reach the rows through notification_outbox_pending_idx, no Seq Scan
 	IndexVerdict string  // why UsesIndex is what it is
@@ -181,7 +181,7 @@ type MemoryResult struct {
 }
 
 // MeasureMemory inserts a backlog of backlog PENDING rows, ANALYZEs, takes
-// EXPLAIN of relay.ClaimSQL (custom and generic plan), then starts the relay
+// EXPLAIN of relay.ClaimWithLookupsSQL (custom and generic plan), then starts the relay
 // as a child process of this executable (see RunChildIfRequested) and lets
 // it publish drain rows (batch size cfg.BatchSize), reading the child's
 // /proc/PID/status VmHWM while it runs. progress gets one line per phase.
@@ -289,7 +289,7 @@ func tail(s string) string {
 	return s
 }
 
-// explainClaim returns EXPLAIN (ANALYZE, BUFFERS) of relay.ClaimSQL as the
+// explainClaim returns EXPLAIN (ANALYZE, BUFFERS) of relay.ClaimWithLookupsSQL as the
 // relay runs it (rolled back, so nothing is claimed), and EXPLAIN of the
 // same statement prepared with plan_cache_mode = force_generic_plan: pgx
 // prepares and caches its statements, and after five executions PostgreSQL
@@ -323,22 +323,22 @@ func explainClaim(ctx context.Context, e *Env) (custom, generic string, err erro
 		return "", "", fmt.Errorf("begin EXPLAIN transaction: %w", err)
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	custom, err = plan(tx, `EXPLAIN (ANALYZE, BUFFERS) `+relay.ClaimSQL, "bench-explain", now.Add(e.Cfg.Lease), now, e.Cfg.BatchSize)
+	custom, err = plan(tx, `EXPLAIN (ANALYZE, BUFFERS) `+relay.ClaimWithLookupsSQL, "bench-explain", now.Add(e.Cfg.Lease), now, e.Cfg.BatchSize)
 	if err != nil {
-		return "", "", fmt.Errorf("EXPLAIN relay.ClaimSQL: %w", err)
+		return "", "", fmt.Errorf("EXPLAIN relay.ClaimWithLookupsSQL: %w", err)
 	}
 	if _, err := tx.Exec(ctx, `SET LOCAL plan_cache_mode = force_generic_plan`); err != nil {
 		return "", "", fmt.Errorf("force generic plan: %w", err)
 	}
-	if _, err := tx.Exec(ctx, `PREPARE bench_claim(text, timestamptz, timestamptz, bigint) AS `+relay.ClaimSQL); err != nil {
-		return "", "", fmt.Errorf("prepare relay.ClaimSQL: %w", err)
+	if _, err := tx.Exec(ctx, `PREPARE bench_claim(text, timestamptz, timestamptz, bigint) AS `+relay.ClaimWithLookupsSQL); err != nil {
+		return "", "", fmt.Errorf("prepare relay.ClaimWithLookupsSQL: %w", err)
 	}
 	defer func() { _, _ = conn.Exec(context.WithoutCancel(ctx), `DEALLOCATE bench_claim`) }()
 	ts := func(t time.Time) string { return "'" + t.Format(time.RFC3339Nano) + "'" }
 	generic, err = plan(tx, fmt.Sprintf(`EXPLAIN EXECUTE bench_claim('bench-explain', %s, %s, %d)`,
 		ts(now.Add(e.Cfg.Lease)), ts(now), e.Cfg.BatchSize))
 	if err != nil {
-		return "", "", fmt.Errorf("EXPLAIN generic plan of relay.ClaimSQL: %w", err)
+		return "", "", fmt.Errorf("EXPLAIN generic plan of relay.ClaimWithLookupsSQL: %w", err)
 	}
 	return custom, generic, nil
 }

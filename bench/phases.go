@@ -97,6 +97,8 @@ func phaseOf(sql string) string {
 		return "sql commit"
 	case strings.Contains(s, "claimed_until < $1"):
 		return "sql reclaim expired leases"
+	case strings.Contains(s, "skip locked") && strings.HasPrefix(strings.TrimSpace(s), "with"):
+		return "sql claim + consent lookup (one statement)"
 	case strings.Contains(s, "skip locked") && strings.HasPrefix(strings.TrimSpace(s), "update"):
 		return "sql claim (UPDATE … SKIP LOCKED)"
 	case strings.Contains(s, "skip locked"):

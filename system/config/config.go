@@ -87,12 +87,17 @@ type Config struct {
 	RelayUntil      TimeOfDay
 	BatchSize       int
 	RelayDrain      bool // after a full batch, keep going back to back (Relay.Drain)
+	RelayDrainDepth int  // Relay.Drain: batches published and awaiting their confirms at once
 	Lease           time.Duration
 	ConfirmTimeout  time.Duration
 	Backoff         Durations // nth failure waits Backoff[n-1]; the last step repeats
 	AlertAttempt    int       // the attempt that raises an alert
 	AdPublishCutoff TimeOfDay // ads are not published at or after this
 	AdResumeAt      TimeOfDay // ... and are postponed to this time next day
+
+	// Relay.Drain: goroutines claiming batches at once (SKIP LOCKED keeps
+	// their rows apart).
+	RelayDrainClaimers int
 
 	// Worker and inbox (SPEC §5).
 	AdSendFrom        TimeOfDay // advertising hours at the worker
@@ -144,6 +149,7 @@ func Default() Config {
 		RelayFrom:         TimeOfDay{8, 0},
 		RelayUntil:        TimeOfDay{20, 55},
 		BatchSize:         50,
+		RelayDrainDepth:   3,
 		Lease:             15 * time.Minute,
 		ConfirmTimeout:    5 * time.Second,
 		Backoff:           Durations{time.Minute, 2 * time.Minute, 4 * time.Minute, 8 * time.Minute, 16 * time.Minute, 30 * time.Minute},
@@ -166,6 +172,8 @@ func Default() Config {
 		CleanupInterval:   5 * time.Minute,
 		CleanupLockTTL:    4 * time.Minute,
 		AlertTimeout:      2 * time.Second,
+
+		RelayDrainClaimers: 2,
 
 		VendorAcceptWindow:  2 * time.Minute,
 		ReportFinalAfter:    5 * time.Minute,
@@ -200,6 +208,8 @@ func (c *Config) fields() []field {
 		{"relay-until", "relay window end hh:mm", &c.RelayUntil},
 		{"batch-size", "rows claimed per relay run", (*intVal)(&c.BatchSize)},
 		{"relay-drain", "after a full batch, drain the backlog with overlapped batches instead of waiting for the next interval", (*boolVal)(&c.RelayDrain)},
+		{"relay-drain-depth", "a draining relay's batches published and awaiting their confirms at once", (*intVal)(&c.RelayDrainDepth)},
+		{"relay-drain-claimers", "a draining relay's batches claimed at once, each by its own SKIP LOCKED claim", (*intVal)(&c.RelayDrainClaimers)},
 		{"lease", "relay claim lease", (*durVal)(&c.Lease)},
 		{"confirm-timeout", "publisher confirm timeout", (*durVal)(&c.ConfirmTimeout)},
 		{"backoff", "relay retry backoff steps", &c.Backoff},
@@ -291,6 +301,15 @@ func (c *Config) NewClock() (clock.Clock, error) { return clock.Parse(c.Clock) }
 // publisher window (publisher.MaxWindow; a relay test keeps them equal).
 const MaxDrainBatch = 512
 
+// MaxDrainDepth bounds relay-drain-depth: each batch in flight holds its
+// rows' leases and messages, and past a few batches the broker's confirms
+// only come later.
+const MaxDrainDepth = 32
+
+// MaxDrainClaimers bounds relay-drain-claimers: each claimer holds a
+// database connection while it claims.
+const MaxDrainClaimers = 8
+
 // Validate reports the first invalid value.
 func (c *Config) Validate() error {
 	var errs []error
@@ -342,6 +361,12 @@ func (c *Config) Validate() error {
 		// batch is refused by the publisher on every run: nothing would ever
 		// be published.
 		errs = append(errs, fmt.Errorf("batch-size must be at most %d with relay-drain, got %d", MaxDrainBatch, c.BatchSize))
+	}
+	if c.RelayDrainDepth < 1 || c.RelayDrainDepth > MaxDrainDepth {
+		errs = append(errs, fmt.Errorf("relay-drain-depth must be 1..%d, got %d", MaxDrainDepth, c.RelayDrainDepth))
+	}
+	if c.RelayDrainClaimers < 1 || c.RelayDrainClaimers > MaxDrainClaimers {
+		errs = append(errs, fmt.Errorf("relay-drain-claimers must be 1..%d, got %d", MaxDrainClaimers, c.RelayDrainClaimers))
 	}
 	if len(c.Backoff) == 0 {
 		errs = append(errs, errors.New("backoff needs at least one step"))

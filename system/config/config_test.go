@@ -71,6 +71,8 @@ func TestValidate_RejectsBadValuesNamingTheField(t *testing.T) {
 		"delivery-slack":                     func(c *config.Config) { c.DeliverySlack = 0 },
 		"queue-max-length":                   func(c *config.Config) { c.QueueMaxLength = -1 },
 		"must be longer than vendor-timeout": func(c *config.Config) { c.SendingTimeout = c.VendorTimeout / 2 },
+		"relay-drain-depth":                  func(c *config.Config) { c.RelayDrainDepth = 0 },
+		"relay-drain-claimers":               func(c *config.Config) { c.RelayDrainClaimers = config.MaxDrainClaimers + 1 },
 	} {
 		c := config.Default()
 		mutate(&c)
@@ -81,6 +83,22 @@ func TestValidate_RejectsBadValuesNamingTheField(t *testing.T) {
 		}
 		if !strings.Contains(err.Error(), field) {
 			t.Errorf("%s: error %q does not name the field", field, err)
+		}
+	}
+}
+
+// relay-drain-depth is 1..MaxDrainDepth; the error says the bounds.
+func TestValidate_DrainDepthBounds(t *testing.T) {
+	t.Parallel()
+	for depth, ok := range map[int]bool{-1: false, 0: false, 1: true, 3: true, config.MaxDrainDepth: true, config.MaxDrainDepth + 1: false} {
+		c := config.Default()
+		c.RelayDrainDepth = depth
+		err := c.Validate()
+		if (err == nil) != ok {
+			t.Errorf("relay-drain-depth %d: error %v, want valid %v", depth, err, ok)
+		}
+		if err != nil && !strings.Contains(err.Error(), "relay-drain-depth must be 1..32, got") {
+			t.Errorf("relay-drain-depth %d: error %q does not say the bounds", depth, err)
 		}
 	}
 }

@@ -2,7 +2,7 @@
 // publishes with publisher confirms, pipelined per batch (all messages out,
 // then each deferred confirm awaited against one timeout), and a NotifyReturn
 // listener so an unroutable message is a failure even when the broker then
-// acks it (SPEC §4).
+// acks it (SPEC §4). A window's publishes go out in one write (wire.go).
 //
 // Outcomes follow Maelstrom's split: Confirmed and Returned/Nacked are
 // definite; a confirm timeout, a channel closed before the confirm, or a
@@ -72,6 +72,7 @@ type Publisher struct {
 
 	mu       sync.Mutex
 	conn     *amqp.Connection
+	wire     *heldConn // conn's TCP connection (wire.go)
 	ch       *amqp.Channel
 	returns  chan amqp.Return
 	returned map[string]string // drained returns not yet claimed by an Await
@@ -105,7 +106,8 @@ func (p *Publisher) ensure() error {
 		return nil
 	}
 	p.resetLocked()
-	conn, err := amqp.DialConfig(p.url, amqp.Config{Dial: amqp.DefaultDial(5 * time.Second), Heartbeat: 5 * time.Second})
+	var wire *heldConn
+	conn, err := amqp.DialConfig(p.url, amqp.Config{Dial: dialHeld(5*time.Second, &wire), Heartbeat: 5 * time.Second})
 	if err != nil {
 		return fmt.Errorf("dial broker: %w", err)
 	}
@@ -118,7 +120,7 @@ func (p *Publisher) ensure() error {
 		_ = conn.Close()
 		return fmt.Errorf("enable publisher confirms: %w", err)
 	}
-	p.conn, p.ch = conn, ch
+	p.conn, p.ch, p.wire = conn, ch, wire
 	p.returns = ch.NotifyReturn(make(chan amqp.Return, returnBuffer))
 	return nil
 }
@@ -130,7 +132,7 @@ func (p *Publisher) resetLocked() {
 		// in the background.
 		go func(c *amqp.Connection) { _ = c.Close() }(p.conn)
 	}
-	p.conn, p.ch, p.returns, p.returned = nil, nil, nil, map[string]string{}
+	p.conn, p.ch, p.wire, p.returns, p.returned = nil, nil, nil, nil, map[string]string{}
 }
 
 // Close closes the connection. Safe to call twice.
@@ -194,6 +196,13 @@ func (p *Publisher) Send(ctx context.Context, msgs []Message) (*Pending, error) 
 		return nil, err
 	}
 	pd := &Pending{msgs: msgs, res: make([]Result, len(msgs)), dcs: make([]*amqp.DeferredConfirmation, len(msgs)), ch: p.ch}
+	// The window goes out in one write (wire.go), except under crash
+	// points: there each publish is on the wire when its "after" side is
+	// reached, so a crash there leaves it at the broker.
+	hold := p.wire != nil && !crashpoint.Enabled()
+	if hold {
+		p.wire.hold()
+	}
 	for i, m := range msgs {
 		pd.res[i].MessageID = m.MessageID
 		if pd.broken {
@@ -221,6 +230,19 @@ func (p *Publisher) Send(ctx context.Context, msgs []Message) (*Pending, error) 
 			continue
 		}
 		pd.dcs[i] = dc
+	}
+	if hold {
+		if err := p.wire.release(); err != nil {
+			// The window's bytes did not all go out: each publish of it
+			// is indefinite, and the channel is replaced after Await.
+			for i := range pd.dcs {
+				if pd.dcs[i] != nil {
+					pd.res[i].Outcome, pd.res[i].Err = WriteFailed, fmt.Errorf("publish %s: %w", msgs[i].MessageID, err)
+					pd.dcs[i] = nil
+				}
+			}
+			pd.broken = true
+		}
 	}
 	pd.deadline = time.Now().Add(p.timeout)
 	killpoint.Hit(killpoint.RelayAfterPublish)

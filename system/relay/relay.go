@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -54,6 +55,8 @@ type Relay struct {
 	// Chosen in New, from the armed canary if any:
 	sql   statements // the claim, mark and per-row write statements
 	rules rules      // the per-row decisions (decide.go)
+	// claimSQL is sql.claim with the consent and number lookups (withLookups).
+	claimSQL string
 	// markBeforePublish marks the claimed rows PUBLISHED before publishing
 	// (the MarkBeforePublish canary).
 	markBeforePublish bool
@@ -85,6 +88,7 @@ func New(cfg config.Config, pool *pgxpool.Pool, pub Publisher, clk clock.Clock, 
 		attemptsAlert: bug != canary.NoAttemptsAlert, consentFirstOnly: bug == canary.ConsentFirstOnly,
 		allOrNothing: bug == canary.AllOrNothing,
 		messageID:    notification.MessageID}
+	r.claimSQL = withLookups(r.sql.claim, cfg.Production)
 	if bug == canary.FreshMessageID {
 		r.messageID = func(id int64) string { return fmt.Sprintf("%s-%d", notification.MessageID(id), time.Now().UnixNano()) }
 	}
@@ -148,11 +152,14 @@ func (r *Relay) RunOnce(ctx context.Context) (Stats, error) {
 }
 
 // Drain runs batches back to back until a claim comes back short (a
-// backlog's catch-up). While earlier batches' confirms are awaited and
-// their rows marked (in goroutines), the next batch is claimed and
-// published, so the broker and the database work at the same time; at most
-// drainSettling+1 batches are in flight. Every rule of RunOnce holds per batch: publish → confirm → mark,
-// writes conditional on the lease. Expired leases are reclaimed once, at the
+// backlog's catch-up), as a pipeline: RelayDrainClaimers goroutines claim,
+// look up and decide the next batches while the drain goroutine sends the
+// previous one, and each sent batch awaits its confirms and is marked in a
+// goroutine of its own, at most RelayDrainDepth batches at once; so the
+// database and the broker work at the same time. Every rule of RunOnce holds per batch:
+// publish → confirm → mark, writes conditional on the lease, and every
+// batch claimed is published and settled, even after a failure or a
+// cancellation ends the claiming. Expired leases are reclaimed once, at the
 // start of the drain (it is one run). Without an Async publisher it is a
 // loop of RunOnce.
 func (r *Relay) Drain(ctx context.Context) (Stats, error) {
@@ -182,49 +189,65 @@ func (r *Relay) Drain(ctx context.Context) (Stats, error) {
 		defer mu.Unlock()
 		return firstErr != nil
 	}
-	// Up to drainSettling batches await their confirms and marks in
-	// goroutines while the next one is claimed and sent.
-	sem := make(chan struct{}, drainSettling)
-	var wg sync.WaitGroup
-	settle := func(b *batch) {
-		defer wg.Done()
-		defer func() { <-sem }()
-		var results []publisher.Result
-		if b.sendErr == nil {
-			results = async.Await(b.ctx, b.pending)
-		}
-		record(r.settle(b, results, b.sendErr))
-	}
-	for first := true; ; first = false {
-		var b *batch
-		full := false
-		if ctx.Err() == nil && !failed() {
-			var st Stats
-			var err error
-			b, st, err = r.prepare(ctx, first)
-			record(st, err)
-			full = err == nil && st.Claimed == r.cfg.BatchSize
-			if b != nil {
-				b.pending, b.sendErr = async.Send(b.ctx, b.msgs)
-			}
-		}
+	// The claimers (RelayDrainClaimers of them; SKIP LOCKED gives each its
+	// own rows) claim and decide batches ahead of the one being sent. The
+	// first batch, with the reclaim of expired leases, is claimed before
+	// they start; the first claim that comes back short stops them all.
+	ready := make(chan *batch, max(r.cfg.RelayDrainClaimers, 1))
+	var short atomic.Bool
+	claimOne := func(reclaim bool) bool {
+		b, st, err := r.prepare(ctx, reclaim)
+		record(st, err)
 		if b != nil {
-			sem <- struct{}{}
-			wg.Add(1)
-			go settle(b)
+			ready <- b
 		}
-		if !full || failed() {
-			wg.Wait()
-			mu.Lock()
-			defer mu.Unlock()
-			return total, firstErr
+		if err != nil || st.Claimed < r.cfg.BatchSize {
+			short.Store(true)
+			return false
+		}
+		return true
+	}
+	var claimers sync.WaitGroup
+	if ctx.Err() == nil && claimOne(true) {
+		for range max(r.cfg.RelayDrainClaimers, 1) {
+			claimers.Add(1)
+			go func() {
+				defer claimers.Done()
+				for ctx.Err() == nil && !failed() && !short.Load() {
+					if !claimOne(false) {
+						return
+					}
+				}
+			}()
 		}
 	}
+	go func() {
+		claimers.Wait()
+		close(ready)
+	}()
+	// The sender: each batch out as soon as fewer than RelayDrainDepth
+	// batches await their confirms.
+	inFlight := make(chan struct{}, max(r.cfg.RelayDrainDepth, 1))
+	var wg sync.WaitGroup
+	for b := range ready {
+		inFlight <- struct{}{}
+		b.pending, b.sendErr = async.Send(b.ctx, b.msgs)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-inFlight }()
+			var results []publisher.Result
+			if b.sendErr == nil {
+				results = async.Await(b.ctx, b.pending)
+			}
+			record(r.settle(b, results, b.sendErr))
+		}()
+	}
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	return total, firstErr
 }
-
-// drainSettling is how many batches Drain lets await their confirms while
-// it claims and sends the next.
-const drainSettling = 2
 
 // prepare reclaims expired leases (if reclaim), claims a batch and decides
 // each row. It returns the rows to publish (nil when there are none).
@@ -238,7 +261,7 @@ func (r *Relay) prepare(ctx context.Context, reclaim bool) (*batch, Stats, error
 		}
 		st.Reclaimed = n
 	}
-	rows, err := r.claim(ctx, now)
+	rows, members, registered, err := r.claim(ctx, now)
 	if err != nil {
 		return nil, st, err
 	}
@@ -257,12 +280,7 @@ func (r *Relay) prepare(ctx context.Context, reclaim bool) (*batch, Stats, error
 	// half-done batch would only wait out its lease.
 	ctx = context.WithoutCancel(ctx)
 
-	members, registered, err := r.lookups(ctx, rows)
-	if err != nil {
-		// Nothing published yet: the lease will hand these rows back.
-		return nil, st, err
-	}
-	b := &batch{ctx: ctx, now: now}
+	b := &batch{ctx: ctx, now: now, rows: make([]claimed, 0, len(rows)), msgs: make([]publisher.Message, 0, len(rows))}
 	for _, row := range rows {
 		d := r.rules.decide(row, now, members, registered)
 		switch d.verdict {

@@ -617,6 +617,44 @@ func TestInvalidPayload_FailedWithAlert(t *testing.T) {
 	}
 }
 
+// The claim reads each payload's member id in SQL for the consent
+// re-check (withLookups): a member id that is no integer must not fail the
+// claim of its whole batch. Those rows are FAILED as malformed, the good
+// row beside them is published.
+func TestInvalidMemberID_DoesNotFailTheBatch(t *testing.T) {
+	t.Parallel()
+	db := testenv.NewMigratedSchema(t)
+	ctx := context.Background()
+	clk := frozen(10, 0, 0)
+	now := clk.Now()
+	addMember(t, db, 1, true, true)
+	good := enqueue(t, db, now, notification.GradeRenewal, 1, now)
+	var bad []int64
+	for i, v := range []string{`"2"`, `2.5`, `99999999999999999999`, `{"id": 2}`, `null`} {
+		m := int64(i + 2)
+		addMember(t, db, m, true, true)
+		id := enqueue(t, db, now, notification.GradeRenewal, m, now)
+		if _, err := db.Pool.Exec(ctx, `UPDATE notification_outbox SET payload = jsonb_set(payload, '{member_id}', $2::jsonb) WHERE id = $1`, id, v); err != nil {
+			t.Fatal(err)
+		}
+		bad = append(bad, id)
+	}
+	pub := &fakePub{}
+	st := runOnce(t, newRelay(testConfig(db, db.Schema, "relay-x"), db, pub, clk, &testenv.AlertRecorder{}))
+	if st.Claimed != 6 || st.Published != 1 || len(pub.published()) != 1 {
+		t.Fatalf("stats %+v, %d published; want 6 claimed, 1 published", st, len(pub.published()))
+	}
+	if r := row(t, db, good); r.Status != outbox.StatusPublished {
+		t.Fatalf("good row %s (%s)", r.Status, str(r.StatusReason))
+	}
+	for _, id := range bad {
+		// null decodes as 0: no member 0, so it is skipped, not failed.
+		if r := row(t, db, id); r.Status != outbox.StatusFailed && r.Status != outbox.StatusSkipped {
+			t.Errorf("row %d: %s (%s), want FAILED or SKIPPED", id, r.Status, str(r.StatusReason))
+		}
+	}
+}
+
 // The relay runs only inside its daily window (08:00–20:55).
 func TestInWindow(t *testing.T) {
 	t.Parallel()

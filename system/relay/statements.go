@@ -32,6 +32,35 @@ const ClaimSQL = `
 	   AND status = 'PENDING'
 	RETURNING id, dedup_key, payload, advertising, scheduled_date, attempts`
 
+// withLookups is a claim statement (ClaimSQL or a canary's variant) as the
+// relay sends it: the same one committed statement, which also returns for
+// each claimed row its member's id, that member's consent (NULL: no such
+// member) and, outside production, its phone if registered (NULL: not
+// registered), so the re-checks cost no round trip of their own. The member
+// id is read from the payload only when it is an integer (anything else
+// matches no member; decide fails such a payload as malformed anyway). The
+// lookups are scalar subqueries, so each is one primary-key probe per row
+// whatever the planner thinks of the tables' sizes. The decisions stay in
+// decide.go.
+func withLookups(claim string, production bool) string {
+	registered := "NULL::text"
+	if !production {
+		registered = "(SELECT phone FROM registered_numbers WHERE phone = c.payload->>'phone')"
+	}
+	return `
+	WITH claimed AS (` + claim + `)
+	SELECT c.id, c.dedup_key, c.payload, c.advertising, c.scheduled_date, c.attempts, p.member_id,
+	       (SELECT sms_consent AND active FROM members WHERE id = p.member_id),
+	       ` + registered + `
+	  FROM claimed c,
+	       LATERAL (SELECT CASE WHEN c.payload->>'member_id' ~ '^-?[0-9]{1,18}$'
+	                            THEN (c.payload->>'member_id')::bigint END AS member_id) p`
+}
+
+// ClaimWithLookupsSQL is ClaimSQL as a production relay sends it (exported
+// for EXPLAIN).
+var ClaimWithLookupsSQL = withLookups(ClaimSQL, true)
+
 // claimSQLNoSkipLocked is the NoSkipLocked canary: ClaimSQL without its row
 // locks and without the status re-check, so overlapping runs claim the same
 // rows.

@@ -69,3 +69,24 @@ func TestStatementsFor(t *testing.T) {
 		}
 	}
 }
+
+// TestWithLookups_KeepsEachClaimWhole: the relay sends each claim variant
+// (the real one and each canary's) inside withLookups unchanged, as the one
+// statement, with the number lookup outside production only.
+func TestWithLookups_KeepsEachClaimWhole(t *testing.T) {
+	t.Parallel()
+	for _, claim := range []string{ClaimSQL, claimSQLNoSkipLocked, claimSQLRecentOnly} {
+		for _, production := range []bool{false, true} {
+			got := withLookups(claim, production)
+			if strings.Count(got, claim) != 1 || !strings.HasPrefix(strings.TrimSpace(got), "WITH claimed AS (") {
+				t.Errorf("production %v: the claim is not wrapped whole:\n%s", production, got)
+			}
+			if strings.Contains(got, "registered_numbers") == production {
+				t.Errorf("production %v: registered-number lookup present = %v", production, !production)
+			}
+		}
+	}
+	if ClaimWithLookupsSQL != withLookups(ClaimSQL, true) {
+		t.Error("ClaimWithLookupsSQL is not ClaimSQL as a production relay sends it")
+	}
+}

@@ -2,9 +2,10 @@ package relay
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/outboxchaos/outboxchaos/system/alert"
 	"github.com/outboxchaos/outboxchaos/system/killpoint"
@@ -36,82 +37,43 @@ func (r *Relay) reclaim(ctx context.Context, now time.Time) (int, error) {
 	return len(ids), nil
 }
 
-func (r *Relay) claim(ctx context.Context, now time.Time) ([]claimed, error) {
+// claim claims a batch with r.claimSQL and returns its rows with the
+// re-read consent of their members and, outside production, their
+// registered numbers (see withLookups).
+func (r *Relay) claim(ctx context.Context, now time.Time) ([]claimed, map[int64]bool, map[string]bool, error) {
 	args := []any{r.cfg.Instance, now.Add(r.cfg.Lease), now, r.cfg.BatchSize}
 	if r.sql.claimWindow {
 		args = append(args, now.Add(-r.cfg.RelayInterval))
 	}
-	rows, err := r.pool.Query(ctx, r.sql.claim, args...)
+	rows, err := r.pool.Query(ctx, r.claimSQL, args...)
 	if err != nil {
-		return nil, fmt.Errorf("claim outbox rows: %w", err)
+		return nil, nil, nil, fmt.Errorf("claim outbox rows: %w", err)
 	}
 	defer rows.Close()
-	var out []claimed
+	out := make([]claimed, 0, min(r.cfg.BatchSize, 1024))
+	members, registered := map[int64]bool{}, map[string]bool{}
 	for rows.Next() {
 		var c claimed
-		if err := rows.Scan(&c.id, &c.dedupKey, &c.payload, &c.advertising, &c.scheduledDate, &c.attempts); err != nil {
-			return nil, fmt.Errorf("scan claimed row: %w", err)
+		var member pgtype.Int8
+		var consent pgtype.Bool
+		var phone pgtype.Text
+		if err := rows.Scan(&c.id, &c.dedupKey, &c.payload, &c.advertising, &c.scheduledDate, &c.attempts,
+			&member, &consent, &phone); err != nil {
+			return nil, nil, nil, fmt.Errorf("scan claimed row: %w", err)
+		}
+		// The ConsentFirstOnly canary keeps the first row's answer only.
+		if member.Valid && consent.Valid && (!r.consentFirstOnly || len(out) == 0) {
+			members[member.Int64] = consent.Bool
+		}
+		if phone.Valid {
+			registered[phone.String] = true
 		}
 		out = append(out, c)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("claim outbox rows: %w", err)
+		return nil, nil, nil, fmt.Errorf("claim outbox rows: %w", err)
 	}
-	return out, nil
-}
-
-// lookups re-reads consent (members) and the registered test numbers.
-func (r *Relay) lookups(ctx context.Context, rows []claimed) (map[int64]bool, map[string]bool, error) {
-	var memberIDs []int64
-	var phones []string
-	for _, row := range rows {
-		var p notification.Payload
-		if json.Unmarshal(row.payload, &p) == nil {
-			memberIDs = append(memberIDs, p.MemberID)
-			phones = append(phones, p.Phone)
-		}
-	}
-	if r.consentFirstOnly && len(memberIDs) > 1 {
-		memberIDs = memberIDs[:1]
-	}
-	members := map[int64]bool{}
-	q, err := r.pool.Query(ctx, `SELECT id, sms_consent AND active FROM members WHERE id = ANY($1)`, memberIDs)
-	if err != nil {
-		return nil, nil, fmt.Errorf("re-check SMS consent: %w", err)
-	}
-	for q.Next() {
-		var id int64
-		var ok bool
-		if err := q.Scan(&id, &ok); err != nil {
-			q.Close()
-			return nil, nil, fmt.Errorf("scan consent: %w", err)
-		}
-		members[id] = ok
-	}
-	q.Close()
-	if err := q.Err(); err != nil {
-		return nil, nil, fmt.Errorf("re-check SMS consent: %w", err)
-	}
-	registered := map[string]bool{}
-	if !r.cfg.Production {
-		q, err := r.pool.Query(ctx, `SELECT phone FROM registered_numbers WHERE phone = ANY($1)`, phones)
-		if err != nil {
-			return nil, nil, fmt.Errorf("check registered numbers: %w", err)
-		}
-		for q.Next() {
-			var p string
-			if err := q.Scan(&p); err != nil {
-				q.Close()
-				return nil, nil, fmt.Errorf("scan registered number: %w", err)
-			}
-			registered[p] = true
-		}
-		q.Close()
-		if err := q.Err(); err != nil {
-			return nil, nil, fmt.Errorf("check registered numbers: %w", err)
-		}
-	}
-	return members, registered, nil
+	return out, members, registered, nil
 }
 
 // finish moves a claimed row to a final status, alerting when alertKind is
