@@ -115,7 +115,7 @@ func Depths(ch *amqp.Channel, prefix string) (main, retry, parking int, err erro
 // fine. It opens its own connection so a broken caller channel cannot stop
 // the cleanup.
 func Delete(ctx context.Context, url, prefix string) error {
-	conn, err := amqp.DialConfig(url, amqp.Config{Dial: amqp.DefaultDial(5 * time.Second)})
+	conn, _, err := Dial(url, amqp.Config{Dial: amqp.DefaultDial(5 * time.Second)})
 	if err != nil {
 		return fmt.Errorf("dial broker to delete %s: %w", prefix, err)
 	}

@@ -72,7 +72,7 @@ func (d *Durations) Set(s string) error {
 // Config is the whole configuration of one pipeline process.
 type Config struct {
 	PGURL     string // Postgres connection URL (may carry search_path)
-	AMQPURL   string // RabbitMQ URL
+	AMQPURL   string // RabbitMQ URL, or several separated by commas (a cluster's nodes)
 	VendorURL string // SMS vendor base URL
 	AlertURL  string // Slack-compatible incoming webhook; empty: log only
 	Prefix    string // prefix of every exchange and queue name
@@ -82,17 +82,21 @@ type Config struct {
 	Production bool // false: only registered numbers may receive messages
 
 	// Relay (SPEC §3, §4).
-	RelayInterval   time.Duration
-	RelayFrom       TimeOfDay // relay runs between RelayFrom and RelayUntil
-	RelayUntil      TimeOfDay
-	BatchSize       int
-	RelayDrain      bool // after a full batch, keep going back to back (Relay.Drain)
-	Lease           time.Duration
-	ConfirmTimeout  time.Duration
-	Backoff         Durations // nth failure waits Backoff[n-1]; the last step repeats
-	AlertAttempt    int       // the attempt that raises an alert
-	AdPublishCutoff TimeOfDay // ads are not published at or after this
-	AdResumeAt      TimeOfDay // ... and are postponed to this time next day
+	RelayInterval  time.Duration
+	RelayFrom      TimeOfDay // relay runs between RelayFrom and RelayUntil
+	RelayUntil     TimeOfDay
+	BatchSize      int
+	RelayDrain     bool // after a full batch, keep going back to back (Relay.Drain)
+	Lease          time.Duration
+	ConfirmTimeout time.Duration
+	// AMQPHeartbeat is the broker connections' heartbeat: a broker that
+	// sends nothing for about three of them counts as gone.
+	AMQPHeartbeat   time.Duration
+	AMQPDialTimeout time.Duration // bounds a broker dial, handshake included
+	Backoff         Durations     // nth failure waits Backoff[n-1]; the last step repeats
+	AlertAttempt    int           // the attempt that raises an alert
+	AdPublishCutoff TimeOfDay     // ads are not published at or after this
+	AdResumeAt      TimeOfDay     // ... and are postponed to this time next day
 
 	// Worker and inbox (SPEC §5).
 	AdSendFrom        TimeOfDay // advertising hours at the worker
@@ -144,6 +148,8 @@ func Default() Config {
 		BatchSize:         50,
 		Lease:             15 * time.Minute,
 		ConfirmTimeout:    5 * time.Second,
+		AMQPHeartbeat:     5 * time.Second,
+		AMQPDialTimeout:   5 * time.Second,
 		Backoff:           Durations{time.Minute, 2 * time.Minute, 4 * time.Minute, 8 * time.Minute, 16 * time.Minute, 30 * time.Minute},
 		AlertAttempt:      5,
 		AdPublishCutoff:   TimeOfDay{20, 40},
@@ -185,7 +191,7 @@ type field struct {
 func (c *Config) fields() []field {
 	return []field{
 		{"pg-url", "Postgres URL", (*strVal)(&c.PGURL)},
-		{"amqp-url", "RabbitMQ URL", (*strVal)(&c.AMQPURL)},
+		{"amqp-url", "RabbitMQ URL, or several separated by commas (a cluster's nodes: a connection goes to one that answers)", (*strVal)(&c.AMQPURL)},
 		{"vendor-url", "SMS vendor base URL", (*strVal)(&c.VendorURL)},
 		{"alert-url", "Slack-compatible alert webhook URL (empty: log only)", (*strVal)(&c.AlertURL)},
 		{"prefix", "prefix of every exchange and queue name", (*strVal)(&c.Prefix)},
@@ -199,6 +205,8 @@ func (c *Config) fields() []field {
 		{"relay-drain", "after a full batch, drain the backlog with overlapped batches instead of waiting for the next interval", (*boolVal)(&c.RelayDrain)},
 		{"lease", "relay claim lease", (*durVal)(&c.Lease)},
 		{"confirm-timeout", "publisher confirm timeout", (*durVal)(&c.ConfirmTimeout)},
+		{"amqp-heartbeat", "broker connection heartbeat (a silent broker is dropped after about three)", (*durVal)(&c.AMQPHeartbeat)},
+		{"amqp-dial-timeout", "broker dial timeout, handshake included", (*durVal)(&c.AMQPDialTimeout)},
 		{"backoff", "relay retry backoff steps", &c.Backoff},
 		{"alert-attempt", "relay attempt that raises an alert", (*intVal)(&c.AlertAttempt)},
 		{"ad-publish-cutoff", "ads are not published at or after hh:mm", &c.AdPublishCutoff},
@@ -297,6 +305,8 @@ func (c *Config) Validate() error {
 	pos("relay-interval", c.RelayInterval)
 	pos("lease", c.Lease)
 	pos("confirm-timeout", c.ConfirmTimeout)
+	pos("amqp-heartbeat", c.AMQPHeartbeat)
+	pos("amqp-dial-timeout", c.AMQPDialTimeout)
 	pos("retry-ttl", c.RetryTTL)
 	pos("vendor-timeout", c.VendorTimeout)
 	pos("sending-timeout", c.SendingTimeout)

@@ -18,6 +18,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/outboxchaos/outboxchaos/system/broker"
 	"github.com/outboxchaos/outboxchaos/system/canary"
 	"github.com/outboxchaos/outboxchaos/system/crashpoint"
 	"github.com/outboxchaos/outboxchaos/system/killpoint"
@@ -65,6 +66,9 @@ type Result struct {
 type Publisher struct {
 	url, exchange string
 	timeout       time.Duration
+	// heartbeat and dial are the connection's heartbeat and dial timeout
+	// (Connection; 5 s each by default).
+	heartbeat, dial time.Duration
 	// Canary policies, chosen in New: a confirm timeout counts as a
 	// confirm (TimeoutAsConfirmed); a basic.return is ignored
 	// (ReturnedAsPublished).
@@ -86,7 +90,15 @@ const returnBuffer = 1024
 // canaries, if armed, break its outcome classes.
 func New(url, exchange string, confirmTimeout time.Duration) *Publisher {
 	return &Publisher{url: url, exchange: exchange, timeout: confirmTimeout, returned: map[string]string{},
+		heartbeat: 5 * time.Second, dial: 5 * time.Second,
 		timeoutIsConfirm: canary.On(canary.TimeoutAsConfirmed), ignoreReturns: canary.On(canary.ReturnedAsPublished)}
+}
+
+// Connection sets the heartbeat and dial timeout of the connections the
+// publisher opens (call it before the first publish); it returns p.
+func (p *Publisher) Connection(heartbeat, dial time.Duration) *Publisher {
+	p.heartbeat, p.dial = heartbeat, dial
+	return p
 }
 
 // Connect dials now (normally dialling is lazy), to fail fast at start-up.
@@ -101,7 +113,8 @@ func (p *Publisher) ensure() error {
 		return nil
 	}
 	p.resetLocked()
-	conn, err := amqp.DialConfig(p.url, amqp.Config{Dial: amqp.DefaultDial(5 * time.Second), Heartbeat: 5 * time.Second})
+	// url may name several nodes: Dial reaches one that answers.
+	conn, _, err := broker.Dial(p.url, amqp.Config{Dial: amqp.DefaultDial(p.dial), Heartbeat: p.heartbeat})
 	if err != nil {
 		return fmt.Errorf("dial broker: %w", err)
 	}

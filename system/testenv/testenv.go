@@ -189,7 +189,7 @@ func probe(pgURL, amqpURL string) error {
 	} else {
 		_ = conn.Close(ctx)
 	}
-	if conn, err := amqp.DialConfig(amqpURL, amqp.Config{Dial: amqp.DefaultDial(probeTimeout)}); err != nil {
+	if conn, _, err := broker.Dial(amqpURL, amqp.Config{Dial: amqp.DefaultDial(probeTimeout)}); err != nil {
 		amqpErr = fmt.Errorf("RabbitMQ at %s: %w", redact(amqpURL), err)
 	} else {
 		_ = conn.Close()
@@ -324,7 +324,7 @@ func NewPrefix(t testing.TB) string {
 func AMQPChannel(t testing.TB) *amqp.Channel {
 	t.Helper()
 	Require(t)
-	conn, err := amqp.Dial(AMQPURL())
+	conn, _, err := broker.Dial(AMQPURL(), amqp.Config{Dial: amqp.DefaultDial(5 * time.Second)})
 	if err != nil {
 		t.Fatalf("connect to RabbitMQ at %s: %v", redact(AMQPURL()), err)
 	}
