@@ -181,3 +181,52 @@ func PodBackends(ctx context.Context, pool *pgxpool.Pool, app, role string) ([]P
 	}
 	return out, rows.Err()
 }
+
+// holdTable opens a transaction holding an EXCLUSIVE lock on a table:
+// reads go on, every write (a claim UPDATE, a claim INSERT) waits in
+// PostgreSQL until the lock goes.
+func holdTable(ctx context.Context, pool *pgxpool.Pool, table string) (*Hold, error) {
+	h, err := hold(ctx, pool, "an EXCLUSIVE lock on "+table, true)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := h.tx.Exec(ctx, "LOCK TABLE "+pgx.Identifier{table}.Sanitize()+" IN EXCLUSIVE MODE"); err != nil {
+		_ = h.Release(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("lock table %s: %w", table, err)
+	}
+	return h, nil
+}
+
+// holdInboxRow opens a transaction row-locking the inbox row of one
+// message: the worker's result UPDATE of it waits until the lock goes.
+func holdInboxRow(ctx context.Context, pool *pgxpool.Pool, messageID string) (*Hold, error) {
+	h, err := hold(ctx, pool, "a row lock on the inbox row of "+messageID, true)
+	if err != nil {
+		return nil, err
+	}
+	var id string
+	err = h.tx.QueryRow(ctx, `SELECT message_id FROM notification_histories WHERE message_id = $1 FOR UPDATE`, messageID).Scan(&id)
+	if err != nil {
+		_ = h.Release(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("lock the inbox row of %s: %w", messageID, err)
+	}
+	return h, nil
+}
+
+// ReleaseAfterCrash releases the hold, but a hold whose backend died with
+// its database (an infrastructure crash) has nothing left to release: the
+// crash rolled its transaction back. Its failed commit is then no error.
+func (h *Hold) ReleaseAfterCrash(ctx context.Context) error {
+	if h == nil || h.released {
+		return nil
+	}
+	err := h.Release(ctx)
+	if err == nil {
+		return nil
+	}
+	var alive int
+	if qerr := h.pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE pid = $1`, h.pid).Scan(&alive); qerr == nil && alive == 0 {
+		return nil
+	}
+	return err
+}

@@ -26,6 +26,7 @@ type Cond struct {
 	PeekSkips int        `json:"peek_skips,omitempty"` // at least n redeliveries skipped at the peek
 	Waiters   int        `json:"waiters,omitempty"`    // at least n backends wait on the step's hold
 	Migrators int        `json:"migrators,omitempty"`  // n migrate pods wait on the step's held migration
+	Queue     *QueueCond `json:"queue,omitempty"`      // a queue holds exactly n ready messages
 	Any       []Cond     `json:"any,omitempty"`        // one of these holds
 	All       []Cond     `json:"all,omitempty"`        // all of these hold
 }
@@ -41,6 +42,16 @@ type Rows struct {
 	Msg         int64  `json:"msg,omitempty"` // inbox: the outbox id's message
 	N           int    `json:"n"`
 }
+
+// QueueCond counts the ready messages of one of the run's queues: main,
+// retry or parking.
+type QueueCond struct {
+	Queue string `json:"queue"`
+	N     int    `json:"n"`
+}
+
+// queueNames are the queues a QueueCond may name.
+var queueNames = []string{"main", "retry", "parking"}
 
 // EventCond matches events by name, pod ("relay-1", or "relay-" for any
 // relay) and attributes; Fresh counts only events logged after the step
@@ -60,7 +71,7 @@ func (c Cond) set() []string {
 	for name, on := range map[string]bool{"rows": c.Rows != nil, "ledger": c.Ledger > 0, "event": c.Event != nil,
 		"killed": c.Killed != "", "exited": c.Exited != "", "succeeded": c.Succeeded != "", "in_flight": c.InFlight > 0,
 		"copies": c.Copies > 0, "peek_skips": c.PeekSkips > 0, "waiters": c.Waiters > 0, "migrators": c.Migrators > 0,
-		"any": len(c.Any) > 0, "all": len(c.All) > 0} {
+		"queue": c.Queue != nil, "any": len(c.Any) > 0, "all": len(c.All) > 0} {
 		if on {
 			out = append(out, name)
 		}
@@ -77,6 +88,9 @@ func (c Cond) validate() error {
 		if _, ok := tables[c.Rows.Table]; !ok {
 			return fmt.Errorf("rows: unknown table %q (outbox, inbox, coupons)", c.Rows.Table)
 		}
+	}
+	if c.Queue != nil && !slices.Contains(queueNames, c.Queue.Queue) {
+		return fmt.Errorf("queue: unknown queue %q (%s)", c.Queue.Queue, strings.Join(queueNames, ", "))
 	}
 	if c.Event != nil && c.Event.Name == "" {
 		return errors.New("event: needs name")
@@ -148,6 +162,8 @@ func (c Cond) String() string {
 		return fmt.Sprintf("%d backends waiting on the hold", c.Waiters)
 	case c.Migrators > 0:
 		return fmt.Sprintf("%d migrators at the held migration", c.Migrators)
+	case c.Queue != nil:
+		return fmt.Sprintf("%d ready in the %s queue", c.Queue.N, c.Queue.Queue)
 	}
 	var parts []string
 	for _, s := range append(slices.Clone(c.Any), c.All...) {
@@ -222,6 +238,13 @@ func (p *probe) holds(ctx context.Context, c *Cond) (bool, error) {
 		return n >= c.Waiters, err
 	case c.Migrators > 0:
 		return p.migrators(ctx, c.Migrators)
+	case c.Queue != nil:
+		d, err := e.depths()
+		if err != nil {
+			return false, err
+		}
+		n := map[string]int{"main": d.Main, "retry": d.Retry, "parking": d.Parking}[c.Queue.Queue]
+		return n == c.Queue.N, nil
 	case len(c.Any) > 0:
 		var errs []error
 		for i := range c.Any {

@@ -26,14 +26,14 @@ type podSpec struct {
 // (enqueue) or migrate, named role-N.
 func (e *Env) Start(ctx context.Context, role string, ps podSpec) (*faults.Pod, error) {
 	c := e.Cfg
-	c.AMQPURL = replaceHost(e.SB.AMQPURL, e.AMQPRelay.Addr())
+	link := "rabbitmq-relay"
 	var args []string
 	switch role {
 	case "relay":
 		args = []string{"relay"}
 		c.PGURL = replaceHost(c.PGURL, e.PGRelay.Addr())
 	case "worker":
-		c.AMQPURL = replaceHost(e.SB.AMQPURL, e.AMQPWorker.Addr())
+		link = "rabbitmq-worker"
 		args = []string{"worker"}
 	case "cleanup":
 		args = []string{"cleanup"}
@@ -53,11 +53,11 @@ func (e *Env) Start(ctx context.Context, role string, ps podSpec) (*faults.Pod, 
 	c.Instance = name
 	c.PGURL = withQuery(c.PGURL, "application_name", e.appName(name))
 	if ps.link != "" {
-		l, err := e.Link(ps.link)
-		if err != nil {
-			return nil, err
-		}
-		c.AMQPURL = replaceHost(e.SB.AMQPURL, l.Addr())
+		link = ps.link
+	}
+	var err error
+	if c.AMQPURL, err = e.amqpVia(link); err != nil {
+		return nil, err
 	}
 	env := append(c.Env(), "OUTBOXCHAOS_LOG_FORMAT=json")
 	if e.Bug != "" {

@@ -40,6 +40,8 @@ func (f FaultEvent) String() string {
 		return "relay clock +1 day"
 	case "poison":
 		return "poison " + f.Target
+	case "crash", "restart", "freeze":
+		return fmt.Sprintf("%s %s at +%s for %s", f.Kind, f.Target, f.At, f.For)
 	case "vendor":
 		return fmt.Sprintf("vendor %s for %s ×%d", f.Target, checker.MessageID(int64(f.Msg)), f.Times)
 	default:
@@ -200,6 +202,13 @@ func (s Schedule) Scenario(name string) *Scenario {
 			relayClock = true
 		case "poison":
 			poisons = append(poisons, faults.Spec{Kind: "poison", Poison: f.Target})
+		case "crash", "restart", "freeze":
+			// On containers of the run's own; a broker that misses its
+			// heartbeats for half a second is dropped.
+			sc.Infra = "single"
+			sc.Config = mergeConfig(sc.Config, map[string]string{"amqp-heartbeat": "500ms"})
+			windows = append(windows, Step{Do: "during", Faults: []faults.Spec{{Kind: f.Kind, Node: f.Target}},
+				After: faults.Duration(f.At), For: faults.Duration(f.For), Optional: true})
 		default:
 			spec := faults.Spec{Kind: f.Kind, Link: f.Target}
 			if f.Kind == "latency" {
@@ -241,7 +250,7 @@ func (s Schedule) Scenario(name string) *Scenario {
 	if s.Reconcile != "" {
 		pods("reconciler", 1)
 		if s.Reconcile == "resend" {
-			sc.Config = map[string]string{"reconcile-resend": "true"}
+			sc.Config = mergeConfig(sc.Config, map[string]string{"reconcile-resend": "true"})
 		}
 	}
 	if len(poisons) > 0 {
@@ -253,4 +262,16 @@ func (s Schedule) Scenario(name string) *Scenario {
 		sc.Steps = append(sc.Steps, Step{Do: "parallel", Steps: windows})
 	}
 	return sc
+}
+
+// mergeConfig returns a with b's settings over it.
+func mergeConfig(a, b map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		out[k] = v
+	}
+	return out
 }

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/outboxchaos/outboxchaos/system/canary"
 )
 
 // Routing keys on the exchange.
@@ -86,8 +88,16 @@ func (t Topology) Declare(ch *amqp.Channel) error {
 		}},
 		{n.Parking, KeyParking, amqp.Table{"x-queue-type": "quorum"}},
 	}
+	durable := true
+	if canary.On(canary.TransientQueues) {
+		// The canary: classic queues that do not survive the broker.
+		durable = false
+		for i := range queues {
+			queues[i].args = transientArgs(queues[i].args)
+		}
+	}
 	for _, q := range queues {
-		if _, err := ch.QueueDeclare(q.name, true, false, false, false, q.args); err != nil {
+		if _, err := ch.QueueDeclare(q.name, durable, false, false, false, q.args); err != nil {
 			return fmt.Errorf("declare queue %s: %w", q.name, err)
 		}
 		if err := ch.QueueBind(q.name, q.key, n.Exchange, false, nil); err != nil {
@@ -95,6 +105,20 @@ func (t Topology) Declare(ch *amqp.Channel) error {
 		}
 	}
 	return nil
+}
+
+// transientArgs are a quorum queue's arguments for a classic queue: the
+// TransientQueues canary's topology.
+func transientArgs(a amqp.Table) amqp.Table {
+	out := amqp.Table{}
+	for k, v := range a {
+		switch k {
+		case "x-queue-type", "x-delivery-limit", "x-dead-letter-strategy":
+		default:
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // Depths returns the ready-message counts of main, retry and parking.

@@ -85,6 +85,10 @@ const (
 	// FirstBrokerOnly dials only the first of several broker addresses: a
 	// client that cannot fail over to a live node of the cluster.
 	FirstBrokerOnly = "first-broker-only"
+	// TransientQueues declares the queues as classic, non-durable ones and
+	// publishes transient messages: whatever is queued dies with the
+	// broker.
+	TransientQueues = "transient-queues"
 )
 
 // Names lists every canary.
@@ -96,7 +100,7 @@ var Names = []string{MarkBeforePublish, CheckThenAct, RetryUnknown, ReleaseOnCan
 // InfraNames lists the canaries only the infrastructure scenarios catch
 // (scenarios/infra: they need containers, so the canary sweep over Names
 // leaves them out).
-var InfraNames = []string{FirstBrokerOnly}
+var InfraNames = []string{FirstBrokerOnly, TransientQueues}
 
 // armed is the armed canary's name ("" for none).
 var armed atomic.Pointer[string]

@@ -69,6 +69,9 @@ type Publisher struct {
 	// heartbeat and dial are the connection's heartbeat and dial timeout
 	// (Connection; 5 s each by default).
 	heartbeat, dial time.Duration
+	// deliveryMode is persistent (transient with the TransientQueues
+	// canary).
+	deliveryMode uint8
 	// Canary policies, chosen in New: a confirm timeout counts as a
 	// confirm (TimeoutAsConfirmed); a basic.return is ignored
 	// (ReturnedAsPublished).
@@ -90,8 +93,15 @@ const returnBuffer = 1024
 // canaries, if armed, break its outcome classes.
 func New(url, exchange string, confirmTimeout time.Duration) *Publisher {
 	return &Publisher{url: url, exchange: exchange, timeout: confirmTimeout, returned: map[string]string{},
-		heartbeat: 5 * time.Second, dial: 5 * time.Second,
+		heartbeat: 5 * time.Second, dial: 5 * time.Second, deliveryMode: deliveryMode(),
 		timeoutIsConfirm: canary.On(canary.TimeoutAsConfirmed), ignoreReturns: canary.On(canary.ReturnedAsPublished)}
+}
+
+func deliveryMode() uint8 {
+	if canary.On(canary.TransientQueues) {
+		return amqp.Transient
+	}
+	return amqp.Persistent
 }
 
 // Connection sets the heartbeat and dial timeout of the connections the
@@ -213,7 +223,7 @@ func (p *Publisher) Send(ctx context.Context, msgs []Message) (*Pending, error) 
 		crashpoint.Reach(step, crashpoint.Before)
 		dc, err := p.ch.PublishWithDeferredConfirmWithContext(ctx, p.exchange, m.RoutingKey, true, false, amqp.Publishing{
 			MessageId:    m.MessageID,
-			DeliveryMode: amqp.Persistent,
+			DeliveryMode: p.deliveryMode,
 			ContentType:  "application/json",
 			Headers:      m.Headers,
 			Timestamp:    time.Now(),

@@ -12,9 +12,12 @@
 // then on. When nothing works, Require fails with one message saying how to
 // point at services.
 //
-// Containers are per test binary: testcontainers' reaper (Ryuk) removes them
-// when the binary exits. With Ryuk disabled (TESTCONTAINERS_RYUK_DISABLED)
-// a package must call StopContainers from its TestMain, or they outlive it.
+// Containers are per test binary, with host networking on free ports of
+// 127.0.0.1 (package infra); OUTBOXCHAOS_TEST_CONTAINERS=1 starts them even
+// when the configured services answer. testcontainers' reaper (Ryuk) is
+// off, its image being unpullable without a registry: a package calls
+// StopContainers from its TestMain, or they outlive it (each carries the
+// label outboxchaos, by which CI removes stragglers).
 //
 // It also holds the helpers tests across packages share, so each has one
 // copy: AMQPChannel, Eventually (wait for a condition, never a fixed sleep)
@@ -96,6 +99,11 @@ var (
 	started atomic.Pointer[endpoints]
 )
 
+// EnvForceContainers set to 1 makes Check start containers even when the
+// configured services answer (with the containers build tag): how CI runs
+// tests on containers on a machine that has the local services too.
+const EnvForceContainers = "OUTBOXCHAOS_TEST_CONTAINERS"
+
 // probeTimeout bounds each reachability probe of one pair of services.
 const probeTimeout = 5 * time.Second
 
@@ -112,6 +120,9 @@ const containerStartTimeout = 5 * time.Minute
 func Check() error {
 	reachOnce.Do(func() {
 		localErr := probe(configuredPGURL(), configuredAMQPURL())
+		if localErr == nil && os.Getenv(EnvForceContainers) == "1" {
+			localErr = fmt.Errorf("%s=1: containers asked for", EnvForceContainers)
+		}
 		e, err := resolve(localErr, func() (string, string, error) {
 			ctx, cancel := context.WithTimeout(context.Background(), containerStartTimeout)
 			defer cancel()

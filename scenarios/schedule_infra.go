@@ -1,0 +1,27 @@
+package scenarios
+
+import "time"
+
+// infraKinds are the infrastructure faults a random schedule draws, and
+// the nodes of a single-broker run they may hit.
+var (
+	infraKinds = []string{"crash", "restart", "freeze"}
+	infraNodes = []string{"rabbitmq", "postgres"}
+)
+
+// GenerateInfra draws a schedule as Generate does, plus one or two
+// infrastructure faults (a crash, a graceful restart or a freeze of the
+// broker or the database) on the schedule's own time axis. Its scenario
+// runs on containers of its own (Scenario.Infra "single").
+func GenerateInfra(d Draw) Schedule {
+	s := Generate(d)
+	for range d.Int("infra faults", 1, 2) {
+		s.Events = append(s.Events, FaultEvent{
+			Kind:   infraKinds[d.Int("infra kind", 0, len(infraKinds)-1)],
+			Target: infraNodes[d.Int("infra node", 0, len(infraNodes)-1)],
+			At:     time.Duration(d.Int("infra at ms", 0, 2000)) * time.Millisecond,
+			For:    time.Duration(d.Int("infra for ms", 200, 2500)) * time.Millisecond,
+		})
+	}
+	return s
+}
