@@ -15,6 +15,10 @@ const (
 	EnvRabbitMQImage = "OUTBOXCHAOS_RABBITMQ_IMAGE"
 )
 
+// EnvRunID labels every container (outboxchaos.run=<id>), so the run that
+// set it (CI) can remove what a crashed test left behind, and only that.
+const EnvRunID = "OUTBOXCHAOS_RUN_ID"
+
 // PostgresImage is the Postgres image to run.
 func PostgresImage() string { return envOr(EnvPGImage, OfficialPostgres) }
 

@@ -143,7 +143,7 @@ func (in *Infra) run(ctx context.Context, name, image string, cmd []string, env 
 		ContainerRequest: testcontainers.ContainerRequest{
 			Name: "outboxchaos-" + in.tag + "-" + name, Image: image, Cmd: cmd, Env: env,
 			HostConfigModifier: func(hc *container.HostConfig) { hc.NetworkMode = "host" },
-			Labels:             map[string]string{"outboxchaos": in.tag},
+			Labels:             map[string]string{"outboxchaos": in.tag, "outboxchaos.run": os.Getenv(EnvRunID)},
 		},
 		Started: true,
 	}

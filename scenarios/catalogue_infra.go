@@ -17,19 +17,20 @@ import (
 func InfraCatalogue() []*Scenario {
 	return []*Scenario{
 		{
-			Name: "broker-crash-mid-publish", Row: "infra", PerKind: 5, Infra: "single",
+			Name: "broker-crash-mid-publish", Row: "infra", Infra: "single",
 			// Confirms held in the link never time out by the clock: the
 			// relay learns of the dead broker from the missing heartbeat.
-			Config:      map[string]string{"confirm-timeout": "30s", "amqp-heartbeat": "1s"},
+			Config:      map[string]string{"confirm-timeout": "30s", "amqp-heartbeat": "2s"},
 			Description: "RabbitMQ is SIGKILLed while the relay awaits the confirms of a published batch",
 			Fault:       "confirms held in the relay's link; then the broker crashes (SIGKILL) and restarts",
 			Outcome:     "the unconfirmed batch is indefinite: republished with the same message_ids; what the broker had persisted comes back as copies the inbox blocks; each sent once",
 			Steps: []Step{
-				enqueue(), start("worker", "cleanup"),
+				enqueue(), pipeline(),
+				note(await(ledger(6)), "the relay holds a live broker connection"),
 				during(fs(stall("rabbitmq-relay", faults.Downstream)),
-					Cond{Event: &EventCond{Name: "publish", Pod: "relay-1", Attrs: map[string]string{"outcome": "channel-closed"}}},
-					start("relay"),
-					note(await(ledger(1)), "the batch reached the broker (a phone has one), its confirms are held: the relay awaits them"),
+					Cond{Event: &EventCond{Name: "publish", Pod: "relay-1", Attrs: map[string]string{"outcome": "channel-closed"}, Fresh: true}},
+					enqueueN(5),
+					note(await(ledger(7)), "the next batch reached the broker (a phone has one), its confirms are held: the relay awaits them"),
 					during(fs(crash("rabbitmq")), Cond{Event: &EventCond{Name: "reconnect", Pod: "worker-", Fresh: true}})),
 				await(outboxRows("PUBLISHED", 30)),
 				note(await(copiesSeen(1)), "the broker's persisted copy of a republished message reached the worker"),
@@ -49,7 +50,7 @@ func InfraCatalogue() []*Scenario {
 				enqueue(), pipeline(),
 				note(await(queued("retry", 1)), "the 429 sent notification-outbox-1 to the retry queue"),
 				await(ledger(5)), stop("worker-1"),
-				enqueueN(3), await(outboxRows("PUBLISHED", 17)),
+				enqueueN(3), await(outboxRows("PUBLISHED", 18)),
 				await(queued("main", 12)), assert(queued("retry", 1)),
 				during(fs(crash("rabbitmq")), Cond{Event: &EventCond{Name: "publish-failed", Pod: "relay-", Fresh: true}},
 					note(enqueueN(4), "six more rows while the broker is down: the relay cannot publish them")),
@@ -62,7 +63,7 @@ func InfraCatalogue() []*Scenario {
 		},
 		{
 			Name: "broker-freeze", Row: "infra", PerKind: 2, Infra: "single",
-			Config:      map[string]string{"amqp-heartbeat": "500ms"},
+			Config:      map[string]string{"amqp-heartbeat": "1s"},
 			Description: "RabbitMQ is frozen (docker pause) longer than the confirm timeout and the heartbeat",
 			Fault:       "broker paused until a publish timed out and the worker dropped its silent connection, then thawed",
 			Outcome:     "timed-out publishes are republished; the worker reconnects; whatever the frozen broker still took in arrives as copies the inbox blocks; each sent once",
@@ -78,7 +79,7 @@ func InfraCatalogue() []*Scenario {
 		},
 		{
 			Name: "quorum-leader-loss", Row: "infra", PerKind: 5, Infra: "cluster",
-			Config:      map[string]string{"amqp-heartbeat": "500ms"},
+			Config:      map[string]string{"amqp-heartbeat": "1s"},
 			Description: "a three-node RabbitMQ cluster loses the node leading the main quorum queue mid-stream, then the node returns",
 			Fault:       "SIGKILL of the main queue's leader after the 5th message reached a phone; it restarts and rejoins on recover",
 			Outcome:     "the two live nodes elect a leader and keep every persisted message; relay and worker reconnect to a live node; all 60 are sent once while the node is gone",

@@ -203,10 +203,10 @@ func (s Schedule) Scenario(name string) *Scenario {
 		case "poison":
 			poisons = append(poisons, faults.Spec{Kind: "poison", Poison: f.Target})
 		case "crash", "restart", "freeze":
-			// On containers of the run's own; a broker that misses its
-			// heartbeats for half a second is dropped.
+			// On containers of the run's own; a broker silent for three
+			// 1 s heartbeats is dropped.
 			sc.Infra = "single"
-			sc.Config = mergeConfig(sc.Config, map[string]string{"amqp-heartbeat": "500ms"})
+			sc.Config = mergeConfig(sc.Config, map[string]string{"amqp-heartbeat": "1s"})
 			windows = append(windows, Step{Do: "during", Faults: []faults.Spec{{Kind: f.Kind, Node: f.Target}},
 				After: faults.Duration(f.At), For: faults.Duration(f.For), Optional: true})
 		default:

@@ -51,10 +51,30 @@ func containersFor(t *testing.T, s *scenarios.Scenario) *infra.Infra {
 	return in
 }
 
-// run runs s once on its own containers, with canary bug armed if set.
+// run runs s once on its own containers, with canary bug armed if set;
+// the containers go when t ends.
 func run(t *testing.T, s *scenarios.Scenario, bug string) scenarios.Result {
 	t.Helper()
-	in := containersFor(t, s)
+	return runOn(containersFor(t, s), s, bug)
+}
+
+// runOnce runs s on containers it removes before returning (a property
+// check: the next one starts afresh).
+func runOnce(t *testing.T, s *scenarios.Scenario) scenarios.Result {
+	t.Helper()
+	in, err := infra.Start(context.Background(), infra.Options{Postgres: true, RabbitNodes: 1})
+	if err != nil {
+		t.Fatalf("start containers: %v", err)
+	}
+	defer func() {
+		if err := in.Close(context.Background()); err != nil {
+			t.Errorf("remove containers: %v", err)
+		}
+	}()
+	return runOn(in, s, "")
+}
+
+func runOn(in *infra.Infra, s *scenarios.Scenario, bug string) scenarios.Result {
 	o := scenarios.DefaultOptions()
 	o.PGURL, o.AMQPURL, o.Bin, o.Artifacts, o.Bug, o.Infra = in.PGURL(), in.AMQPURL(), bin, "../../artifacts", bug, in
 	return scenarios.Run(context.Background(), s, o)

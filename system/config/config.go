@@ -306,6 +306,11 @@ func (c *Config) Validate() error {
 	pos("lease", c.Lease)
 	pos("confirm-timeout", c.ConfirmTimeout)
 	pos("amqp-heartbeat", c.AMQPHeartbeat)
+	if c.AMQPHeartbeat%time.Second != 0 {
+		// AMQP negotiates the heartbeat in whole seconds: 500ms would
+		// become the broker's 60 s.
+		errs = append(errs, fmt.Errorf("amqp-heartbeat must be whole seconds (AMQP carries seconds), got %s", c.AMQPHeartbeat))
+	}
 	pos("amqp-dial-timeout", c.AMQPDialTimeout)
 	pos("retry-ttl", c.RetryTTL)
 	pos("vendor-timeout", c.VendorTimeout)

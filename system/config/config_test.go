@@ -40,6 +40,8 @@ func TestValidate_RejectsBadValuesNamingTheField(t *testing.T) {
 		"lease":                 func(c *config.Config) { c.Lease = 0 },
 		"relay-interval":        func(c *config.Config) { c.RelayInterval = -time.Second },
 		"confirm-timeout":       func(c *config.Config) { c.ConfirmTimeout = 0 },
+		"amqp-heartbeat":        func(c *config.Config) { c.AMQPHeartbeat = 500 * time.Millisecond },
+		"amqp-dial-timeout":     func(c *config.Config) { c.AMQPDialTimeout = 0 },
 		"retry-ttl":             func(c *config.Config) { c.RetryTTL = 0 },
 		"vendor-timeout":        func(c *config.Config) { c.VendorTimeout = 0 },
 		"sending-timeout":       func(c *config.Config) { c.SendingTimeout = 0 },
