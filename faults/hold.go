@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -23,6 +24,8 @@ type Hold struct {
 	what     string
 	unlock   string // SQL run after the commit (a session lock), if any
 	released bool
+	// postmaster is the server's start time when the hold was taken.
+	postmaster time.Time
 }
 
 // holdRows opens a transaction that row-locks the first n PENDING outbox
@@ -81,6 +84,10 @@ func hold(ctx context.Context, pool *pgxpool.Pool, what string, begin bool) (*Ho
 		return nil, fmt.Errorf("acquire a connection to hold %s: %w", what, err)
 	}
 	h := &Hold{pool: pool, conn: conn, what: what, pid: conn.Conn().PgConn().PID()}
+	if err := conn.QueryRow(ctx, `SELECT pg_postmaster_start_time()`).Scan(&h.postmaster); err != nil {
+		conn.Release()
+		return nil, fmt.Errorf("read the server's start time to hold %s: %w", what, err)
+	}
 	if begin {
 		if h.tx, err = conn.Begin(ctx); err != nil {
 			conn.Release()
@@ -224,8 +231,11 @@ func (h *Hold) ReleaseAfterCrash(ctx context.Context) error {
 	if err == nil {
 		return nil
 	}
-	var alive int
-	if qerr := h.pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE pid = $1`, h.pid).Scan(&alive); qerr == nil && alive == 0 {
+	// A postmaster started after the hold was taken: the server the hold
+	// lived in crashed (a backend's pid says nothing: a restarted
+	// container hands the same small pids out again).
+	var restarted bool
+	if qerr := h.pool.QueryRow(ctx, `SELECT pg_postmaster_start_time() > $1`, h.postmaster).Scan(&restarted); qerr == nil && restarted {
 		return nil
 	}
 	return err

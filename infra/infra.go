@@ -213,11 +213,18 @@ func (in *Infra) PGURL() string {
 func (in *Infra) AMQPURL() string {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	var out []string
+	// In node order (rabbitmq-1 first), whatever order they booted in: a
+	// client dials the first, so the queues it declares lead there.
+	var brokers []*Node
 	for _, n := range in.nodes {
 		if n.isBroker {
-			out = append(out, n.URL)
+			brokers = append(brokers, n)
 		}
+	}
+	slices.SortFunc(brokers, func(a, b *Node) int { return strings.Compare(a.Name, b.Name) })
+	var out []string
+	for _, n := range brokers {
+		out = append(out, n.URL)
 	}
 	return strings.Join(out, ",")
 }

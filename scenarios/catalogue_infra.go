@@ -127,20 +127,23 @@ func InfraCatalogue() []*Scenario {
 		},
 		{
 			Name: "postgres-crash-mid-result", Row: "infra", Infra: "single",
-			Config:      map[string]string{"vendor-timeout": "3s", "in-listener-delay": "500ms"},
+			// The SENDING timeout outlasts the vendor call, so only the
+			// crash leaves the row SENDING.
+			Config:      map[string]string{"vendor-timeout": "3s", "sending-timeout": "10s", "in-listener-delay": "500ms"},
 			Description: "PostgreSQL is SIGKILLed while the worker's result UPDATE runs in it",
 			Fault:       "the vendor hangs on notification-outbox-1 past the client's 3 s; its inbox row is row-locked so the ERROR write waits inside Postgres; then the postmaster is SIGKILLed and restarted",
 			Outcome:     "the result never committed: the row stays SENDING, never re-sent; cleanup turns it into ERROR with an alert after the restart; the rest sent once",
 			Steps: []Step{
 				inject(vendorMode(fakevendor.Hang, 1, 1)),
 				enqueue(), pipeline(),
-				note(await(Cond{InFlight: 1}), "the send of notification-outbox-1 hangs at the vendor: its claim committed"),
+				note(await(Cond{Event: &EventCond{Name: "claim", Pod: "worker-1", Attrs: map[string]string{"message_id": "notification-outbox-1"}}}),
+					"the claim of notification-outbox-1 committed; its send hangs at the vendor for the client's 3 s"),
 				during(fs(holdInboxRow(1)), podEvent("result-failed", "worker-1", 1),
 					note(await(Cond{Waiters: 1}), "the worker's result write waits on the row lock, inside Postgres"),
 					during(fs(crash("postgres")), podEvent("result-failed", "worker-1", 1))),
 				await(inboxRows("ERROR", 1)),
 			},
-			Expect: rules(lost(1), alerts(checker.AlertSendingTimeout, 1), handsets(5), vendorCalls(1, 1)),
+			Expect: rules(lost(1), alerts(checker.AlertSendingTimeout, 1), alerts(checker.AlertVendorUnknown, 1), handsets(5), vendorCalls(1, 1)),
 		},
 		{
 			Name: "postgres-freeze", Row: "infra", Infra: "single",

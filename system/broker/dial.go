@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -24,10 +25,10 @@ func URLs(setting string) []string {
 	return out
 }
 
-// live is the index of the address the last successful dial used: the next
-// dial starts there, so a process stays on a node that answers and moves on
-// only when it stops answering.
-var live atomic.Int64
+// live holds, per setting, the index of the address the last successful
+// dial used: the next dial starts there, so a process stays on a node that
+// answers and moves on only when it stops answering.
+var live sync.Map // setting → *atomic.Int64
 
 // Dial connects to the first broker address of setting that answers,
 // starting with the one that answered last, so that after a node dies the
@@ -42,13 +43,15 @@ func Dial(setting string, cfg amqp.Config) (*amqp.Connection, string, error) {
 	if canary.On(canary.FirstBrokerOnly) {
 		urls = urls[:1]
 	}
-	start := int(live.Load()) % len(urls)
+	v, _ := live.LoadOrStore(setting, new(atomic.Int64))
+	last := v.(*atomic.Int64)
+	start := int(last.Load()) % len(urls)
 	var errs []error
 	for i := range urls {
 		n := (start + i) % len(urls)
 		conn, err := amqp.DialConfig(urls[n], cfg)
 		if err == nil {
-			live.Store(int64(n))
+			last.Store(int64(n))
 			return conn, urls[n], nil
 		}
 		errs = append(errs, fmt.Errorf("%s: %w", Redacted(urls[n]), err))
