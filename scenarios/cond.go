@@ -27,6 +27,7 @@ type Cond struct {
 	Waiters   int        `json:"waiters,omitempty"`    // at least n backends wait on the step's hold
 	Migrators int        `json:"migrators,omitempty"`  // n migrate pods wait on the step's held migration
 	Queue     *QueueCond `json:"queue,omitempty"`      // a queue holds exactly n ready messages
+	Blocked   string     `json:"blocked,omitempty"`    // the pod's connection waits on the step's hold
 	Any       []Cond     `json:"any,omitempty"`        // one of these holds
 	All       []Cond     `json:"all,omitempty"`        // all of these hold
 }
@@ -71,7 +72,7 @@ func (c Cond) set() []string {
 	for name, on := range map[string]bool{"rows": c.Rows != nil, "ledger": c.Ledger > 0, "event": c.Event != nil,
 		"killed": c.Killed != "", "exited": c.Exited != "", "succeeded": c.Succeeded != "", "in_flight": c.InFlight > 0,
 		"copies": c.Copies > 0, "peek_skips": c.PeekSkips > 0, "waiters": c.Waiters > 0, "migrators": c.Migrators > 0,
-		"queue": c.Queue != nil, "any": len(c.Any) > 0, "all": len(c.All) > 0} {
+		"queue": c.Queue != nil, "blocked": c.Blocked != "", "any": len(c.Any) > 0, "all": len(c.All) > 0} {
 		if on {
 			out = append(out, name)
 		}
@@ -164,6 +165,8 @@ func (c Cond) String() string {
 		return fmt.Sprintf("%d migrators at the held migration", c.Migrators)
 	case c.Queue != nil:
 		return fmt.Sprintf("%d ready in the %s queue", c.Queue.N, c.Queue.Queue)
+	case c.Blocked != "":
+		return c.Blocked + " waits on the hold inside Postgres"
 	}
 	var parts []string
 	for _, s := range append(slices.Clone(c.Any), c.All...) {
@@ -238,6 +241,8 @@ func (p *probe) holds(ctx context.Context, c *Cond) (bool, error) {
 		return n >= c.Waiters, err
 	case c.Migrators > 0:
 		return p.migrators(ctx, c.Migrators)
+	case c.Blocked != "":
+		return p.blocked(ctx, c.Blocked)
 	case c.Queue != nil:
 		d, err := e.depths()
 		if err != nil {
@@ -325,4 +330,24 @@ func (p *probe) migrators(ctx context.Context, want int) (bool, error) {
 		}
 	}
 	return n == want, nil
+}
+
+// blocked: a connection of the pod waits, inside Postgres, on a lock the
+// step's hold owns (not just any waiter: the cleanup's sweep may wait too).
+func (p *probe) blocked(ctx context.Context, pod string) (bool, error) {
+	h, err := p.r.hold()
+	if err != nil {
+		return false, err
+	}
+	role, _, _ := strings.Cut(pod, "-")
+	bs, err := faults.PodBackends(ctx, p.r.e.Pool, p.r.e.appPrefix(), role)
+	if err != nil {
+		return false, err
+	}
+	for _, b := range bs {
+		if b.Pod == pod && slices.Contains(b.BlockedBy, h.PID()) {
+			return true, nil
+		}
+	}
+	return false, nil
 }
