@@ -143,7 +143,15 @@ func (in *Infra) run(ctx context.Context, name, image string, cmd []string, env 
 		ContainerRequest: testcontainers.ContainerRequest{
 			Name: "outboxchaos-" + in.tag + "-" + name, Image: image, Cmd: cmd, Env: env,
 			HostConfigModifier: func(hc *container.HostConfig) { hc.NetworkMode = "host" },
-			Labels:             map[string]string{"outboxchaos": in.tag, "outboxchaos.run": os.Getenv(EnvRunID)},
+			ConfigModifier: func(c *container.Config) {
+				if name == "postgres" {
+					// A graceful stop is Postgres's fast shutdown (SIGINT),
+					// as in the official image: SIGTERM's smart shutdown
+					// would wait for every client to leave.
+					c.StopSignal = "SIGINT"
+				}
+			},
+			Labels: map[string]string{"outboxchaos": in.tag, "outboxchaos.run": os.Getenv(EnvRunID)},
 		},
 		Started: true,
 	}

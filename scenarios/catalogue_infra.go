@@ -65,12 +65,15 @@ func InfraCatalogue() []*Scenario {
 			Name: "broker-freeze", Row: "infra", PerKind: 2, Infra: "single",
 			Config:      map[string]string{"amqp-heartbeat": "1s"},
 			Description: "RabbitMQ is frozen (docker pause) longer than the confirm timeout and the heartbeat",
-			Fault:       "broker paused until a publish timed out and the worker dropped its silent connection, then thawed",
+			Fault:       "broker paused until a publish was left indefinite (confirm timed out, or the connection dropped by the heartbeat) and the worker dropped its silent connection, then thawed",
 			Outcome:     "timed-out publishes are republished; the worker reconnects; whatever the frozen broker still took in arrives as copies the inbox blocks; each sent once",
 			Steps: []Step{
 				enqueue(), pipeline(), await(ledger(12)),
+				// A publish into the frozen broker is indefinite: its confirm
+				// times out, or the heartbeat drops the connection first.
 				during(fs(freeze("rabbitmq")), allOf(
-					Cond{Event: &EventCond{Name: "publish", Attrs: map[string]string{"outcome": "timed-out"}, Fresh: true}},
+					anyOf(Cond{Event: &EventCond{Name: "publish", Attrs: map[string]string{"outcome": "timed-out"}, Fresh: true}},
+						Cond{Event: &EventCond{Name: "publish", Attrs: map[string]string{"outcome": "channel-closed"}, Fresh: true}}),
 					Cond{Event: &EventCond{Name: "reconnect", Pod: "worker-", Fresh: true}}),
 					note(enqueueN(4), "twelve more rows: the relay publishes them into the frozen broker")),
 				await(outboxRows("PUBLISHED", 24)),

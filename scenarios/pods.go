@@ -186,12 +186,17 @@ func (e *Env) Pod(name string) (*faults.Pod, error) {
 // after a short back-off, at most maxRestarts times.
 func (e *Env) Supervise(p *faults.Pod) {
 	go func() {
+		backoff := restartBackoff
 		for i := 0; i < maxRestarts; i++ {
 			<-p.Done()
 			if e.isStopping() {
 				return
 			}
-			time.Sleep(restartBackoff) // a deployment's restart delay, not synchronisation
+			// A deployment's restart delay, doubling as a crash loop's
+			// does (not synchronisation): a pod that cannot start while
+			// the broker or database restarts keeps being restarted.
+			time.Sleep(backoff)
+			backoff = min(2*backoff, maxRestartBackoff)
 			if e.isStopping() {
 				return
 			}
@@ -210,8 +215,9 @@ func (e *Env) Supervise(p *faults.Pod) {
 }
 
 const (
-	maxRestarts    = 20
-	restartBackoff = 200 * time.Millisecond
+	maxRestarts       = 20
+	restartBackoff    = 200 * time.Millisecond
+	maxRestartBackoff = 2 * time.Second
 )
 
 func (e *Env) isStopping() bool {
