@@ -65,6 +65,7 @@ unit:
 vet:
 	$(GO) vet ./...
 	$(GO) vet -tags chaos ./scenarios/
+	$(GO) vet -tags containers ./...
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
