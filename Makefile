@@ -21,12 +21,31 @@ CHAOSSEED := $(if $(SEED),$(SEED),$(shell date +%s%N | cut -c1-15))
 # River twice from one nested module (go.mod: v0.51.2, go047.mod: v0.47.0).
 PEER_BINS := bin/peer-watermill bin/peer-river047 bin/peer-river0512
 
-.PHONY: all build peer-bins peers demo test unit vet fmt-check scenario scenarios canaries crashpoints explore chaos report simulate simulate-short capacity bench bench-quick clean
+.PHONY: all build images infra peer-bins peers demo test unit vet fmt-check scenario scenarios canaries crashpoints explore chaos report simulate simulate-short capacity bench bench-quick clean
 
 all: build
 
 build:
 	$(GO) build -o $(BIN) ./cmd/outboxchaos
+
+# The infrastructure scenarios (scenarios/infra) on containers of their own.
+# INFRA_CHECKS random schedules with infrastructure faults; INFRAFLAGS adds
+# go test flags (e.g. INFRAFLAGS='-run TestInfraScenario/broker-freeze').
+INFRA_CHECKS ?= 3
+INFRAFLAGS   ?=
+
+## images: start a Docker engine if none runs, then build (or reuse) the offline Postgres and RabbitMQ images; prints their names
+images:
+	@bash .ci/images/docker-up
+	@bash .ci/images/build
+
+## infra: the infrastructure scenarios, their canaries, INFRA_CHECKS random schedules and the demo, each on its own containers (needs Docker; OUTBOXCHAOS_PG_IMAGE / OUTBOXCHAOS_RABBITMQ_IMAGE choose the images, make images builds them offline)
+infra:
+	@mkdir -p $(ART)
+	TESTCONTAINERS_RYUK_DISABLED=true $(GOTESTSUM) --junitfile $(ART)/infra-junit.xml --format testname -- \
+		-count=1 -timeout 40m -parallel 2 $(INFRAFLAGS) -tags containers ./scenarios/infra/ \
+		-rapid.checks=$(INFRA_CHECKS) -v 2>&1 | tee $(ART)/infra.log; exit $${PIPESTATUS[0]}
+	TESTCONTAINERS_RYUK_DISABLED=true $(GO) test -count=1 -timeout 15m -tags containers ./infra/ ./system/testenv/
 
 ## peer-bins: the peer relays' binaries (Watermill, River v0.47.0 and v0.51.2)
 peer-bins: build
@@ -51,6 +70,7 @@ unit:
 vet:
 	$(GO) vet ./...
 	$(GO) vet -tags chaos ./scenarios/
+	$(GO) vet -tags containers ./...
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -23,6 +24,8 @@ type Hold struct {
 	what     string
 	unlock   string // SQL run after the commit (a session lock), if any
 	released bool
+	// postmaster is the server's start time when the hold was taken.
+	postmaster time.Time
 }
 
 // holdRows opens a transaction that row-locks the first n PENDING outbox
@@ -81,6 +84,10 @@ func hold(ctx context.Context, pool *pgxpool.Pool, what string, begin bool) (*Ho
 		return nil, fmt.Errorf("acquire a connection to hold %s: %w", what, err)
 	}
 	h := &Hold{pool: pool, conn: conn, what: what, pid: conn.Conn().PgConn().PID()}
+	if err := conn.QueryRow(ctx, `SELECT pg_postmaster_start_time()`).Scan(&h.postmaster); err != nil {
+		conn.Release()
+		return nil, fmt.Errorf("read the server's start time to hold %s: %w", what, err)
+	}
 	if begin {
 		if h.tx, err = conn.Begin(ctx); err != nil {
 			conn.Release()
@@ -180,4 +187,56 @@ func PodBackends(ctx context.Context, pool *pgxpool.Pool, app, role string) ([]P
 		out = append(out, b)
 	}
 	return out, rows.Err()
+}
+
+// holdTable opens a transaction holding an EXCLUSIVE lock on a table:
+// reads go on, every write (a claim UPDATE, a claim INSERT) waits in
+// PostgreSQL until the lock goes.
+func holdTable(ctx context.Context, pool *pgxpool.Pool, table string) (*Hold, error) {
+	h, err := hold(ctx, pool, "an EXCLUSIVE lock on "+table, true)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := h.tx.Exec(ctx, "LOCK TABLE "+pgx.Identifier{table}.Sanitize()+" IN EXCLUSIVE MODE"); err != nil {
+		_ = h.Release(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("lock table %s: %w", table, err)
+	}
+	return h, nil
+}
+
+// holdInboxRow opens a transaction row-locking the inbox row of one
+// message: the worker's result UPDATE of it waits until the lock goes.
+func holdInboxRow(ctx context.Context, pool *pgxpool.Pool, messageID string) (*Hold, error) {
+	h, err := hold(ctx, pool, "a row lock on the inbox row of "+messageID, true)
+	if err != nil {
+		return nil, err
+	}
+	var id string
+	err = h.tx.QueryRow(ctx, `SELECT message_id FROM notification_histories WHERE message_id = $1 FOR UPDATE`, messageID).Scan(&id)
+	if err != nil {
+		_ = h.Release(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("lock the inbox row of %s: %w", messageID, err)
+	}
+	return h, nil
+}
+
+// ReleaseAfterCrash releases the hold, but a hold whose backend died with
+// its database (an infrastructure crash) has nothing left to release: the
+// crash rolled its transaction back. Its failed commit is then no error.
+func (h *Hold) ReleaseAfterCrash(ctx context.Context) error {
+	if h == nil || h.released {
+		return nil
+	}
+	err := h.Release(ctx)
+	if err == nil {
+		return nil
+	}
+	// A postmaster started after the hold was taken: the server the hold
+	// lived in crashed (a backend's pid says nothing: a restarted
+	// container hands the same small pids out again).
+	var restarted bool
+	if qerr := h.pool.QueryRow(ctx, `SELECT pg_postmaster_start_time() > $1`, h.postmaster).Scan(&restarted); qerr == nil && restarted {
+		return nil
+	}
+	return err
 }

@@ -195,3 +195,71 @@ func (h *held) Fired(World) (bool, string) {
 	}
 	return true, "held"
 }
+
+// HoldTable keeps a transaction open holding an EXCLUSIVE lock on the
+// outbox or inbox table, so the next write to it (the relay's claim, the
+// worker's claim INSERT) waits inside PostgreSQL: a statement certainly in
+// flight, for a fault (a Postgres crash) to meet. A crash that kills the
+// hold's own connection is no failure to release it.
+type HoldTable struct {
+	Table string // "outbox" or "inbox"
+	held
+}
+
+// Family is "hold-table".
+func (h *HoldTable) Family() string { return "hold-table" }
+
+// Target is the table.
+func (h *HoldTable) Target() string { return h.Table }
+
+// Inject takes the lock.
+func (h *HoldTable) Inject(ctx context.Context, w World) error {
+	hd, err := holdTable(ctx, w.DB(), holdTables[h.Table])
+	if err == nil {
+		h.set(hd)
+		w.Logf("harness", "holding %s", hd.what)
+	}
+	return err
+}
+
+// Recover releases the lock (nothing to release after a crash).
+func (h *HoldTable) Recover(ctx context.Context, _ World) error {
+	return h.Hold().ReleaseAfterCrash(context.WithoutCancel(ctx))
+}
+
+func (h *HoldTable) String() string { return "an EXCLUSIVE lock on the " + h.Table + " table" }
+
+// HoldInboxRow keeps a transaction open row-locking one message's inbox
+// row, so the worker's result UPDATE of it waits inside PostgreSQL.
+type HoldInboxRow struct {
+	Msg int64 // the outbox id of the message
+	held
+}
+
+// Family is "hold-inbox-row".
+func (h *HoldInboxRow) Family() string { return "hold-inbox-row" }
+
+// Target is the message.
+func (h *HoldInboxRow) Target() string { return notification.MessageID(h.Msg) }
+
+// Inject takes the row lock.
+func (h *HoldInboxRow) Inject(ctx context.Context, w World) error {
+	hd, err := holdInboxRow(ctx, w.DB(), notification.MessageID(h.Msg))
+	if err == nil {
+		h.set(hd)
+		w.Logf("harness", "holding %s", hd.what)
+	}
+	return err
+}
+
+// Recover releases the lock (nothing to release after a crash).
+func (h *HoldInboxRow) Recover(ctx context.Context, _ World) error {
+	return h.Hold().ReleaseAfterCrash(context.WithoutCancel(ctx))
+}
+
+func (h *HoldInboxRow) String() string {
+	return "a row lock on the inbox row of " + notification.MessageID(h.Msg)
+}
+
+// holdTables maps a hold-table's table to its name.
+var holdTables = map[string]string{"outbox": "notification_outbox", "inbox": "notification_histories"}

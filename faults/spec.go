@@ -32,6 +32,8 @@ type Spec struct {
 	Rows      int      `json:"rows,omitempty"`      // hold-rows: how many PENDING rows
 	Poison    string   `json:"poison,omitempty"`    // poison: what is wrong with the message
 	Member    int64    `json:"member,omitempty"`    // withdraw-consent: the member id
+	Node      string   `json:"node,omitempty"`      // crash, restart, freeze: the container node
+	Table     string   `json:"table,omitempty"`     // hold-table: outbox or inbox
 }
 
 // builders maps each kind to its constructor and a one-line description.
@@ -55,6 +57,12 @@ var builders = map[string]struct {
 	"hold-rows":        {"a transaction row-locks the first PENDING outbox rows (rows)", buildHoldRows},
 	"hold-migration":   {"a migration is held half-done under the migration lock", buildHoldMigration},
 	"withdraw-consent": {"a member withdraws SMS consent mid-run (member)", buildWithdrawConsent},
+	"hold-table":       {"a transaction holds an EXCLUSIVE lock on a table: its writes wait (table: outbox, inbox)", buildHoldTable},
+	"hold-inbox-row":   {"a transaction row-locks a message's inbox row: its result write waits (msg)", buildHoldInboxRow},
+	"crash":            {"SIGKILL an infrastructure node and start it on recover (node: postgres, rabbitmq, rabbitmq-N)", buildCrash},
+	"restart":          {"stop an infrastructure node gracefully and start it on recover (node)", buildRestart},
+	"freeze":           {"pause an infrastructure node (docker pause) and thaw it on recover (node)", buildFreeze},
+	"leader-loss":      {"SIGKILL the node leading the main quorum queue; it returns on recover", buildLeaderLoss},
 	"poison":           {"a message no relay wrote, published to the main queue (poison: unknown-kind, missing-template, long-fallback, malformed, long-message-id)", buildPoison},
 }
 
@@ -205,6 +213,33 @@ func buildHoldRows(s Spec) (Fault, error) {
 }
 
 func buildHoldMigration(Spec) (Fault, error) { return &HoldMigration{}, nil }
+
+func buildHoldTable(s Spec) (Fault, error) {
+	if err := oneOf("table", s.Table, []string{"outbox", "inbox"}); err != nil {
+		return nil, err
+	}
+	return &HoldTable{Table: s.Table}, nil
+}
+
+func buildHoldInboxRow(s Spec) (Fault, error) {
+	if s.Msg <= 0 {
+		return nil, fmt.Errorf("needs msg (the outbox id)")
+	}
+	return &HoldInboxRow{Msg: s.Msg}, nil
+}
+
+func nodeOf(s Spec) error {
+	if s.Node == "" {
+		return fmt.Errorf("needs node (one of %s)", strings.Join(NodeNames, ", "))
+	}
+	return oneOf("node", s.Node, NodeNames)
+}
+
+func buildCrash(s Spec) (Fault, error)   { return &NodeCrash{Node: s.Node}, nodeOf(s) }
+func buildRestart(s Spec) (Fault, error) { return &NodeRestart{Node: s.Node}, nodeOf(s) }
+func buildFreeze(s Spec) (Fault, error)  { return &NodeFreeze{Node: s.Node}, nodeOf(s) }
+
+func buildLeaderLoss(Spec) (Fault, error) { return &LeaderLoss{}, nil }
 
 // LinkNames are the links every run has: one to Postgres, one to RabbitMQ
 // per role, one to the vendor; postgres-relay and postgres-worker are the

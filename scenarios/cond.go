@@ -27,6 +27,8 @@ type Cond struct {
 	PeekSkips int        `json:"peek_skips,omitempty"` // at least n redeliveries skipped at the peek
 	Waiters   int        `json:"waiters,omitempty"`    // at least n backends wait on the step's hold
 	Migrators int        `json:"migrators,omitempty"`  // n migrate pods wait on the step's held migration
+	Queue     *QueueCond `json:"queue,omitempty"`      // a queue holds exactly n ready messages
+	Blocked   string     `json:"blocked,omitempty"`    // the pod's connection waits on the step's hold
 	Any       []Cond     `json:"any,omitempty"`        // one of these holds
 	All       []Cond     `json:"all,omitempty"`        // all of these hold
 }
@@ -42,6 +44,16 @@ type Rows struct {
 	Msg         int64  `json:"msg,omitempty"` // inbox: the outbox id's message
 	N           int    `json:"n"`
 }
+
+// QueueCond counts the ready messages of one of the run's queues: main,
+// retry or parking.
+type QueueCond struct {
+	Queue string `json:"queue"`
+	N     int    `json:"n"`
+}
+
+// queueNames are the queues a QueueCond may name.
+var queueNames = []string{"main", "retry", "parking"}
 
 // EventCond matches events by name, pod ("relay-1", or "relay-" for any
 // relay) and attributes; Fresh counts only events logged after the step
@@ -61,7 +73,7 @@ func (c Cond) set() []string {
 	for name, on := range map[string]bool{"rows": c.Rows != nil, "ledger": c.Ledger > 0, "event": c.Event != nil,
 		"killed": c.Killed != "", "paused": c.Paused != "", "exited": c.Exited != "", "succeeded": c.Succeeded != "", "in_flight": c.InFlight > 0,
 		"copies": c.Copies > 0, "peek_skips": c.PeekSkips > 0, "waiters": c.Waiters > 0, "migrators": c.Migrators > 0,
-		"any": len(c.Any) > 0, "all": len(c.All) > 0} {
+		"queue": c.Queue != nil, "blocked": c.Blocked != "", "any": len(c.Any) > 0, "all": len(c.All) > 0} {
 		if on {
 			out = append(out, name)
 		}
@@ -78,6 +90,9 @@ func (c Cond) validate() error {
 		if _, ok := tables[c.Rows.Table]; !ok {
 			return fmt.Errorf("rows: unknown table %q (outbox, inbox, coupons)", c.Rows.Table)
 		}
+	}
+	if c.Queue != nil && !slices.Contains(queueNames, c.Queue.Queue) {
+		return fmt.Errorf("queue: unknown queue %q (%s)", c.Queue.Queue, strings.Join(queueNames, ", "))
 	}
 	if c.Event != nil && c.Event.Name == "" {
 		return errors.New("event: needs name")
@@ -151,6 +166,10 @@ func (c Cond) String() string {
 		return fmt.Sprintf("%d backends waiting on the hold", c.Waiters)
 	case c.Migrators > 0:
 		return fmt.Sprintf("%d migrators at the held migration", c.Migrators)
+	case c.Queue != nil:
+		return fmt.Sprintf("%d ready in the %s queue", c.Queue.N, c.Queue.Queue)
+	case c.Blocked != "":
+		return c.Blocked + " waits on the hold inside Postgres"
 	}
 	var parts []string
 	for _, s := range append(slices.Clone(c.Any), c.All...) {
@@ -231,6 +250,15 @@ func (p *probe) holds(ctx context.Context, c *Cond) (bool, error) {
 		return n >= c.Waiters, err
 	case c.Migrators > 0:
 		return p.migrators(ctx, c.Migrators)
+	case c.Blocked != "":
+		return p.blocked(ctx, c.Blocked)
+	case c.Queue != nil:
+		d, err := e.depths()
+		if err != nil {
+			return false, err
+		}
+		n := map[string]int{"main": d.Main, "retry": d.Retry, "parking": d.Parking}[c.Queue.Queue]
+		return n == c.Queue.N, nil
 	case len(c.Any) > 0:
 		var errs []error
 		for i := range c.Any {
@@ -311,4 +339,24 @@ func (p *probe) migrators(ctx context.Context, want int) (bool, error) {
 		}
 	}
 	return n == want, nil
+}
+
+// blocked: a connection of the pod waits, inside Postgres, on a lock the
+// step's hold owns (not just any waiter: the cleanup's sweep may wait too).
+func (p *probe) blocked(ctx context.Context, pod string) (bool, error) {
+	h, err := p.r.hold()
+	if err != nil {
+		return false, err
+	}
+	role, _, _ := strings.Cut(pod, "-")
+	bs, err := faults.PodBackends(ctx, p.r.e.Pool, p.r.e.appPrefix(), role)
+	if err != nil {
+		return false, err
+	}
+	for _, b := range bs {
+		if b.Pod == pod && slices.Contains(b.BlockedBy, h.PID()) {
+			return true, nil
+		}
+	}
+	return false, nil
 }

@@ -153,6 +153,20 @@ func (e *Env) Snapshot(ctx context.Context) (checker.State, error) {
 	return s, err
 }
 
+// depths reads the ready messages of the run's queues, touching none; a
+// broker that does not answer is an error (the condition waits on).
+func (e *Env) depths() (d checker.QueueDepths, err error) {
+	err = e.withChannel(func(ch *amqp.Channel) error {
+		m, r, p, derr := broker.Depths(ch, e.SB.Prefix)
+		if derr != nil {
+			return derr
+		}
+		d = checker.QueueDepths{Main: m, Retry: r, Parking: p}
+		return nil
+	})
+	return d, err
+}
+
 // queues reads the depths and the parked messages (fetched, then returned
 // to the queue when the channel closes).
 func (e *Env) queues(ctx context.Context) (parked []checker.ParkedRecord, d checker.QueueDepths, err error) {

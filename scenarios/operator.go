@@ -3,6 +3,7 @@ package scenarios
 import (
 	"context"
 	"fmt"
+	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
@@ -13,7 +14,7 @@ import (
 // person with the RabbitMQ console can do.
 
 func (e *Env) withChannel(fn func(ch *amqp.Channel) error) error {
-	conn, err := amqp.Dial(e.SB.AMQPURL)
+	conn, _, err := broker.Dial(e.SB.AMQPURL, amqp.Config{Dial: amqp.DefaultDial(5 * time.Second)})
 	if err != nil {
 		return fmt.Errorf("dial broker: %w", err)
 	}

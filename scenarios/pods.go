@@ -26,14 +26,14 @@ type podSpec struct {
 // (enqueue) or migrate, named role-N.
 func (e *Env) Start(ctx context.Context, role string, ps podSpec) (*faults.Pod, error) {
 	c := e.Cfg
-	c.AMQPURL = replaceHost(e.SB.AMQPURL, e.AMQPRelay.Addr())
+	link := "rabbitmq-relay"
 	var args []string
 	switch role {
 	case "relay":
 		args = []string{"relay"}
 		c.PGURL = replaceHost(c.PGURL, e.PGRelay.Addr())
 	case "worker":
-		c.AMQPURL = replaceHost(e.SB.AMQPURL, e.AMQPWorker.Addr())
+		link = "rabbitmq-worker"
 		c.PGURL = replaceHost(c.PGURL, e.PGWorker.Addr())
 		args = []string{"worker"}
 	case "cleanup":
@@ -54,11 +54,11 @@ func (e *Env) Start(ctx context.Context, role string, ps podSpec) (*faults.Pod, 
 	c.Instance = name
 	c.PGURL = withQuery(c.PGURL, "application_name", e.appName(name))
 	if ps.link != "" {
-		l, err := e.Link(ps.link)
-		if err != nil {
-			return nil, err
-		}
-		c.AMQPURL = replaceHost(e.SB.AMQPURL, l.Addr())
+		link = ps.link
+	}
+	var err error
+	if c.AMQPURL, err = e.amqpVia(link); err != nil {
+		return nil, err
 	}
 	env := append(c.Env(), "OUTBOXCHAOS_LOG_FORMAT=json")
 	if e.Bug != "" {
@@ -187,12 +187,17 @@ func (e *Env) Pod(name string) (*faults.Pod, error) {
 // after a short back-off, at most maxRestarts times.
 func (e *Env) Supervise(p *faults.Pod) {
 	go func() {
+		backoff := restartBackoff
 		for i := 0; i < maxRestarts; i++ {
 			<-p.Done()
 			if e.isStopping() {
 				return
 			}
-			time.Sleep(restartBackoff) // a deployment's restart delay, not synchronisation
+			// A deployment's restart delay, doubling as a crash loop's
+			// does (not synchronisation): a pod that cannot start while
+			// the broker or database restarts keeps being restarted.
+			time.Sleep(backoff)
+			backoff = min(2*backoff, maxRestartBackoff)
 			if e.isStopping() {
 				return
 			}
@@ -211,8 +216,9 @@ func (e *Env) Supervise(p *faults.Pod) {
 }
 
 const (
-	maxRestarts    = 20
-	restartBackoff = 200 * time.Millisecond
+	maxRestarts       = 20
+	restartBackoff    = 200 * time.Millisecond
+	maxRestartBackoff = 2 * time.Second
 )
 
 func (e *Env) isStopping() bool {

@@ -47,7 +47,11 @@ func Run(ctx context.Context, s *Scenario, o Options) Result {
 		res.Err = fmt.Errorf("set up: %w", err)
 		return res
 	}
-	ctx, cancel := context.WithTimeout(ctx, runTimeout)
+	timeout := runTimeout
+	if s.Infra != "" {
+		timeout = infraTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	e, err := newEnv(ctx, s, o)
 	if err != nil {

@@ -54,7 +54,15 @@ type Scenario struct {
 	Expect []checker.Rule `json:"expect,omitempty"`
 	// AllowUnfired accepts faults that never fired (random schedules).
 	AllowUnfired bool `json:"allow_unfired,omitempty"`
+	// Infra says the run needs containers of its own, which its
+	// infrastructure faults crash: "single" (Postgres and one RabbitMQ)
+	// or "cluster" (Postgres and three RabbitMQ nodes). Empty: the shared
+	// services.
+	Infra string `json:"infra,omitempty"`
 }
+
+// InfraKinds are the values of Scenario.Infra.
+var InfraKinds = []string{"single", "cluster"}
 
 func (s *Scenario) perKind() int { return max(s.PerKind, 1) }
 
@@ -108,6 +116,9 @@ func (s *Scenario) Validate() error {
 		if !slices.Contains(notification.Kinds, k) {
 			errs = append(errs, fmt.Errorf("unknown kind %q", k))
 		}
+	}
+	if s.Infra != "" && !slices.Contains(InfraKinds, s.Infra) {
+		errs = append(errs, fmt.Errorf("unknown infra %q (known: %s)", s.Infra, strings.Join(InfraKinds, ", ")))
 	}
 	for i, st := range s.Steps {
 		if err := st.validate(); err != nil {

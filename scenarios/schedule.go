@@ -42,6 +42,8 @@ func (f FaultEvent) String() string {
 		return "poison " + f.Target
 	case "consent":
 		return fmt.Sprintf("member %d withdraws consent", f.Msg)
+	case "crash", "restart", "freeze":
+		return fmt.Sprintf("%s %s at +%s for %s", f.Kind, f.Target, f.At, f.For)
 	case "vendor":
 		return fmt.Sprintf("vendor %s for %s ×%d", f.Target, checker.MessageID(int64(f.Msg)), f.Times)
 	default:
@@ -256,6 +258,13 @@ func (s Schedule) Scenario(name string) *Scenario {
 			poisons = append(poisons, faults.Spec{Kind: "poison", Poison: f.Target})
 		case "consent":
 			business = append(business, faults.Spec{Kind: "withdraw-consent", Member: int64(f.Msg)})
+		case "crash", "restart", "freeze":
+			// On containers of the run's own; a broker silent for three
+			// 1 s heartbeats is dropped.
+			sc.Infra = "single"
+			sc.Config = mergeConfig(sc.Config, map[string]string{"amqp-heartbeat": "1s"})
+			windows = append(windows, Step{Do: "during", Faults: []faults.Spec{{Kind: f.Kind, Node: f.Target}},
+				After: faults.Duration(f.At), For: faults.Duration(f.For), Optional: true})
 		default:
 			spec := faults.Spec{Kind: f.Kind, Link: f.Target}
 			if f.Kind == "latency" {
@@ -295,18 +304,12 @@ func (s Schedule) Scenario(name string) *Scenario {
 	pods("relay", s.Relays)
 	pods("cleanup", 1)
 	if len(s.Config) > 0 {
-		sc.Config = map[string]string{}
-		for k, v := range s.Config {
-			sc.Config[k] = v
-		}
+		sc.Config = mergeConfig(sc.Config, s.Config)
 	}
 	if s.Reconcile != "" {
 		pods("reconciler", 1)
 		if s.Reconcile == "resend" {
-			if sc.Config == nil {
-				sc.Config = map[string]string{}
-			}
-			sc.Config["reconcile-resend"] = "true"
+			sc.Config = mergeConfig(sc.Config, map[string]string{"reconcile-resend": "true"})
 		}
 	}
 	if len(business) > 0 {
@@ -328,4 +331,16 @@ func (s Schedule) Scenario(name string) *Scenario {
 		sc.Steps = append(sc.Steps, inject(faults.Spec{Kind: "resume", Pod: "worker-1"}))
 	}
 	return sc
+}
+
+// mergeConfig returns a with b's settings over it.
+func mergeConfig(a, b map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		out[k] = v
+	}
+	return out
 }

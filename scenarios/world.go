@@ -14,6 +14,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/fakevendor"
 	"github.com/outboxchaos/outboxchaos/faults"
 	"github.com/outboxchaos/outboxchaos/system/app"
+	"github.com/outboxchaos/outboxchaos/system/broker"
 	"github.com/outboxchaos/outboxchaos/system/clock"
 	"github.com/outboxchaos/outboxchaos/system/config"
 	"github.com/outboxchaos/outboxchaos/system/sandbox"
@@ -37,12 +38,16 @@ type Env struct {
 	// PGRelay and PGWorker are the relays' and the workers' own hops in
 	// front of PG.
 	PGRelay, PGWorker *faults.Proxy
-	vendor            *fakevendor.Server
-	Sink              *fakevendor.AlertSink
-	Pool              *pgxpool.Pool // direct, for observation
-	Cfg               config.Config // base child configuration
-	Day               time.Time     // the virtual start time
-	Bug               string        // canary bug armed in every pod
+	// brokerHops are, with several broker nodes, the links to the nodes
+	// after the first: "rabbitmq-relay-2", "rabbitmq-worker-2", …
+	brokerHops []*faults.Proxy
+	infra      faults.Infra
+	vendor     *fakevendor.Server
+	Sink       *fakevendor.AlertSink
+	Pool       *pgxpool.Pool // direct, for observation
+	Cfg        config.Config // base child configuration
+	Day        time.Time     // the virtual start time
+	Bug        string        // canary bug armed in every pod
 	// Impl is the relay under test (peers.Impls; "" or "ours": our relay);
 	// a peer's relay and job pods run PeerBin instead of Bin.
 	Impl, PeerBin string
@@ -80,6 +85,12 @@ type Options struct {
 	Clock  string
 	Tune   func(*config.Config)
 	Vendor func(*fakevendor.Options)
+
+	// Infra is the run's own Postgres and RabbitMQ in containers, which
+	// the infrastructure faults act on (scenarios/infra starts them; PGURL
+	// and AMQPURL then point at them). Nil: the shared services, which no
+	// fault crashes.
+	Infra faults.Infra
 }
 
 // DefaultOptions reads the service URLs from the environment
@@ -124,7 +135,11 @@ func compressed() config.Config {
 }
 
 func newEnv(ctx context.Context, s *Scenario, o Options) (e *Env, err error) {
-	e = &Env{Scenario: s, Seed: o.Seed, Bin: o.Bin, Bug: o.Bug, TL: faults.NewTimeline(), seq: map[string]int{}, meta: map[string]podMeta{}, parked: map[string]amqp.Delivery{}}
+	e = &Env{Scenario: s, Seed: o.Seed, Bin: o.Bin, Bug: o.Bug, TL: faults.NewTimeline(), seq: map[string]int{}, meta: map[string]podMeta{},
+		parked: map[string]amqp.Delivery{}, infra: o.Infra}
+	if s.Infra != "" && o.Infra == nil {
+		return e, fmt.Errorf("scenario %s needs containers of its own (%s): run it with make infra", s.Name, s.Infra)
+	}
 	defer func() {
 		if err != nil {
 			e.close()
@@ -178,10 +193,18 @@ func newEnv(ctx context.Context, s *Scenario, o Options) (e *Env, err error) {
 	if err != nil {
 		return e, err
 	}
-	amqpHost, err := hostPort(o.AMQPURL, "5672")
-	if err != nil {
-		return e, err
+	var amqpHosts []string
+	for _, u := range broker.URLs(o.AMQPURL) {
+		h, err := hostPort(u, "5672")
+		if err != nil {
+			return e, err
+		}
+		amqpHosts = append(amqpHosts, h)
 	}
+	if len(amqpHosts) == 0 {
+		return e, fmt.Errorf("no RabbitMQ URL (set OUTBOXCHAOS_AMQP_URL)")
+	}
+	amqpHost := amqpHosts[0]
 	if e.PG, err = e.Net.Proxy("postgres", pgHost); err != nil {
 		return e, err
 	}
@@ -196,6 +219,17 @@ func newEnv(ctx context.Context, s *Scenario, o Options) (e *Env, err error) {
 	}
 	if e.AMQPWorker, err = e.Net.Proxy("rabbitmq-worker", amqpHost); err != nil {
 		return e, err
+	}
+	// Each node after the first has its own hop per role, so a pod lists
+	// every node and reaches each through the harness.
+	for i, h := range amqpHosts[1:] {
+		for _, link := range []string{"rabbitmq-relay", "rabbitmq-worker"} {
+			p, err := e.Net.Proxy(fmt.Sprintf("%s-%d", link, i+2), h)
+			if err != nil {
+				return e, err
+			}
+			e.brokerHops = append(e.brokerHops, p)
+		}
 	}
 	vHost, err := hostPort(vendorURL, "80")
 	if err != nil {
@@ -229,9 +263,32 @@ func newEnv(ctx context.Context, s *Scenario, o Options) (e *Env, err error) {
 // Logf adds a harness line to the timeline.
 func (e *Env) Logf(source, format string, args ...any) { e.TL.Add(source, format, args...) }
 
+// Infra is the run's own containers (nil: the shared services).
+func (e *Env) Infra() faults.Infra { return e.infra }
+
+// MainQueue is the run's main queue.
+func (e *Env) MainQueue() string { return broker.NamesFor(e.SB.Prefix).Main }
+
+// amqpVia is the pods' amqp-url through link: the link's hop to the first
+// node, then its hops to the others, separated by commas.
+func (e *Env) amqpVia(link string) (string, error) {
+	first, err := e.Link(link)
+	if err != nil {
+		return "", err
+	}
+	base := broker.URLs(e.SB.AMQPURL)[0]
+	out := []string{replaceHost(base, first.Addr())}
+	for _, p := range e.brokerHops {
+		if strings.HasPrefix(p.Name(), link+"-") {
+			out = append(out, replaceHost(base, p.Addr()))
+		}
+	}
+	return strings.Join(out, ","), nil
+}
+
 // Link returns the proxy called name.
 func (e *Env) Link(name string) (*faults.Proxy, error) {
-	for _, p := range []*faults.Proxy{e.PG, e.AMQPRelay, e.AMQPWorker, e.VendorLink, e.PGRelay, e.PGWorker} {
+	for _, p := range append([]*faults.Proxy{e.PG, e.AMQPRelay, e.AMQPWorker, e.VendorLink, e.PGRelay, e.PGWorker}, e.brokerHops...) {
 		if p.Name() == name {
 			return p, nil
 		}

@@ -55,7 +55,7 @@ func (s *sampler) peek() {
 
 func (s *sampler) open(env *scenarios.Env) error {
 	s.env = env
-	conn, err := amqp.Dial(env.SB.AMQPURL)
+	conn, _, err := broker.Dial(env.SB.AMQPURL, amqp.Config{Dial: amqp.DefaultDial(5 * time.Second)})
 	if err != nil {
 		return fmt.Errorf("sampler: dial broker: %w", err)
 	}

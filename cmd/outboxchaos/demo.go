@@ -98,7 +98,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	fmt.Fprintf(stdout, "enqueued %d notifications (%d kinds × %d) in schema %s\n", st.Inserted, len(notification.Kinds), *perKind, sb.Schema)
 
-	pub := publisher.New(c.AMQPURL, broker.NamesFor(c.Prefix).Exchange, c.ConfirmTimeout)
+	pub := publisher.New(c.AMQPURL, broker.NamesFor(c.Prefix).Exchange, c.ConfirmTimeout).Connection(c.AMQPHeartbeat, c.AMQPDialTimeout)
 	defer pub.Close()
 	rl := relay.New(c, pool, pub, parts.Clock, parts.Alerts, parts.Log)
 	w := worker.New(c, pool, parts.Clock, sms.New(c.VendorURL, c.VendorAccount, c.VendorPassword, c.VendorTimeout), parts.Alerts, parts.Log)

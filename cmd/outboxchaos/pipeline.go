@@ -115,7 +115,7 @@ func runRelay(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := app.DeclareTopology(*cfg); err != nil {
 		return err
 	}
-	pub := publisher.New(cfg.AMQPURL, broker.NamesFor(cfg.Prefix).Exchange, cfg.ConfirmTimeout)
+	pub := publisher.New(cfg.AMQPURL, broker.NamesFor(cfg.Prefix).Exchange, cfg.ConfirmTimeout).Connection(cfg.AMQPHeartbeat, cfg.AMQPDialTimeout)
 	defer pub.Close()
 	r := relay.New(*cfg, pool, pub, parts.Clock, parts.Alerts, parts.Log)
 	if *once {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/outboxchaos/outboxchaos/reports"
 	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/system/broker"
 )
 
 // runReport runs the named scenarios, a budget of random schedules and the
@@ -191,7 +192,7 @@ func environment(ctx context.Context, o scenarios.Options) (reports.Environment,
 	if err := conn.QueryRow(cctx, `SHOW server_version`).Scan(&env.Postgres); err != nil {
 		return env, fmt.Errorf("read Postgres version: %w", err)
 	}
-	ac, err := amqp.Dial(o.AMQPURL)
+	ac, _, err := broker.Dial(o.AMQPURL, amqp.Config{Dial: amqp.DefaultDial(5 * time.Second)})
 	if err != nil {
 		return env, fmt.Errorf("RabbitMQ unreachable (set OUTBOXCHAOS_AMQP_URL): %w", err)
 	}

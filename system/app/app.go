@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -45,8 +46,16 @@ func Logger(w io.Writer, instance string) *slog.Logger {
 	return slog.New(h).With("instance", instance)
 }
 
-// Redact hides the password of a URL for messages.
+// Redact hides the password of a URL for messages; a list of URLs
+// separated by commas (a broker cluster's nodes) has each one's hidden.
 func Redact(s string) string {
+	if strings.Contains(s, ",") {
+		var out []string
+		for _, part := range strings.Split(s, ",") {
+			out = append(out, Redact(strings.TrimSpace(part)))
+		}
+		return strings.Join(out, ",")
+	}
 	u, err := url.Parse(s)
 	if err != nil {
 		return "(unparsable URL)"
@@ -102,7 +111,7 @@ func Migrate(ctx context.Context, cfg config.Config) error {
 // DeclareTopology connects to RabbitMQ and declares the topology, failing
 // with a clear message when the broker is unreachable.
 func DeclareTopology(cfg config.Config) error {
-	conn, err := amqp.DialConfig(cfg.AMQPURL, amqp.Config{Dial: amqp.DefaultDial(5 * time.Second)})
+	conn, _, err := broker.Dial(cfg.AMQPURL, amqp.Config{Dial: amqp.DefaultDial(cfg.AMQPDialTimeout)})
 	if err != nil {
 		return fmt.Errorf("RabbitMQ at %s is unreachable (set OUTBOXCHAOS_AMQP_URL or --amqp-url): %w", Redact(cfg.AMQPURL), err)
 	}

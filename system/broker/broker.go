@@ -18,6 +18,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/outboxchaos/outboxchaos/system/canary"
 	"github.com/outboxchaos/outboxchaos/system/config"
 )
 
@@ -99,8 +100,16 @@ func (t Topology) Declare(ch *amqp.Channel) error {
 	if t.MaxLength > 0 {
 		queues[0].args["x-max-length"] = int64(t.MaxLength)
 	}
+	durable := true
+	if canary.On(canary.TransientQueues) {
+		// The canary: classic queues that do not survive the broker.
+		durable = false
+		for i := range queues {
+			queues[i].args = transientArgs(queues[i].args)
+		}
+	}
 	for _, q := range queues {
-		if _, err := ch.QueueDeclare(q.name, true, false, false, false, q.args); err != nil {
+		if _, err := ch.QueueDeclare(q.name, durable, false, false, false, q.args); err != nil {
 			return fmt.Errorf("declare queue %s: %w", q.name, err)
 		}
 		if err := ch.QueueBind(q.name, q.key, n.Exchange, false, nil); err != nil {
@@ -108,6 +117,20 @@ func (t Topology) Declare(ch *amqp.Channel) error {
 		}
 	}
 	return nil
+}
+
+// transientArgs are a quorum queue's arguments for a classic queue: the
+// TransientQueues canary's topology.
+func transientArgs(a amqp.Table) amqp.Table {
+	out := amqp.Table{}
+	for k, v := range a {
+		switch k {
+		case "x-queue-type", "x-delivery-limit", "x-dead-letter-strategy":
+		default:
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // Depths returns the ready-message counts of main, retry and parking.
@@ -128,7 +151,7 @@ func Depths(ch *amqp.Channel, prefix string) (main, retry, parking int, err erro
 // fine. It opens its own connection so a broken caller channel cannot stop
 // the cleanup.
 func Delete(ctx context.Context, url, prefix string) error {
-	conn, err := amqp.DialConfig(url, amqp.Config{Dial: amqp.DefaultDial(5 * time.Second)})
+	conn, _, err := Dial(url, amqp.Config{Dial: amqp.DefaultDial(5 * time.Second)})
 	if err != nil {
 		return fmt.Errorf("dial broker to delete %s: %w", prefix, err)
 	}

@@ -72,7 +72,7 @@ func (d *Durations) Set(s string) error {
 // Config is the whole configuration of one pipeline process.
 type Config struct {
 	PGURL     string // Postgres connection URL (may carry search_path)
-	AMQPURL   string // RabbitMQ URL
+	AMQPURL   string // RabbitMQ URL, or several separated by commas (a cluster's nodes)
 	VendorURL string // SMS vendor base URL
 	AlertURL  string // Slack-compatible incoming webhook; empty: log only
 	Prefix    string // prefix of every exchange and queue name
@@ -90,10 +90,14 @@ type Config struct {
 	RelayDrainDepth int  // Relay.Drain: batches published and awaiting their confirms at once
 	Lease           time.Duration
 	ConfirmTimeout  time.Duration
-	Backoff         Durations // nth failure waits Backoff[n-1]; the last step repeats
-	AlertAttempt    int       // the attempt that raises an alert
-	AdPublishCutoff TimeOfDay // ads are not published at or after this
-	AdResumeAt      TimeOfDay // ... and are postponed to this time next day
+	// AMQPHeartbeat is the broker connections' heartbeat: a broker that
+	// sends nothing for about three of them counts as gone.
+	AMQPHeartbeat   time.Duration
+	AMQPDialTimeout time.Duration // bounds a broker dial, handshake included
+	Backoff         Durations     // nth failure waits Backoff[n-1]; the last step repeats
+	AlertAttempt    int           // the attempt that raises an alert
+	AdPublishCutoff TimeOfDay     // ads are not published at or after this
+	AdResumeAt      TimeOfDay     // ... and are postponed to this time next day
 
 	// Relay.Drain: goroutines claiming batches at once (SKIP LOCKED keeps
 	// their rows apart).
@@ -152,6 +156,8 @@ func Default() Config {
 		RelayDrainDepth:   3,
 		Lease:             15 * time.Minute,
 		ConfirmTimeout:    5 * time.Second,
+		AMQPHeartbeat:     5 * time.Second,
+		AMQPDialTimeout:   5 * time.Second,
 		Backoff:           Durations{time.Minute, 2 * time.Minute, 4 * time.Minute, 8 * time.Minute, 16 * time.Minute, 30 * time.Minute},
 		AlertAttempt:      5,
 		AdPublishCutoff:   TimeOfDay{20, 40},
@@ -196,7 +202,7 @@ type field struct {
 func (c *Config) fields() []field {
 	return []field{
 		{"pg-url", "Postgres URL", (*strVal)(&c.PGURL)},
-		{"amqp-url", "RabbitMQ URL", (*strVal)(&c.AMQPURL)},
+		{"amqp-url", "RabbitMQ URL, or several separated by commas (a cluster's nodes: a connection goes to one that answers)", (*strVal)(&c.AMQPURL)},
 		{"vendor-url", "SMS vendor base URL", (*strVal)(&c.VendorURL)},
 		{"alert-url", "Slack-compatible alert webhook URL (empty: log only)", (*strVal)(&c.AlertURL)},
 		{"prefix", "prefix of every exchange and queue name", (*strVal)(&c.Prefix)},
@@ -212,6 +218,8 @@ func (c *Config) fields() []field {
 		{"relay-drain-claimers", "a draining relay's batches claimed at once, each by its own SKIP LOCKED claim", (*intVal)(&c.RelayDrainClaimers)},
 		{"lease", "relay claim lease", (*durVal)(&c.Lease)},
 		{"confirm-timeout", "publisher confirm timeout", (*durVal)(&c.ConfirmTimeout)},
+		{"amqp-heartbeat", "broker connection heartbeat (a silent broker is dropped after about three)", (*durVal)(&c.AMQPHeartbeat)},
+		{"amqp-dial-timeout", "broker dial timeout, handshake included", (*durVal)(&c.AMQPDialTimeout)},
 		{"backoff", "relay retry backoff steps", &c.Backoff},
 		{"alert-attempt", "relay attempt that raises an alert", (*intVal)(&c.AlertAttempt)},
 		{"ad-publish-cutoff", "ads are not published at or after hh:mm", &c.AdPublishCutoff},
@@ -321,6 +329,13 @@ func (c *Config) Validate() error {
 	pos("relay-interval", c.RelayInterval)
 	pos("lease", c.Lease)
 	pos("confirm-timeout", c.ConfirmTimeout)
+	pos("amqp-heartbeat", c.AMQPHeartbeat)
+	if c.AMQPHeartbeat%time.Second != 0 {
+		// AMQP negotiates the heartbeat in whole seconds: 500ms would
+		// become the broker's 60 s.
+		errs = append(errs, fmt.Errorf("amqp-heartbeat must be whole seconds (AMQP carries seconds), got %s", c.AMQPHeartbeat))
+	}
+	pos("amqp-dial-timeout", c.AMQPDialTimeout)
 	pos("retry-ttl", c.RetryTTL)
 	pos("vendor-timeout", c.VendorTimeout)
 	pos("sending-timeout", c.SendingTimeout)

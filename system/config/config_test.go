@@ -73,6 +73,8 @@ func TestValidate_RejectsBadValuesNamingTheField(t *testing.T) {
 		"must be longer than vendor-timeout": func(c *config.Config) { c.SendingTimeout = c.VendorTimeout / 2 },
 		"relay-drain-depth":                  func(c *config.Config) { c.RelayDrainDepth = 0 },
 		"relay-drain-claimers":               func(c *config.Config) { c.RelayDrainClaimers = config.MaxDrainClaimers + 1 },
+		"amqp-heartbeat":                     func(c *config.Config) { c.AMQPHeartbeat = 500 * time.Millisecond },
+		"amqp-dial-timeout":                  func(c *config.Config) { c.AMQPDialTimeout = 0 },
 	} {
 		c := config.Default()
 		mutate(&c)

@@ -18,6 +18,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/outboxchaos/outboxchaos/system/broker"
 	"github.com/outboxchaos/outboxchaos/system/canary"
 	"github.com/outboxchaos/outboxchaos/system/crashpoint"
 	"github.com/outboxchaos/outboxchaos/system/killpoint"
@@ -65,6 +66,12 @@ type Result struct {
 type Publisher struct {
 	url, exchange string
 	timeout       time.Duration
+	// heartbeat and dial are the connection's heartbeat and dial timeout
+	// (Connection; 5 s each by default).
+	heartbeat, dial time.Duration
+	// deliveryMode is persistent (transient with the TransientQueues
+	// canary).
+	deliveryMode uint8
 	// Canary policies, chosen in New: a confirm timeout counts as a
 	// confirm (TimeoutAsConfirmed); a basic.return is ignored
 	// (ReturnedAsPublished).
@@ -91,7 +98,22 @@ const returnBuffer = 1024
 // canaries, if armed, break its outcome classes.
 func New(url, exchange string, confirmTimeout time.Duration) *Publisher {
 	return &Publisher{url: url, exchange: exchange, timeout: confirmTimeout, returned: map[string]string{},
+		heartbeat: 5 * time.Second, dial: 5 * time.Second, deliveryMode: deliveryMode(),
 		timeoutIsConfirm: canary.On(canary.TimeoutAsConfirmed), ignoreReturns: canary.On(canary.ReturnedAsPublished)}
+}
+
+func deliveryMode() uint8 {
+	if canary.On(canary.TransientQueues) {
+		return amqp.Transient
+	}
+	return amqp.Persistent
+}
+
+// Connection sets the heartbeat and dial timeout of the connections the
+// publisher opens (call it before the first publish); it returns p.
+func (p *Publisher) Connection(heartbeat, dial time.Duration) *Publisher {
+	p.heartbeat, p.dial = heartbeat, dial
+	return p
 }
 
 // Connect dials now (normally dialling is lazy), to fail fast at start-up.
@@ -106,8 +128,9 @@ func (p *Publisher) ensure() error {
 		return nil
 	}
 	p.resetLocked()
+	// url may name several nodes: Dial reaches one that answers.
 	var wire *heldConn
-	conn, err := amqp.DialConfig(p.url, amqp.Config{Dial: dialHeld(5*time.Second, &wire), Heartbeat: 5 * time.Second})
+	conn, _, err := broker.Dial(p.url, amqp.Config{Dial: dialHeld(p.dial, &wire), Heartbeat: p.heartbeat})
 	if err != nil {
 		return fmt.Errorf("dial broker: %w", err)
 	}
@@ -217,7 +240,7 @@ func (p *Publisher) Send(ctx context.Context, msgs []Message) (*Pending, error) 
 		crashpoint.Reach(step, crashpoint.Before)
 		dc, err := p.ch.PublishWithDeferredConfirmWithContext(ctx, p.exchange, key, true, false, amqp.Publishing{
 			MessageId:    m.MessageID,
-			DeliveryMode: amqp.Persistent,
+			DeliveryMode: p.deliveryMode,
 			ContentType:  "application/json",
 			Headers:      m.Headers,
 			Timestamp:    time.Now(),

@@ -12,9 +12,12 @@
 // then on. When nothing works, Require fails with one message saying how to
 // point at services.
 //
-// Containers are per test binary: testcontainers' reaper (Ryuk) removes them
-// when the binary exits. With Ryuk disabled (TESTCONTAINERS_RYUK_DISABLED)
-// a package must call StopContainers from its TestMain, or they outlive it.
+// Containers are per test binary, with host networking on free ports of
+// 127.0.0.1 (package infra); OUTBOXCHAOS_TEST_CONTAINERS=1 starts them even
+// when the configured services answer. testcontainers' reaper (Ryuk) is
+// off, its image being unpullable without a registry: a package calls
+// StopContainers from its TestMain, or they outlive it (each carries the
+// label outboxchaos, by which CI removes stragglers).
 //
 // It also holds the helpers tests across packages share, so each has one
 // copy: AMQPChannel, Eventually (wait for a condition, never a fixed sleep)
@@ -96,6 +99,11 @@ var (
 	started atomic.Pointer[endpoints]
 )
 
+// EnvForceContainers set to 1 makes Check start containers even when the
+// configured services answer (with the containers build tag): how CI runs
+// tests on containers on a machine that has the local services too.
+const EnvForceContainers = "OUTBOXCHAOS_TEST_CONTAINERS"
+
 // probeTimeout bounds each reachability probe of one pair of services.
 const probeTimeout = 5 * time.Second
 
@@ -112,6 +120,9 @@ const containerStartTimeout = 5 * time.Minute
 func Check() error {
 	reachOnce.Do(func() {
 		localErr := probe(configuredPGURL(), configuredAMQPURL())
+		if localErr == nil && os.Getenv(EnvForceContainers) == "1" {
+			localErr = fmt.Errorf("%s=1: containers asked for", EnvForceContainers)
+		}
 		e, err := resolve(localErr, func() (string, string, error) {
 			ctx, cancel := context.WithTimeout(context.Background(), containerStartTimeout)
 			defer cancel()
@@ -189,7 +200,7 @@ func probe(pgURL, amqpURL string) error {
 	} else {
 		_ = conn.Close(ctx)
 	}
-	if conn, err := amqp.DialConfig(amqpURL, amqp.Config{Dial: amqp.DefaultDial(probeTimeout)}); err != nil {
+	if conn, _, err := broker.Dial(amqpURL, amqp.Config{Dial: amqp.DefaultDial(probeTimeout)}); err != nil {
 		amqpErr = fmt.Errorf("RabbitMQ at %s: %w", redact(amqpURL), err)
 	} else {
 		_ = conn.Close()
@@ -324,7 +335,7 @@ func NewPrefix(t testing.TB) string {
 func AMQPChannel(t testing.TB) *amqp.Channel {
 	t.Helper()
 	Require(t)
-	conn, err := amqp.Dial(AMQPURL())
+	conn, _, err := broker.Dial(AMQPURL(), amqp.Config{Dial: amqp.DefaultDial(5 * time.Second)})
 	if err != nil {
 		t.Fatalf("connect to RabbitMQ at %s: %v", redact(AMQPURL()), err)
 	}

@@ -70,11 +70,14 @@ func TestResolveFailsWithOneClearMessage(t *testing.T) {
 func TestURLsFollowStartedContainers(t *testing.T) {
 	t.Setenv("OUTBOXCHAOS_TEST_PG_URL", "postgres://configured/test")
 	t.Setenv("OUTBOXCHAOS_TEST_AMQP_URL", "amqp://configured/")
+	// In the containers build this binary's Check may have started
+	// containers already: start from none, and put them back after.
+	prev := started.Swap(nil)
+	t.Cleanup(func() { started.Store(prev) })
 	if got := PGURL(); got != "postgres://configured/test" {
 		t.Fatalf("PGURL before containers = %q", got)
 	}
-	prev := started.Swap(&endpoints{pg: "postgres://container/test", amqp: "amqp://container/"})
-	t.Cleanup(func() { started.Store(prev) })
+	started.Store(&endpoints{pg: "postgres://container/test", amqp: "amqp://container/"})
 	if got := PGURL(); got != "postgres://container/test" {
 		t.Errorf("PGURL = %q, want the container's", got)
 	}

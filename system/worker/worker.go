@@ -70,7 +70,7 @@ func New(cfg config.Config, pool *pgxpool.Pool, clk clock.Clock, v Vendor, alert
 	return &Worker{
 		cfg: cfg, pool: pool, clock: clk, vendor: v, alerts: alerts,
 		log:    log.With("component", "worker"),
-		pub:    publisher.New(cfg.AMQPURL, broker.NamesFor(cfg.Prefix).Exchange, cfg.ConfirmTimeout),
+		pub:    publisher.New(cfg.AMQPURL, broker.NamesFor(cfg.Prefix).Exchange, cfg.ConfirmTimeout).Connection(cfg.AMQPHeartbeat, cfg.AMQPDialTimeout),
 		policy: policyFor(canary.Armed()),
 	}
 }
@@ -95,7 +95,8 @@ func (w *Worker) Start(ctx context.Context) error {
 }
 
 func (w *Worker) connect() (*amqp.Connection, <-chan amqp.Delivery, error) {
-	conn, err := amqp.DialConfig(w.cfg.AMQPURL, amqp.Config{Dial: amqp.DefaultDial(5 * time.Second), Heartbeat: 5 * time.Second})
+	// AMQPURL may name several nodes: Dial reaches one that answers.
+	conn, node, err := broker.Dial(w.cfg.AMQPURL, amqp.Config{Dial: amqp.DefaultDial(w.cfg.AMQPDialTimeout), Heartbeat: w.cfg.AMQPHeartbeat})
 	if err != nil {
 		return nil, nil, fmt.Errorf("dial broker: %w", err)
 	}
@@ -118,7 +119,7 @@ func (w *Worker) connect() (*amqp.Connection, <-chan amqp.Delivery, error) {
 		_ = conn.Close()
 		return nil, nil, fmt.Errorf("consume: %w", err)
 	}
-	w.log.Info("consuming", "event", "consume-start", "queue", broker.NamesFor(w.cfg.Prefix).Main)
+	w.log.Info("consuming", "event", "consume-start", "queue", broker.NamesFor(w.cfg.Prefix).Main, "node", broker.Redacted(node))
 	return conn, d, nil
 }
 

@@ -1,0 +1,198 @@
+package scenarios
+
+import (
+	"time"
+
+	"github.com/outboxchaos/outboxchaos/checker"
+	"github.com/outboxchaos/outboxchaos/fakevendor"
+	"github.com/outboxchaos/outboxchaos/faults"
+	"github.com/outboxchaos/outboxchaos/system/canary"
+)
+
+// InfraCatalogue returns the infrastructure scenarios: real process death
+// and freezes of the broker and the database, and a three-node quorum
+// cluster losing its queue leader. Each runs on containers of its own
+// (Scenario.Infra; scenarios/infra starts them), never on the shared
+// services, so it is not part of Catalogue.
+func InfraCatalogue() []*Scenario {
+	return []*Scenario{
+		{
+			Name: "broker-crash-mid-publish", Row: "infra", Infra: "single",
+			// Confirms held in the link never time out by the clock: the
+			// relay learns of the dead broker from the missing heartbeat.
+			Config:      map[string]string{"confirm-timeout": "30s", "amqp-heartbeat": "2s"},
+			Description: "RabbitMQ is SIGKILLed while the relay awaits the confirms of a published batch",
+			Fault:       "confirms held in the relay's link; then the broker crashes (SIGKILL) and restarts",
+			Outcome:     "the unconfirmed batch is indefinite: republished with the same message_ids; what the broker had persisted comes back as copies the inbox blocks; each sent once",
+			Steps: []Step{
+				enqueue(), pipeline(),
+				note(await(ledger(6)), "the relay holds a live broker connection"),
+				during(fs(stall("rabbitmq-relay", faults.Downstream)),
+					Cond{Event: &EventCond{Name: "publish", Pod: "relay-1", Attrs: map[string]string{"outcome": "channel-closed"}, Fresh: true}},
+					enqueueN(5),
+					note(await(ledger(7)), "the next batch reached the broker (a phone has one), its confirms are held: the relay awaits them"),
+					during(fs(crash("rabbitmq")), Cond{Event: &EventCond{Name: "reconnect", Pod: "worker-", Fresh: true}})),
+				await(outboxRows("PUBLISHED", 30)),
+				note(await(copiesSeen(1)), "the broker's persisted copy of a republished message reached the worker"),
+			},
+			Expect: rules(allOnce, copies(1)),
+		},
+		{
+			Name: "broker-crash-queued", Row: "infra", Infra: "single",
+			// One message waits in the retry queue for 30 s: through the
+			// crash, then back to the main queue.
+			Config:      map[string]string{"retry-ttl": "30s", "in-listener-retries": "0", "amqp-heartbeat": "1s"},
+			Description: "RabbitMQ is SIGKILLed with 12 messages in the main queue and one in the retry queue",
+			Fault:       "vendor 429 for notification-outbox-1 (to the retry queue); worker stopped; 12 published; broker SIGKILLed and restarted",
+			Outcome:     "persistent messages in quorum queues survive: after the restart the queues hold all 13; each sent once",
+			Steps: []Step{
+				inject(vendorMode(fakevendor.Status429, 1, 1)),
+				enqueue(), pipeline(),
+				note(await(queued("retry", 1)), "the 429 sent notification-outbox-1 to the retry queue"),
+				await(ledger(5)), stop("worker-1"),
+				enqueueN(3), await(outboxRows("PUBLISHED", 18)),
+				await(queued("main", 12)), assert(queued("retry", 1)),
+				during(fs(crash("rabbitmq")), Cond{Event: &EventCond{Name: "publish-failed", Pod: "relay-", Fresh: true}},
+					note(enqueueN(4), "six more rows while the broker is down: the relay cannot publish them")),
+				note(await(anyOf(allOf(queued("main", 18), queued("retry", 1)), allOf(queued("main", 19), queued("retry", 0)))),
+					"the 12 and the retry message survived the crash (the retry one may have moved back to main by its TTL); the six went out after it"),
+				start("worker"),
+				await(ledger(24)),
+			},
+			Expect: rules(allOnce),
+		},
+		{
+			Name: "broker-freeze", Row: "infra", PerKind: 2, Infra: "single",
+			Config:      map[string]string{"amqp-heartbeat": "1s"},
+			Description: "RabbitMQ is frozen (docker pause) longer than the confirm timeout and the heartbeat",
+			Fault:       "broker paused until a publish was left indefinite (confirm timed out, or the connection dropped by the heartbeat) and the worker dropped its silent connection, then thawed",
+			Outcome:     "timed-out publishes are republished; the worker reconnects; whatever the frozen broker still took in arrives as copies the inbox blocks; each sent once",
+			Steps: []Step{
+				enqueue(), pipeline(), await(ledger(12)),
+				// A publish into the frozen broker is indefinite: its confirm
+				// times out, or the heartbeat drops the connection first.
+				during(fs(freeze("rabbitmq")), allOf(
+					anyOf(Cond{Event: &EventCond{Name: "publish", Attrs: map[string]string{"outcome": "timed-out"}, Fresh: true}},
+						Cond{Event: &EventCond{Name: "publish", Attrs: map[string]string{"outcome": "channel-closed"}, Fresh: true}}),
+					Cond{Event: &EventCond{Name: "reconnect", Pod: "worker-", Fresh: true}}),
+					note(enqueueN(4), "twelve more rows: the relay publishes them into the frozen broker")),
+				await(outboxRows("PUBLISHED", 24)),
+			},
+			Expect: rules(allOnce),
+		},
+		{
+			Name: "quorum-leader-loss", Row: "infra", PerKind: 5, Infra: "cluster",
+			Config:      map[string]string{"amqp-heartbeat": "1s"},
+			Description: "a three-node RabbitMQ cluster loses the node leading the main quorum queue mid-stream, then the node returns",
+			Fault:       "SIGKILL of the main queue's leader after the 5th message reached a phone; it restarts and rejoins on recover",
+			Outcome:     "the two live nodes elect a leader and keep every persisted message; relay and worker reconnect to a live node; all 60 are sent once while the node is gone",
+			Steps: []Step{
+				enqueue(), pipeline(), await(ledger(5)),
+				during(fs(faults.Spec{Kind: "leader-loss"}), allOf(
+					Cond{Event: &EventCond{Name: "reconnect", Pod: "worker-", Fresh: true}}, ledger(60)),
+					note(enqueueN(10), "thirty more rows, published to a live node")),
+				await(outboxRows("PUBLISHED", 60)),
+			},
+			Expect: rules(allOnce),
+		},
+		{
+			Name: "postgres-crash-mid-claim", Row: "infra", Infra: "single",
+			Description: "PostgreSQL is SIGKILLed while the relay's claim UPDATE runs in it",
+			Fault:       "the outbox held under an EXCLUSIVE lock so the claim waits inside Postgres; then the postmaster is SIGKILLed and restarted",
+			Outcome:     "the claim never committed: the rows stay PENDING with no lease; the relay's next run after the restart claims them; each sent once",
+			Steps: []Step{
+				enqueue(), start("worker", "cleanup"),
+				during(fs(holdTable("outbox")), podEvent("run-failed", "relay-1", 1),
+					start("relay"),
+					note(await(Cond{Blocked: "relay-1"}), "the relay's claim waits on the lock, inside Postgres"),
+					during(fs(crash("postgres")), podEvent("run-failed", "relay-1", 1))),
+				await(outboxRows("PUBLISHED", 6)),
+			},
+			Expect: rules(allOnce),
+		},
+		{
+			Name: "postgres-crash-mid-inbox-claim", Row: "infra", Infra: "single",
+			// A requeue waits 500 ms, so the redeliveries during the
+			// outage stay far below the delivery limit.
+			Config:      map[string]string{"in-listener-delay": "500ms"},
+			Description: "PostgreSQL is SIGKILLed while the worker's claim INSERT runs in it",
+			Fault:       "the inbox held under an EXCLUSIVE lock so the claim INSERT waits inside Postgres; then the postmaster is SIGKILLed and restarted",
+			Outcome:     "the claim never committed: the worker requeues, the redelivery after the restart claims and sends; each sent once",
+			Steps: []Step{
+				enqueue(), start("relay", "cleanup"), await(outboxRows("PUBLISHED", 6)),
+				during(fs(holdTable("inbox")), podEvent("claim-failed", "worker-1", 1),
+					start("worker"),
+					note(await(Cond{Blocked: "worker-1"}), "the worker's claim INSERT waits on the lock, inside Postgres"),
+					during(fs(crash("postgres")), podEvent("claim-failed", "worker-1", 1))),
+				await(ledger(6)),
+			},
+			Expect: rules(allOnce),
+		},
+		{
+			Name: "postgres-crash-mid-result", Row: "infra", Infra: "single",
+			// The SENDING timeout outlasts the vendor call, so only the
+			// crash leaves the row SENDING.
+			Config:      map[string]string{"vendor-timeout": "3s", "sending-timeout": "10s", "in-listener-delay": "500ms"},
+			Description: "PostgreSQL is SIGKILLed while the worker's result UPDATE runs in it",
+			Fault:       "the vendor hangs on notification-outbox-1 past the client's 3 s; its inbox row is row-locked so the ERROR write waits inside Postgres; then the postmaster is SIGKILLed and restarted",
+			Outcome:     "the result never committed: the row stays SENDING, never re-sent; cleanup turns it into ERROR with an alert after the restart; the rest sent once",
+			Steps: []Step{
+				inject(vendorMode(fakevendor.Hang, 1, 1)),
+				enqueue(), pipeline(),
+				note(await(Cond{Event: &EventCond{Name: "claim", Pod: "worker-1", Attrs: map[string]string{"message_id": "notification-outbox-1"}}}),
+					"the claim of notification-outbox-1 committed; its send hangs at the vendor for the client's 3 s"),
+				during(fs(holdInboxRow(1)), podEvent("result-failed", "worker-1", 1),
+					note(await(Cond{Blocked: "worker-1"}), "the worker's result write waits on the row lock, inside Postgres"),
+					during(fs(crash("postgres")), podEvent("result-failed", "worker-1", 1))),
+				await(inboxRows("ERROR", 1)),
+			},
+			Expect: rules(lost(1), alerts(checker.AlertSendingTimeout, 1), alerts(checker.AlertVendorUnknown, 1), handsets(5), vendorCalls(1, 1)),
+		},
+		{
+			Name: "postgres-freeze", Row: "infra", Infra: "single",
+			Description: "PostgreSQL is frozen (docker pause) while the relay's claim runs in it",
+			Fault:       "the relay's claim waits on a held lock; Postgres is paused until a new relay pod gave up connecting (5 s), then thawed and the lock released",
+			Outcome:     "the claim waiting inside the frozen database goes through after the thaw; nothing lost, nothing twice",
+			Steps: []Step{
+				enqueue(), start("worker", "cleanup"),
+				during(fs(holdTable("outbox")), Cond{Exited: "relay-2"},
+					start("relay"),
+					note(await(Cond{Blocked: "relay-1"}), "the relay's claim waits on the lock, inside Postgres"),
+					during(fs(freeze("postgres")), Cond{Exited: "relay-2"},
+						note(start("relay"), "a relay starting now cannot reach the frozen database: it gives up after its 5 s connect timeout"))),
+				await(outboxRows("PUBLISHED", 6)),
+			},
+			Expect: rules(allOnce),
+		},
+	}
+}
+
+// InfraCatchers maps the canaries the infrastructure scenarios catch to
+// the scenarios that must go red with them (scenarios/infra runs them).
+var InfraCatchers = map[string][]string{
+	canary.TransientQueues: {"broker-crash-queued"},
+	canary.FirstBrokerOnly: {"quorum-leader-loss"},
+	canary.NoReconnect:     {"broker-crash-mid-publish", "broker-freeze"},
+}
+
+// LookupInfra returns the infrastructure scenario named name.
+func LookupInfra(name string) (*Scenario, bool) {
+	for _, s := range InfraCatalogue() {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return nil, false
+}
+
+func crash(node string) faults.Spec  { return faults.Spec{Kind: "crash", Node: node} }
+func freeze(node string) faults.Spec { return faults.Spec{Kind: "freeze", Node: node} }
+func holdTable(t string) faults.Spec { return faults.Spec{Kind: "hold-table", Table: t} }
+func holdInboxRow(msg int64) faults.Spec {
+	return faults.Spec{Kind: "hold-inbox-row", Msg: msg}
+}
+func queued(queue string, n int) Cond { return Cond{Queue: &QueueCond{Queue: queue, N: n}} }
+
+// infraTimeout bounds an infrastructure scenario's run: a restart of a
+// broker takes seconds on a loaded machine.
+const infraTimeout = 4 * time.Minute

@@ -1,0 +1,11 @@
+// Package infra runs the infrastructure scenarios (scenarios.InfraCatalogue),
+// their canaries and random schedules with infrastructure faults, each on
+// containers of its own (package infra at the module root), never on the
+// shared services. Its tests need the containers build tag and a Docker
+// engine:
+//
+//	make infra    # or: go test -tags containers ./scenarios/infra/
+//
+// Without an engine they skip with a message saying how to get one; with
+// CI=true they fail instead.
+package infra
