@@ -3,6 +3,7 @@ package killpoint
 import (
 	"fmt"
 	"os"
+	"os/signal"
 	"syscall"
 )
 
@@ -19,8 +20,18 @@ const PauseEnvVar = "OUTBOXCHAOS_PAUSEPOINT"
 
 var pauseSet pointSet
 
-// stop freezes the process; tests replace it.
-var stop = func() { _ = syscall.Kill(os.Getpid(), syscall.SIGSTOP) }
+// stop freezes the process and returns once it is continued; tests
+// replace it. SIGSTOP to oneself takes effect asynchronously (the calling
+// goroutine was seen to run a database round trip before the stop landed),
+// so the caller also waits for SIGCONT: it cannot go past its point until
+// the harness continues the process.
+var stop = func() {
+	cont := make(chan os.Signal, 1)
+	signal.Notify(cont, syscall.SIGCONT)
+	defer signal.Stop(cont)
+	_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+	<-cont
+}
 
 // ArmPause arms the pause-points of spec (kill-point names), replacing those
 // armed before.
