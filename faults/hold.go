@@ -234,9 +234,19 @@ func (h *Hold) ReleaseAfterCrash(ctx context.Context) error {
 	// A postmaster started after the hold was taken: the server the hold
 	// lived in crashed (a backend's pid says nothing: a restarted
 	// container hands the same small pids out again).
+	// The server may still be starting again (its container's restart is
+	// another fault's recovery): wait until it answers, then ask.
 	var restarted bool
-	if qerr := h.pool.QueryRow(ctx, `SELECT pg_postmaster_start_time() > $1`, h.postmaster).Scan(&restarted); qerr == nil && restarted {
+	werr := WaitFor(ctx, holdServerWait, "the database back after its crash", func(ctx context.Context) (bool, error) {
+		qerr := h.pool.QueryRow(ctx, `SELECT pg_postmaster_start_time() > $1`, h.postmaster).Scan(&restarted)
+		return qerr == nil, qerr
+	})
+	if werr == nil && restarted {
 		return nil
 	}
 	return err
 }
+
+// holdServerWait bounds how long a hold released after a crash waits for
+// its database to answer again.
+const holdServerWait = 90 * time.Second
