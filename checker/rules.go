@@ -172,10 +172,7 @@ func atLeast(what string, got, n int) error {
 func disjointClaims(_ Rule, rec Record, _ Verdict) error {
 	owner := map[int64]string{}
 	for _, e := range rec.Events("claim") {
-		ids, _ := e.Attrs["ids"].([]any)
-		for _, x := range ids {
-			f, _ := x.(float64)
-			id := int64(f)
+		for _, id := range idList(e) {
 			if prev, ok := owner[id]; ok {
 				return fmt.Errorf("outbox row %d claimed by %s and again by %s", id, prev, e.Pod)
 			}
