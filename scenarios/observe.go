@@ -46,15 +46,6 @@ func (e *Env) consent(ctx context.Context) (map[int64]bool, error) {
 	return out, q.Err()
 }
 
-// relayWindowOpen reports whether the relay's daily window (relay-from to
-// relay-until) is open at t: a row PENDING while it is closed waits for
-// the next window, after the run.
-func (e *Env) relayWindowOpen(t time.Time) bool {
-	t = t.In(clock.Seoul)
-	m := t.Hour()*60 + t.Minute()
-	return m >= e.Cfg.RelayFrom.Minutes() && m <= e.Cfg.RelayUntil.Minutes()
-}
-
 // deferredHorizon: a PENDING row due this far past the virtual now is
 // deferred (the ad cut-off), not stuck.
 const deferredHorizon = time.Hour
@@ -84,7 +75,7 @@ func (e *Env) Snapshot(ctx context.Context) (checker.State, error) {
 		if r.StatusReason != nil {
 			o.Reason = *r.StatusReason
 		}
-		o.Deferred = r.Status == outbox.StatusPending && (r.NextAttemptAt.After(now.Add(deferredHorizon)) || !e.relayWindowOpen(now))
+		o.Deferred = r.Status == outbox.StatusPending && (r.NextAttemptAt.After(now.Add(deferredHorizon)) || !e.Cfg.InRelayWindow(now))
 		var p notification.Payload
 		if json.Unmarshal(r.Payload, &p) == nil {
 			o.MemberID, o.Phone = p.MemberID, p.Phone

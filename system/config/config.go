@@ -473,3 +473,11 @@ func (d *durVal) Set(v string) error {
 // returns past DeliveryLimit, so the worker parks a message (with its
 // reason and alert) before RabbitMQ would dead-letter it without either.
 func (c *Config) BrokerDeliveryLimit() int { return c.DeliveryLimit + c.DeliverySlack }
+
+// InRelayWindow reports whether t (read in Seoul) is inside the relay's
+// daily window, RelayFrom to RelayUntil, both minutes included.
+func (c *Config) InRelayWindow(t time.Time) bool {
+	t = t.In(clock.Seoul)
+	m := t.Hour()*60 + t.Minute()
+	return m >= c.RelayFrom.Minutes() && m <= c.RelayUntil.Minutes()
+}

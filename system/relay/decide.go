@@ -124,7 +124,4 @@ func (ru rules) failure(row claimed, now time.Time) retry {
 }
 
 // inWindow reports whether t is inside the relay's daily window.
-func (ru rules) inWindow(t time.Time) bool {
-	m := t.Hour()*60 + t.Minute()
-	return m >= ru.cfg.RelayFrom.Minutes() && m <= ru.cfg.RelayUntil.Minutes()
-}
+func (ru rules) inWindow(t time.Time) bool { return ru.cfg.InRelayWindow(t) }
