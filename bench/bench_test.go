@@ -59,10 +59,10 @@ func TestRun_TinySuiteSucceeds(t *testing.T) {
 	if rep.Failed() {
 		t.Fatalf("a measurement failed:\n%s\n%s", rep.Text(), progress.String())
 	}
-	want := []string{IDRawPublishEach, IDRawPublishWindow, IDRawRelaySQL, IDRawInboxSQL, IDRawConsume, IDRelay,
+	want := []string{IDRawPublishEach, IDRawPublishWindow, IDRawPublishDrainWindow, IDRawRelaySQL, IDRawInboxSQL, IDRawConsume, IDRelay,
 		IDRelayRunOnce, "relay.r2.b50", "relay.r1.b60", "relay.r2.b60", IDLockHolding, "baseline.lockholding.r2.b50", IDSeedStyle,
 		IDWorker0, IDWorker20}
-	interleaved := map[string]bool{IDRawPublishWindow: true, IDRelay: true, IDLockHolding: true, IDSeedStyle: true,
+	interleaved := map[string]bool{IDRawPublishWindow: true, IDRawPublishDrainWindow: true, IDRelay: true, IDLockHolding: true, IDSeedStyle: true,
 		IDRawConsume: true, IDRawInboxSQL: true, IDWorker0: true}
 	if len(rep.Results) != len(want) {
 		t.Fatalf("%d results, want %d:\n%s", len(rep.Results), len(want), rep.Text())

@@ -118,10 +118,12 @@ func RawPublish(ctx context.Context, e *Env, id string, count, window int) (res 
 		return res.fail(err)
 	}
 	var lat Latencies
+	cpu0 := sampleCPU()
 	elapsed, err := e.publishWindow(ctx, broker.NamesFor(cfg.Prefix).Exchange, count, window, &lat)
 	if err != nil {
 		return res.fail(err)
 	}
+	res.CPU, res.CPUOK = cpuSince(cpu0)
 	res.finish(count, elapsed, &lat)
 	depth, err := e.QueueDepth(broker.NamesFor(cfg.Prefix).Main)
 	if err != nil {
@@ -152,6 +154,7 @@ func RawRelaySQL(ctx context.Context, e *Env, id string, n, batch int) Result {
 	const instance = "bench-raw-sql"
 	var lat Latencies
 	done := 0
+	cpu0 := sampleCPU()
 	start := time.Now()
 	for {
 		t0 := time.Now()
@@ -191,6 +194,7 @@ func RawRelaySQL(ctx context.Context, e *Env, id string, n, batch int) Result {
 		lat.Add(time.Since(t0), len(ids))
 	}
 	res.finish(done, time.Since(start), &lat)
+	res.CPU, res.CPUOK = cpuSince(cpu0)
 	return res.check(e.verifyPublished(ctx, n))
 }
 

@@ -184,6 +184,7 @@ func MeasureRelay(ctx context.Context, e *Env, c RelayCase) (res Result) {
 	var half time.Duration
 	errs := make([]error, len(reps))
 	var wg sync.WaitGroup
+	cpu0 := sampleCPU()
 	start := time.Now()
 	for i, r := range reps {
 		wg.Add(1)
@@ -222,6 +223,7 @@ func MeasureRelay(ctx context.Context, e *Env, c RelayCase) (res Result) {
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	res.CPU, res.CPUOK = cpuSince(cpu0)
 	if err := errors.Join(errs...); err != nil {
 		return res.fail(err)
 	}

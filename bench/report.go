@@ -55,9 +55,16 @@ func (r *Report) Failed() bool {
 type Figures struct {
 	Relay, RawWindow50, Seed, LockHolding, Worker0 float64
 	RelayVsRaw, RelayVsSeed, RelayVsLock           float64
-	WorkerLimit, WorkerVsLimit                     float64 // serial raw consume + inbox SQL
-	PeakRSSMB                                      float64
-	UsesIndex                                      *bool
+	// RawDrainWindow is raw publish with the draining relay's in-flight
+	// bound; RelayVsRawDrain the relay's rate over it.
+	RawDrainWindow, RelayVsRawDrain float64
+	// RelayCPU and RawCPU are µs of CPU per message (machine-wide) of
+	// relay.r1.b50 and raw.publish.window50; RawVsRelayCPU is RawCPU ÷
+	// RelayCPU, the ratio a fully loaded machine would show.
+	RelayCPU, RawCPU, RawVsRelayCPU float64
+	WorkerLimit, WorkerVsLimit      float64 // serial raw consume + inbox SQL
+	PeakRSSMB                       float64
+	UsesIndex                       *bool
 }
 
 // Figures computes the headline numbers.
@@ -70,6 +77,10 @@ func (r *Report) Figures() Figures {
 	f.RelayVsRaw = f.Relay / f.RawWindow50
 	f.RelayVsSeed = f.Relay / f.Seed
 	f.RelayVsLock = f.Relay / f.LockHolding
+	f.RawDrainWindow = r.rate(IDRawPublishDrainWindow)
+	f.RelayVsRawDrain = f.Relay / f.RawDrainWindow
+	f.RelayCPU, f.RawCPU = r.cpuPerMsg(IDRelay), r.cpuPerMsg(IDRawPublishWindow)
+	f.RawVsRelayCPU = f.RawCPU / f.RelayCPU
 	f.WorkerLimit = 1 / (1/r.rate(IDRawConsume) + 1/r.rate(IDRawInboxSQL))
 	f.WorkerVsLimit = f.Worker0 / f.WorkerLimit
 	if m := r.Memory; m != nil && m.Err == "" {
@@ -194,6 +205,12 @@ func (r *Report) Text() string {
 			fmt.Fprintf(&b, "  %s\n", l)
 		}
 	}
+	if lines := r.cpuLines(); len(lines) > 0 {
+		fmt.Fprintln(&b, "\nCPU per message, machine-wide, during the timed part:")
+		for _, l := range lines {
+			fmt.Fprintf(&b, "  %s\n", l)
+		}
+	}
 	if m := r.Memory; m != nil {
 		fmt.Fprintln(&b)
 		if m.Err != "" {
@@ -214,6 +231,9 @@ func (r *Report) Text() string {
 	}
 	if id, rate := r.bestRelay(); id != "" {
 		fmt.Fprintf(&b, "  (info)       best system/relay configuration %s vs raw: %s\n", id, num(rate/f.RawWindow50, "%.2f"))
+	}
+	for _, in := range r.infoRows() {
+		fmt.Fprintf(&b, "  (info)       %s: %s\n", in.What, in.Value)
 	}
 	fmt.Fprintln(&b)
 	for _, l := range r.KeyLines() {
@@ -258,6 +278,14 @@ func (r *Report) Markdown() string {
 		}
 		w("\n")
 	}
+	if lines := r.cpuLines(); len(lines) > 0 {
+		w("## CPU per message\n\n")
+		w("Processor time spent on the whole machine during each timed part, divided by its messages, split into the broker (`beam.smp`), the database (every `postgres` process, with the children the postmaster reaped, so a backend that exits counts), this process (the relay or the raw client, and the bench's own bookkeeping: the pgx tracer and the timing wrappers) and the rest of the machine (kernel threads, other tenants). Read from `/proc` at 10 ms resolution per process. A rate moves with the load on a shared machine; what a message costs moves much less, and on a machine with no idle core the rates would stand in the ratio of these costs.\n\n")
+		for _, l := range lines {
+			w("- %s\n", l)
+		}
+		w("\n")
+	}
 	if m := r.Memory; m != nil {
 		w("## Memory and the claim query at %d PENDING rows\n\n", m.Backlog)
 		if m.Err != "" {
@@ -287,6 +315,9 @@ func (r *Report) Markdown() string {
 	}
 	if id, rate := r.bestRelay(); id != "" {
 		w("| best system/relay configuration (`%s`) vs raw publish with 50 in flight (no target) | – | %s | |\n", id, num(rate/f.RawWindow50, "%.2f"))
+	}
+	for _, in := range r.infoRows() {
+		w("| %s (no target) | – | %s | |\n", in.What, in.Value)
 	}
 	w("\n")
 

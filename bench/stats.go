@@ -89,6 +89,10 @@ type Result struct {
 	// "message"), when the measurement traced it.
 	Breakdown []Phase
 	Unit      string
+	// CPU is the processor time spent during the timed part, by group
+	// (CPUOK: measured; /proc was readable).
+	CPU   CPU
+	CPUOK bool
 
 	counted int // the rate's numerator (Msgs, or Msgs−1 for span rates)
 	lat     *Latencies
@@ -135,6 +139,7 @@ func mergeRounds(rounds []Result) Result {
 	m := rounds[0]
 	m.Msgs, m.counted, m.Elapsed, m.units, m.busy = 0, 0, 0, 0, 0
 	m.lat, m.ph, m.Rounds = &Latencies{}, &Phases{}, len(rounds)
+	m.CPU, m.CPUOK = CPU{}, true
 	var notes []string
 	for i, r := range rounds {
 		if r.Err != "" && m.Err == "" {
@@ -145,6 +150,7 @@ func mergeRounds(rounds []Result) Result {
 		m.Elapsed += r.Elapsed
 		m.units += r.units
 		m.busy += r.busy
+		m.CPU, m.CPUOK = m.CPU.add(r.CPU), m.CPUOK && r.CPUOK
 		if r.lat != nil {
 			r.lat.mu.Lock()
 			m.lat.samples = append(m.lat.samples, r.lat.samples...)

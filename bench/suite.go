@@ -12,6 +12,8 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/outboxchaos/outboxchaos/system/config"
 )
 
 // Sizes are the workload sizes of one run.
@@ -131,6 +133,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	large := s.LargeBatch
 	rounds := max(s.Rounds, 1)
+	drainWindow := DrainWindow()
 	plan := []stage{
 		{1, []step{
 			{IDRawPublishEach, fmt.Sprintf("raw publish, wait for each confirm (%d msgs)", s.PublishEach),
@@ -148,6 +151,10 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			{IDRawPublishWindow, fmt.Sprintf("raw publish, 50 in flight (%d msgs)", s.PublishWindow),
 				func(ctx context.Context, e *Env, _, rounds int) Result {
 					return RawPublish(ctx, e, IDRawPublishWindow, share(s.PublishWindow, rounds, 100), 50)
+				}},
+			{IDRawPublishDrainWindow, fmt.Sprintf("raw publish, %d in flight (%d msgs)", drainWindow, s.PublishWindow),
+				func(ctx context.Context, e *Env, _, rounds int) Result {
+					return RawPublish(ctx, e, IDRawPublishDrainWindow, share(s.PublishWindow, rounds, 100), drainWindow)
 				}},
 			relayCase(IDRelay, Ours, 1, 50, s.RelayRows),
 			relayCase(IDLockHolding, LockHolding, 1, 50, s.RelayRows),
@@ -254,7 +261,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 // displayRank orders the table: raw limits, our relay, the baselines, the
 // worker.
 func displayRank(id string) int {
-	for i, p := range []string{IDRawPublishEach, IDRawPublishWindow, IDRawRelaySQL, IDRawInboxSQL, IDRawConsume,
+	for i, p := range []string{IDRawPublishEach, IDRawPublishWindow, IDRawPublishDrainWindow, IDRawRelaySQL, IDRawInboxSQL, IDRawConsume,
 		IDRelay, IDRelayRunOnce, "relay.r2.b50", "relay.r1.", "relay.r2.", IDLockHolding, "baseline.lockholding.", IDSeedStyle, "worker."} {
 		if strings.HasPrefix(id, p) {
 			return i
@@ -267,16 +274,19 @@ func displayRank(id string) int {
 const (
 	IDRawPublishEach   = "raw.publish.each"
 	IDRawPublishWindow = "raw.publish.window50"
-	IDRawRelaySQL      = "raw.sql.relay.b50"
-	IDRawInboxSQL      = "raw.sql.inbox"
-	IDRawConsume       = "raw.consume.prefetch1"
-	IDRelay            = "relay.r1.b50"
-	IDRelayRunOnce     = "runonce.r1.b50"
-	IDLockHolding      = "baseline.lockholding.r1.b50"
-	IDSeedStyle        = "baseline.seedstyle.r1.b50"
-	IDWorker0          = "worker.vendor0ms"
-	IDWorker20         = "worker.vendor20ms"
-	IDMemory           = "memory.relay.1m"
+	// IDRawPublishDrainWindow is raw publish with as many messages in
+	// flight as a draining relay may have (DrainWindow).
+	IDRawPublishDrainWindow = "raw.publish.drainwindow"
+	IDRawRelaySQL           = "raw.sql.relay.b50"
+	IDRawInboxSQL           = "raw.sql.inbox"
+	IDRawConsume            = "raw.consume.prefetch1"
+	IDRelay                 = "relay.r1.b50"
+	IDRelayRunOnce          = "runonce.r1.b50"
+	IDLockHolding           = "baseline.lockholding.r1.b50"
+	IDSeedStyle             = "baseline.seedstyle.r1.b50"
+	IDWorker0               = "worker.vendor0ms"
+	IDWorker20              = "worker.vendor20ms"
+	IDMemory                = "memory.relay.1m"
 )
 
 // versions asks the services for their versions.
@@ -319,3 +329,7 @@ func (r Result) summary() string {
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }
+
+// DrainWindow is how many publishes a draining relay (relay.r1.b50) may
+// have unconfirmed at once: batch 50 × the default relay-drain-depth.
+func DrainWindow() int { return 50 * config.Default().RelayDrainDepth }

@@ -144,16 +144,19 @@ type Config struct {
 func Default() Config {
 	host, _ := os.Hostname()
 	return Config{
-		PGURL:             "postgres://postgres@127.0.0.1:5432/test?sslmode=disable",
-		AMQPURL:           "amqp://guest:guest@127.0.0.1:5672/",
-		VendorURL:         "http://127.0.0.1:8089",
-		Prefix:            "outboxchaos",
-		Instance:          fmt.Sprintf("%s-%d", host, os.Getpid()),
-		RelayInterval:     5 * time.Minute,
-		RelayFrom:         TimeOfDay{8, 0},
-		RelayUntil:        TimeOfDay{20, 55},
-		BatchSize:         50,
-		RelayDrainDepth:   3,
+		PGURL:         "postgres://postgres@127.0.0.1:5432/test?sslmode=disable",
+		AMQPURL:       "amqp://guest:guest@127.0.0.1:5672/",
+		VendorURL:     "http://127.0.0.1:8089",
+		Prefix:        "outboxchaos",
+		Instance:      fmt.Sprintf("%s-%d", host, os.Getpid()),
+		RelayInterval: 5 * time.Minute,
+		RelayFrom:     TimeOfDay{8, 0},
+		RelayUntil:    TimeOfDay{20, 55},
+		BatchSize:     50,
+		// Six batches (300 publishes) in flight: make bench measured 0.68–0.79
+		// of the raw 50-in-flight publish rate at 3 and 0.85–0.97 at 6 to 12
+		// on an idle machine; the broker confirms a longer window faster.
+		RelayDrainDepth:   6,
 		Lease:             15 * time.Minute,
 		ConfirmTimeout:    5 * time.Second,
 		AMQPHeartbeat:     5 * time.Second,
