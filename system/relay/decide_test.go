@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	gojson "github.com/goccy/go-json"
+
 	"github.com/outboxchaos/outboxchaos/system/alert"
 	"github.com/outboxchaos/outboxchaos/system/canary"
 	"github.com/outboxchaos/outboxchaos/system/clock"
@@ -122,6 +124,37 @@ func TestFailure(t *testing.T) {
 		row.attempts = tc.attempts
 		if got := ru.failure(row, now); got.attempt != tc.want.attempt || !got.next.Equal(tc.want.next) || got.alert != tc.want.alert {
 			t.Errorf("after %d attempts: %+v, want %+v", tc.attempts, got, tc.want)
+		}
+	}
+}
+
+// TestDecodeMatchesEncodingJSON: the relay decodes payloads with
+// goccy/go-json for speed; on every payload here it must accept and reject
+// exactly what encoding/json does, with the same result, and re-encode to
+// the same bytes.
+func TestDecodeMatchesEncodingJSON(t *testing.T) {
+	payloads := []string{
+		`{"kind":"GRADE_RENEWAL","member_id":7,"phone":"010-1234-5678","template":"t","variables":{"b":"2","a":"1"},"advertising":false,"scheduled_date":"2026-12-01"}`,
+		`{"kind":"AD","member_id":-3,"phone":"p","template":"t","fallback":"짧은 문자 <b>&</b>","advertising":true,"scheduled_date":"2026-12-01","extra":1}`,
+		`{"member_id":"7"}`, `{"member_id":1.5}`, `{"member_id":99999999999999999999}`, `{"variables":{"a":1}}`,
+		`{"variables":[]}`, `{"advertising":"yes"}`, `{"phone":null,"member_id":null}`, `{"MEMBER_ID":8,"Phone":"x"}`,
+		`[]`, `null`, `"s"`, `{"member_id":`, `{} {}`, `{"kind":"\ud800"}`,
+	}
+	for _, in := range payloads {
+		var std, fast notification.Payload
+		errStd := json.Unmarshal([]byte(in), &std)
+		errFast := gojson.Unmarshal([]byte(in), &fast)
+		if (errStd == nil) != (errFast == nil) {
+			t.Errorf("%s: encoding/json error %v, goccy/go-json error %v", in, errStd, errFast)
+			continue
+		}
+		if errStd != nil {
+			continue
+		}
+		a, _ := json.Marshal(std)
+		b, err := gojson.Marshal(fast)
+		if err != nil || string(a) != string(b) {
+			t.Errorf("%s: encoding/json gives %s, goccy/go-json %s (%v)", in, a, b, err)
 		}
 	}
 }
