@@ -148,8 +148,20 @@ func PeerCases() []*Scenario {
 	for _, seed := range peerRandomSeeds {
 		out = append(out, peerRandom(seed))
 	}
+	// River's rescuer runs every 30 s (not configurable): a job a killed
+	// relay left running is rescued and worked again only at the first
+	// tick RescueStuckJobsAfter past its attempt, so a run may settle up
+	// to about 33 s after the last message reached a handset. 30 s raced
+	// that tick.
+	for _, s := range out {
+		s.Settle = peerSettle
+	}
 	return out
 }
+
+// peerSettle is the peer cases' quiescence bound: two rescuer intervals
+// and margin.
+const peerSettle = faults.Duration(80 * time.Second)
 
 // PeerCaseApplies reports whether case name can run against impl: a
 // kill-point the implementation has no step for, or a window only one

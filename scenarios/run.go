@@ -51,6 +51,8 @@ func Run(ctx context.Context, s *Scenario, o Options) Result {
 	if s.Infra != "" {
 		timeout = infraTimeout
 	}
+	// A longer settle bound lengthens the run by as much.
+	timeout += s.settle() - DefaultSettle
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	e, err := newEnv(ctx, s, o)
@@ -66,7 +68,7 @@ func Run(ctx context.Context, s *Scenario, o Options) Result {
 	herr := e.drive(ctx, eng)
 	settled := true
 	if herr == nil {
-		if err := e.WaitSettled(ctx, 30*time.Second); err != nil {
+		if err := e.WaitSettled(ctx, s.settle()); err != nil {
 			settled = false
 			e.Logf("harness", "not settled: %v", err)
 		}

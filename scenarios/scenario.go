@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/outboxchaos/outboxchaos/checker"
+	"github.com/outboxchaos/outboxchaos/faults"
 	"github.com/outboxchaos/outboxchaos/system/clock"
 	"github.com/outboxchaos/outboxchaos/system/config"
 	"github.com/outboxchaos/outboxchaos/system/notification"
@@ -59,6 +60,22 @@ type Scenario struct {
 	// or "cluster" (Postgres and three RabbitMQ nodes). Empty: the shared
 	// services.
 	Infra string `json:"infra,omitempty"`
+	// Settle bounds the wait for quiescence after the last step (default
+	// DefaultSettle). A relay whose recovery runs on a fixed timer needs
+	// longer: River rescues a job a killed relay left running only at its
+	// rescuer's next 30 s tick.
+	Settle faults.Duration `json:"settle,omitempty"`
+}
+
+// DefaultSettle is Scenario.Settle when unset.
+const DefaultSettle = 30 * time.Second
+
+// settle is the run's quiescence bound.
+func (s *Scenario) settle() time.Duration {
+	if s.Settle > 0 {
+		return time.Duration(s.Settle)
+	}
+	return DefaultSettle
 }
 
 // InfraKinds are the values of Scenario.Infra.
@@ -116,6 +133,9 @@ func (s *Scenario) Validate() error {
 		if !slices.Contains(notification.Kinds, k) {
 			errs = append(errs, fmt.Errorf("unknown kind %q", k))
 		}
+	}
+	if s.Settle < 0 {
+		errs = append(errs, fmt.Errorf("settle %s is negative", time.Duration(s.Settle)))
 	}
 	if s.Infra != "" && !slices.Contains(InfraKinds, s.Infra) {
 		errs = append(errs, fmt.Errorf("unknown infra %q (known: %s)", s.Infra, strings.Join(InfraKinds, ", ")))
