@@ -36,6 +36,12 @@ func during(fs []faults.Spec, c Cond, steps ...Step) Step {
 	return Step{Do: "during", Faults: fs, Cond: &c, Steps: steps}
 }
 
+// within sets how long step s may wait for its condition.
+func within(s Step, d time.Duration) Step {
+	s.Timeout = faults.Duration(d)
+	return s
+}
+
 // Conditions.
 
 func outboxRows(status string, n int) Cond {
