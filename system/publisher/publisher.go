@@ -300,6 +300,12 @@ func (p *Publisher) Await(ctx context.Context, pd *Pending) []Result {
 			reset = true
 		default:
 			res[i].Outcome, res[i].Err = Nacked, errors.New("broker nacked the publish")
+			// RabbitMQ 3.10 keeps nacking a channel's publishes to a
+			// quorum queue whose leader died, for a minute and more after
+			// the live nodes elected a new one (quorum-leader-loss: the
+			// queue had its leader, every publish on the old channel was
+			// nacked for 92 s); a new channel finds the leader at once.
+			reset = true
 		}
 	}
 	p.mu.Lock()
@@ -334,7 +340,8 @@ func (p *Publisher) Await(ctx context.Context, pd *Pending) []Result {
 	}
 	if reset && p.ch == pd.ch {
 		// After a timeout or a broken channel, late confirms and returns
-		// would be misattributed: start the next batch on a new channel.
+		// would be misattributed, and after a nack the channel may have
+		// lost the queue's leader: start the next batch on a new channel.
 		p.resetLocked()
 	}
 	return res
