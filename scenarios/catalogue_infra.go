@@ -88,10 +88,11 @@ func InfraCatalogue() []*Scenario {
 			Outcome:     "the two live nodes elect a leader and keep every persisted message; relay and worker reconnect to a live node; all 60 are sent once while the node is gone",
 			Steps: []Step{
 				enqueue(), pipeline(), await(ledger(5)),
-				// While no leader is elected the broker nacks publishes and
-				// the rows back off; on a loaded CI machine the 60th message
-				// came at 34.9 s, past the default 30 s. 90 s is reached only
-				// if the messages never come.
+				// While the queue has no leader the broker nacks publishes
+				// and the rows back off (one CI run needed 34.9 s, past the
+				// default 30 s, before the publisher replaced its channel
+				// after a nack); 90 s is reached only if the messages never
+				// come.
 				within(during(fs(faults.Spec{Kind: "leader-loss"}), allOf(
 					Cond{Event: &EventCond{Name: "reconnect", Pod: "worker-", Fresh: true}}, ledger(60)),
 					note(enqueueN(10), "thirty more rows, published to a live node")), 90*time.Second),
