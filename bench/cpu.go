@@ -110,11 +110,12 @@ func statField(path string, i int) string {
 	if err != nil {
 		return ""
 	}
-	_, rest, ok := bytes.Cut(b, []byte(") "))
-	if !ok {
+	// The name ends at the last ')': it may hold ") " itself.
+	end := bytes.LastIndexByte(b, ')')
+	if end < 0 {
 		return ""
 	}
-	f := strings.Fields(string(rest))
+	f := strings.Fields(string(b[end+1:]))
 	if i >= len(f) {
 		return ""
 	}
