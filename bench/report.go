@@ -270,22 +270,8 @@ func (r *Report) Markdown() string {
 	}
 	w("\n")
 
-	if lines := r.breakdownLines(); len(lines) > 0 {
-		w("## Where the time goes\n\n")
-		w("Wall-clock time per batch (relays) or per message (worker), summed over replicas, split by a pgx query tracer on the pool (a statement's time runs until its rows are closed, commit included for autocommit statements) and by timing wrappers around the publisher's `PublishBatch` and the vendor client's `Send`. The remainder is everything not inside one of those calls. In `relay.*` (Drain) the next batch is claimed on a goroutine of its own while the previous one is sent, and each sent batch's await and mark run in a goroutine while later batches are claimed and sent, so its shares overlap and add up to more than 100%%.\n\n")
-		for _, l := range lines {
-			w("- %s\n", l)
-		}
-		w("\n")
-	}
-	if lines := r.cpuLines(); len(lines) > 0 {
-		w("## CPU per message\n\n")
-		w("Processor time spent on the whole machine during each timed part, divided by its messages, split into the broker (`beam.smp`), the database (every `postgres` process, with the children the postmaster reaped, so a backend that exits counts), this process (the relay or the raw client, and the bench's own bookkeeping: the pgx tracer and the timing wrappers) and the rest of the machine (kernel threads, other tenants). Read from `/proc` at 10 ms resolution per process. A rate moves with the load on a shared machine; what a message costs moves much less, and on a machine with no idle core the rates would stand in the ratio of these costs.\n\n")
-		for _, l := range lines {
-			w("- %s\n", l)
-		}
-		w("\n")
-	}
+	mdSection(&b, "Where the time goes", "Wall-clock time per batch (relays) or per message (worker), summed over replicas, split by a pgx query tracer on the pool (a statement's time runs until its rows are closed, commit included for autocommit statements) and by timing wrappers around the publisher's `PublishBatch` and the vendor client's `Send`. The remainder is everything not inside one of those calls. In `relay.*` (Drain) the next batch is claimed on a goroutine of its own while the previous one is sent, and each sent batch's await and mark run in a goroutine while later batches are claimed and sent, so its shares overlap and add up to more than 100%.", r.breakdownLines())
+	mdSection(&b, "CPU per message", "Processor time spent on the whole machine during each timed part, divided by its messages, split into the broker (`beam.smp`), the database (every `postgres` process, with the children the postmaster reaped, so a backend that exits counts), this process (the relay or the raw client, and the bench's own bookkeeping: the pgx tracer and the timing wrappers) and the rest of the machine (kernel threads, other tenants). Read from `/proc` at 10 ms resolution per process. A rate moves with the load on a shared machine; what a message costs moves much less, and on a machine with no idle core the rates would stand in the ratio of these costs.", r.cpuLines())
 	if m := r.Memory; m != nil {
 		w("## Memory and the claim query at %d PENDING rows\n\n", m.Backlog)
 		if m.Err != "" {
@@ -339,7 +325,7 @@ func (r *Report) Markdown() string {
 
 func (r *Report) sizesLine() string {
 	s := r.Sizes
-	return fmt.Sprintf("relay backlog %d rows (seed-style %d), larger batch %d; raw publish %d (each) and %d (window 50); relay SQL %d rows; inbox SQL %d; consume %d; worker %d (0 ms) and %d (20 ms); memory backlog %d, drained %d",
+	return fmt.Sprintf("relay backlog %d rows (seed-style %d), larger batch %d; raw publish %d (each) and %d (window 50, and again with the drain window); relay SQL %d rows; inbox SQL %d; consume %d; worker %d (0 ms) and %d (20 ms); memory backlog %d, drained %d",
 		s.RelayRows, s.SeedRows, s.LargeBatch, s.PublishEach, s.PublishWindow, s.SQLRows, s.InboxMsgs, s.ConsumeMsgs, s.Worker0, s.Worker20, s.MemBacklog, s.MemDrain)
 }
 
@@ -373,4 +359,17 @@ func (r *Report) bestRelay() (string, float64) {
 		}
 	}
 	return id, best
+}
+
+// mdSection writes a section of bullet lines under its title and intro,
+// nothing when there are no lines.
+func mdSection(b *strings.Builder, title, intro string, lines []string) {
+	if len(lines) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "## %s\n\n%s\n\n", title, intro)
+	for _, l := range lines {
+		fmt.Fprintf(b, "- %s\n", l)
+	}
+	b.WriteString("\n")
 }
