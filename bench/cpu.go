@@ -141,7 +141,7 @@ func (c CPU) perMsg(msgs int, self string) string {
 	if msgs <= 0 {
 		return ""
 	}
-	us := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(msgs) }
+	us := func(d time.Duration) float64 { return usPer(d, msgs) }
 	return fmt.Sprintf("%.0f µs (broker %.0f, database %.0f, %s %.0f, other %.0f)",
 		us(c.Total()), us(c.Broker), us(c.Database), self, us(c.Self), us(c.Other))
 }
@@ -153,8 +153,11 @@ func (r *Report) cpuPerMsg(id string) float64 {
 	if !ok || !x.CPUOK || x.Msgs <= 0 {
 		return math.NaN()
 	}
-	return float64(x.CPU.Total().Microseconds()) / float64(x.Msgs)
+	return usPer(x.CPU.Total(), x.Msgs)
 }
+
+// usPer is d in µs per message.
+func usPer(d time.Duration, msgs int) float64 { return float64(d.Microseconds()) / float64(msgs) }
 
 // cpuLines renders the CPU per message of every measurement that has it.
 func (r *Report) cpuLines() []string {

@@ -19,7 +19,7 @@ import (
 // implementation (cmd/outboxchaos peers).
 func PeerCases() []*Scenario {
 	long := faults.Duration(60 * time.Second)
-	awaitLong := func(c Cond) Step { s := await(c); s.Timeout = long; return s }
+	awaitLong := func(c Cond) Step { return within(await(c), time.Duration(long)) }
 	relayKill := func(name, point, desc string) *Scenario {
 		return &Scenario{
 			Name: name, Row: "peer", Description: desc,
