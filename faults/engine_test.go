@@ -16,10 +16,10 @@ import (
 // none of it.
 type stubWorld struct{}
 
-func (stubWorld) Link(name string) (*Proxy, error)     { return nil, errors.New("no links") }
+func (stubWorld) Link(name string) (LinkHandle, error) { return nil, errors.New("no links") }
 func (stubWorld) Vendor() *fakevendor.Server           { return nil }
-func (stubWorld) Pods() []*Pod                         { return nil }
-func (stubWorld) Pod(name string) (*Pod, error)        { return nil, errors.New("no pods") }
+func (stubWorld) Pods() []PodHandle                    { return nil }
+func (stubWorld) Pod(name string) (PodHandle, error)   { return nil, errors.New("no pods") }
 func (stubWorld) Now() time.Time                       { return time.Now() }
 func (stubWorld) DB() *pgxpool.Pool                    { return nil }
 func (stubWorld) Broker() Broker                       { return nil }

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/outboxchaos/outboxchaos/fakevendor"
+	"github.com/outboxchaos/outboxchaos/world"
 )
 
 // Fault is one fault as a value, in the shape of etcd robustness's
@@ -41,15 +42,17 @@ type PodFault interface {
 }
 
 // World is what faults act on: one run's links, vendor, pods, database and
-// broker, provided by the scenario engine.
+// broker, provided by the scenario engine. It hands faults handles, never
+// the concrete pods and proxies of package world: a fault says what it does
+// through them and nothing more.
 type World interface {
 	// Link returns the Toxiproxy link called name.
-	Link(name string) (*Proxy, error)
+	Link(name string) (LinkHandle, error)
 	// Vendor is the fake SMS vendor.
 	Vendor() *fakevendor.Server
 	// Pods lists every pod started so far; Pod finds one by name.
-	Pods() []*Pod
-	Pod(name string) (*Pod, error)
+	Pods() []PodHandle
+	Pod(name string) (PodHandle, error)
 	// Now is the run's virtual time.
 	Now() time.Time
 	// DB is the harness's own connection pool to the run's schema.
@@ -58,6 +61,48 @@ type World interface {
 	Broker() Broker
 	// Logf adds a line to the run's timeline.
 	Logf(source, format string, args ...any)
+}
+
+// PodHandle is what a fault may see of and do to one pod of the pipeline.
+type PodHandle interface {
+	// Name is the pod's name in the run ("relay-1").
+	Name() string
+	// Env is the KEY=VALUE environment the pod was started with (how a pod
+	// fault finds the pods it armed).
+	Env() []string
+	// Done is closed when the pod has exited; ExitCode is then its code.
+	Done() <-chan struct{}
+	ExitCode() int
+	// Killpoint is the kill-point the pod said it died at, if any.
+	Killpoint() (name string, hit bool)
+	// Paused is the pause-point the pod froze at ("" if none); Continue
+	// sends it SIGCONT.
+	Paused() string
+	Continue() error
+	// Output is everything the pod wrote; Events its parsed log events.
+	Output() string
+	Events() []world.Event
+	// Stop sends SIGTERM, then SIGKILL after timeout, and waits for exit.
+	Stop(timeout time.Duration) error
+}
+
+// LinkHandle is what a fault may do to one Toxiproxy link: put a toxic on
+// it, which the fault removes again on recover.
+type LinkHandle interface {
+	// Down refuses new connections and cuts the open ones.
+	Down(ctx context.Context) (ToxicHandle, error)
+	// Latency delays every byte on one direction.
+	Latency(ctx context.Context, dir world.Direction, delay time.Duration) (ToxicHandle, error)
+	// Stall passes nothing on one direction until removed.
+	Stall(ctx context.Context, dir world.Direction) (ToxicHandle, error)
+}
+
+// ToxicHandle is one toxic on a link while it is in place.
+type ToxicHandle interface {
+	// Remove takes the toxic away (or brings the link up); twice is harmless.
+	Remove() error
+	// Report says what the toxic did, whether traffic met it among it.
+	Report() world.FaultReport
 }
 
 // Broker is what an operator can do to the run's RabbitMQ topology.

@@ -3,13 +3,13 @@ package faults
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/outboxchaos/outboxchaos/system/schema"
+	"github.com/outboxchaos/outboxchaos/world"
 )
 
 // Hold is a database transaction the harness keeps open to hold pods at a
@@ -161,34 +161,6 @@ func (h *Hold) Release(ctx context.Context) error {
 // PID is the backend process holding the locks.
 func (h *Hold) PID() uint32 { return h.pid }
 
-// PodBackend is what PostgreSQL says about one pod's connection.
-type PodBackend struct {
-	Pod       string
-	Query     string
-	BlockedBy []uint32
-}
-
-// PodBackends lists the connections of the pods named role-N whose
-// application_name is app+"/"+pod (each pod names itself so).
-func PodBackends(ctx context.Context, pool *pgxpool.Pool, app, role string) ([]PodBackend, error) {
-	rows, err := pool.Query(ctx, `SELECT application_name, query, pg_blocking_pids(pid)
-		FROM pg_stat_activity WHERE application_name LIKE $1`, app+"/"+role+"-%")
-	if err != nil {
-		return nil, fmt.Errorf("list the pods' connections: %w", err)
-	}
-	defer rows.Close()
-	var out []PodBackend
-	for rows.Next() {
-		var b PodBackend
-		if err := rows.Scan(&b.Pod, &b.Query, &b.BlockedBy); err != nil {
-			return nil, fmt.Errorf("list the pods' connections: %w", err)
-		}
-		b.Pod = strings.TrimPrefix(b.Pod, app+"/")
-		out = append(out, b)
-	}
-	return out, rows.Err()
-}
-
 // holdTable opens a transaction holding an EXCLUSIVE lock on a table:
 // reads go on, every write (a claim UPDATE, a claim INSERT) waits in
 // PostgreSQL until the lock goes.
@@ -237,7 +209,7 @@ func (h *Hold) ReleaseAfterCrash(ctx context.Context) error {
 	// The server may still be starting again (its container's restart is
 	// another fault's recovery): wait until it answers, then ask.
 	var restarted bool
-	werr := WaitFor(ctx, holdServerWait, "the database back after its crash", func(ctx context.Context) (bool, error) {
+	werr := world.WaitFor(ctx, holdServerWait, "the database back after its crash", func(ctx context.Context) (bool, error) {
 		qerr := h.pool.QueryRow(ctx, `SELECT pg_postmaster_start_time() > $1`, h.postmaster).Scan(&restarted)
 		return qerr == nil, qerr
 	})

@@ -7,25 +7,26 @@ import (
 	"time"
 
 	"github.com/outboxchaos/outboxchaos/fakevendor"
+	"github.com/outboxchaos/outboxchaos/world"
 )
 
 // toxicFault is the common part of the link faults: the Toxiproxy fault
 // while it is in place.
 type toxicFault struct {
-	t atomic.Pointer[Toxic]
+	t atomic.Pointer[ToxicHandle]
 }
 
 // put puts a toxic on the link called link with add, and keeps it.
-func (f *toxicFault) put(w World, link string, add func(*Proxy) (*Toxic, error)) error {
-	p, err := w.Link(link)
+func (f *toxicFault) put(w World, link string, add func(LinkHandle) (ToxicHandle, error)) error {
+	l, err := w.Link(link)
 	if err != nil {
 		return err
 	}
-	t, err := add(p)
+	t, err := add(l)
 	if err != nil {
 		return err
 	}
-	f.t.Store(t)
+	f.t.Store(&t)
 	return nil
 }
 
@@ -35,7 +36,7 @@ func (f *toxicFault) Recover(context.Context, World) error {
 	if t == nil {
 		return nil
 	}
-	return t.Remove()
+	return (*t).Remove()
 }
 
 // Fired reports whether traffic met the toxic while it was in place.
@@ -44,7 +45,7 @@ func (f *toxicFault) Fired(World) (bool, string) {
 	if t == nil {
 		return false, "never in place"
 	}
-	r := t.Report()
+	r := (*t).Report()
 	return r.Fired, r.Detail
 }
 
@@ -65,8 +66,8 @@ func (l *LinkDown) Family() string { return "down" }
 func (l *LinkDown) Target() string { return l.Link }
 
 // Inject takes the link down.
-func (l *LinkDown) Inject(_ context.Context, w World) error {
-	return l.put(w, l.Link, (*Proxy).Down)
+func (l *LinkDown) Inject(ctx context.Context, w World) error {
+	return l.put(w, l.Link, func(h LinkHandle) (ToxicHandle, error) { return h.Down(ctx) })
 }
 
 func (l *LinkDown) String() string { return "down " + l.Link }
@@ -74,7 +75,7 @@ func (l *LinkDown) String() string { return "down " + l.Link }
 // LinkLatency delays every byte on one direction of a link.
 type LinkLatency struct {
 	Link      string
-	Direction Direction
+	Direction world.Direction
 	Delay     time.Duration
 	toxicFault
 }
@@ -87,7 +88,7 @@ func (l *LinkLatency) Target() string { return l.Link }
 
 // Inject adds the latency toxic.
 func (l *LinkLatency) Inject(ctx context.Context, w World) error {
-	return l.put(w, l.Link, func(p *Proxy) (*Toxic, error) { return p.Latency(ctx, l.Direction, l.Delay, 0) })
+	return l.put(w, l.Link, func(h LinkHandle) (ToxicHandle, error) { return h.Latency(ctx, l.Direction, l.Delay) })
 }
 
 func (l *LinkLatency) String() string {
@@ -98,7 +99,7 @@ func (l *LinkLatency) String() string {
 // (Toxiproxy's timeout toxic with no timeout).
 type LinkStall struct {
 	Link      string
-	Direction Direction
+	Direction world.Direction
 	toxicFault
 }
 
@@ -110,7 +111,7 @@ func (l *LinkStall) Target() string { return l.Link }
 
 // Inject adds the stall.
 func (l *LinkStall) Inject(ctx context.Context, w World) error {
-	return l.put(w, l.Link, func(p *Proxy) (*Toxic, error) { return p.Timeout(ctx, l.Direction, 0) })
+	return l.put(w, l.Link, func(h LinkHandle) (ToxicHandle, error) { return h.Stall(ctx, l.Direction) })
 }
 
 func (l *LinkStall) String() string { return fmt.Sprintf("stall on %s %s", l.Link, l.Direction) }

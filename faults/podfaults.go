@@ -12,10 +12,10 @@ import (
 )
 
 // armedPods returns the pods started with env among their settings.
-func armedPods(w World, env string) []*Pod {
-	var out []*Pod
+func armedPods(w World, env string) []PodHandle {
+	var out []PodHandle
 	for _, p := range w.Pods() {
-		if slices.Contains(p.Spec().Env, env) {
+		if slices.Contains(p.Env(), env) {
 			out = append(out, p)
 		}
 	}

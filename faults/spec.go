@@ -8,6 +8,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/fakevendor"
 	"github.com/outboxchaos/outboxchaos/system/killpoint"
 	"github.com/outboxchaos/outboxchaos/system/notification"
+	"github.com/outboxchaos/outboxchaos/world"
 )
 
 // Spec is a fault written as data (a scenario's JSON): its kind and the
@@ -160,12 +161,12 @@ func linkOf(s Spec) error {
 	return oneOf("link", s.Link, LinkNames)
 }
 
-func directionOf(s Spec) (Direction, error) {
-	d := Direction(s.Direction)
+func directionOf(s Spec) (world.Direction, error) {
+	d := world.Direction(s.Direction)
 	if d == "" {
-		d = Downstream
+		d = world.Downstream
 	}
-	return d, d.validate()
+	return d, d.Validate()
 }
 
 func buildDown(s Spec) (Fault, error) { return &LinkDown{Link: s.Link}, linkOf(s) }

@@ -8,6 +8,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/faults"
 	kp "github.com/outboxchaos/outboxchaos/system/killpoint"
 	"github.com/outboxchaos/outboxchaos/system/notification"
+	"github.com/outboxchaos/outboxchaos/world"
 )
 
 // Catalogue returns every named scenario, in the failure table's order,
@@ -78,11 +79,11 @@ func tableCatalogue() []*Scenario {
 			Outcome:     "indefinite outcome treated as failure: backoff republish; the queue may hold copies, the inbox lets one through; nothing lost",
 			Steps: []Step{
 				enqueue(), pipeline(), await(ledger(6)),
-				during(fs(latency("rabbitmq-relay", faults.Downstream, 1500*time.Millisecond)), eventWith("publish", "outcome", "timed-out"),
+				during(fs(latency("rabbitmq-relay", world.Downstream, 1500*time.Millisecond)), eventWith("publish", "outcome", "timed-out"),
 					enqueueN(2)),
 				note(await(outboxRows("PUBLISHED", 12)), "the republish too, so the relay holds a live connection"),
 				note(await(copiesSeen(1)), "the copy reached a worker: the run never settles with it in flight"),
-				during(fs(stall("rabbitmq-relay", faults.Upstream)),
+				during(fs(stall("rabbitmq-relay", world.Upstream)),
 					Cond{Event: &EventCond{Name: "publish", Attrs: map[string]string{"outcome": "timed-out"}, Fresh: true}},
 					enqueueN(3)),
 			},
@@ -129,7 +130,7 @@ func tableCatalogue() []*Scenario {
 				{Do: "start", Roles: []string{"relay"}, Env: []string{"OUTBOXCHAOS_CONFIRM_TIMEOUT=60s"}},
 				note(Step{Do: "enqueue", Kinds: []notification.Kind{notification.GradeRenewal}}, "one row first, so relay-1 holds a broker connection"),
 				await(ledger(1)),
-				note(during(fs(latency("rabbitmq-relay", faults.Downstream, time.Hour)), killed("relay-2"),
+				note(during(fs(latency("rabbitmq-relay", world.Downstream, time.Hour)), killed("relay-2"),
 					note(Step{Do: "enqueue", Kinds: []notification.Kind{notification.MonthlyAwardsWinning}, PerKind: 5}, "five rows in one transaction: relay-1 claims them in one run"),
 					await(Cond{Rows: &Rows{Table: "outbox", Status: "PUBLISHING", ClaimedBy: "relay-1", N: 5}}),
 					note(Step{Do: "start", Roles: []string{"relay"}, Link: "rabbitmq-worker", Faults: fs(kill(kp.RelayAfterConfirm))},

@@ -7,6 +7,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/fakevendor"
 	"github.com/outboxchaos/outboxchaos/faults"
 	"github.com/outboxchaos/outboxchaos/system/canary"
+	"github.com/outboxchaos/outboxchaos/world"
 )
 
 // InfraCatalogue returns the infrastructure scenarios: real process death
@@ -27,7 +28,7 @@ func InfraCatalogue() []*Scenario {
 			Steps: []Step{
 				enqueue(), pipeline(),
 				note(await(ledger(6)), "the relay holds a live broker connection"),
-				during(fs(stall("rabbitmq-relay", faults.Downstream)),
+				during(fs(stall("rabbitmq-relay", world.Downstream)),
 					Cond{Event: &EventCond{Name: "publish", Pod: "relay-1", Attrs: map[string]string{"outcome": "channel-closed"}, Fresh: true}},
 					enqueueN(5),
 					note(await(ledger(7)), "the next batch reached the broker (a phone has one), its confirms are held: the relay awaits them"),

@@ -7,6 +7,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/faults"
 	"github.com/outboxchaos/outboxchaos/system/notification"
+	"github.com/outboxchaos/outboxchaos/world"
 
 	kp "github.com/outboxchaos/outboxchaos/system/killpoint"
 )
@@ -50,7 +51,7 @@ func PeerCases() []*Scenario {
 				start("worker", "cleanup", "relay"),
 				{Do: "enqueue", Kinds: []notification.Kind{notification.GradeRenewal}},
 				note(awaitLong(ledger(1)), "the relay holds a live broker connection"),
-				note(Step{Do: "during", Faults: fs(latency("rabbitmq-relay", faults.Downstream, 1500*time.Millisecond)), For: faults.Duration(3 * time.Second),
+				note(Step{Do: "during", Faults: fs(latency("rabbitmq-relay", world.Downstream, 1500*time.Millisecond)), For: faults.Duration(3 * time.Second),
 					Steps: []Step{enqueue()}}, "held 3 s: removing a latency toxic lets what it held through at once, so it must outlast the confirms it delays"),
 				awaitLong(ledger(6)),
 			},
@@ -65,7 +66,7 @@ func PeerCases() []*Scenario {
 				start("worker", "cleanup", "relay"),
 				{Do: "enqueue", Kinds: []notification.Kind{notification.GradeRenewal}},
 				note(awaitLong(ledger(1)), "the relay holds a live broker connection"),
-				{Do: "during", Faults: fs(stall("rabbitmq-relay", faults.Upstream)), Cond: &Cond{Any: publishOutcome(true)}, Timeout: long,
+				{Do: "during", Faults: fs(stall("rabbitmq-relay", world.Upstream)), Cond: &Cond{Any: publishOutcome(true)}, Timeout: long,
 					Steps: []Step{{Do: "enqueue", Kinds: []notification.Kind{notification.MonthlyAwardsWinning}}}},
 			},
 		},
@@ -98,7 +99,7 @@ func PeerCases() []*Scenario {
 			Outcome:     "each delivered once",
 			Steps: []Step{
 				enqueue(), start("worker", "cleanup", "relay"), awaitLong(ledger(5)),
-				{Do: "during", Faults: fs(stall("postgres-relay", faults.Upstream)), For: faults.Duration(2 * time.Second)},
+				{Do: "during", Faults: fs(stall("postgres-relay", world.Upstream)), For: faults.Duration(2 * time.Second)},
 				awaitLong(ledger(30)),
 			},
 		},
@@ -120,7 +121,7 @@ func PeerCases() []*Scenario {
 				{Do: "start", Roles: []string{"relay"}, Env: []string{"OUTBOXCHAOS_CONFIRM_TIMEOUT=60s"}},
 				{Do: "enqueue", Kinds: []notification.Kind{notification.GradeRenewal}},
 				note(awaitLong(ledger(1)), "relay-1 holds a live broker connection"),
-				{Do: "during", Faults: fs(latency("rabbitmq-relay", faults.Downstream, time.Hour)), For: faults.Duration(10 * time.Second),
+				{Do: "during", Faults: fs(latency("rabbitmq-relay", world.Downstream, time.Hour)), For: faults.Duration(10 * time.Second),
 					Steps: []Step{
 						{Do: "enqueue", Kinds: []notification.Kind{notification.MonthlyAwardsWinning}, PerKind: 5},
 						{Do: "start", Roles: []string{"relay"}, Link: "rabbitmq-worker"},

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/outboxchaos/outboxchaos/checker"
-	"github.com/outboxchaos/outboxchaos/faults"
+	"github.com/outboxchaos/outboxchaos/world"
 )
 
 // Cond is an observable condition a step waits for, as data: exactly one
@@ -328,7 +328,7 @@ func (p *probe) migrators(ctx context.Context, want int) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	bs, err := faults.PodBackends(ctx, p.r.e.Pool, p.r.e.appPrefix(), "migrate")
+	bs, err := world.PodBackends(ctx, p.r.e.Pool, p.r.e.appPrefix(), "migrate")
 	if err != nil {
 		return false, err
 	}
@@ -349,7 +349,7 @@ func (p *probe) blocked(ctx context.Context, pod string) (bool, error) {
 		return false, err
 	}
 	role, _, _ := strings.Cut(pod, "-")
-	bs, err := faults.PodBackends(ctx, p.r.e.Pool, p.r.e.appPrefix(), role)
+	bs, err := world.PodBackends(ctx, p.r.e.Pool, p.r.e.appPrefix(), role)
 	if err != nil {
 		return false, err
 	}

@@ -10,12 +10,12 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/outboxchaos/outboxchaos/checker"
-	"github.com/outboxchaos/outboxchaos/faults"
 	"github.com/outboxchaos/outboxchaos/system/broker"
 	"github.com/outboxchaos/outboxchaos/system/clock"
 	"github.com/outboxchaos/outboxchaos/system/inbox"
 	"github.com/outboxchaos/outboxchaos/system/notification"
 	"github.com/outboxchaos/outboxchaos/system/outbox"
+	"github.com/outboxchaos/outboxchaos/world"
 )
 
 // Now is the scenario's virtual time.
@@ -206,8 +206,8 @@ func (e *Env) queues(ctx context.Context) (parked []checker.ParkedRecord, d chec
 }
 
 // Events returns the events of every pod.
-func (e *Env) Events(name string) []faults.Event {
-	var out []faults.Event
+func (e *Env) Events(name string) []world.Event {
+	var out []world.Event
 	for _, p := range e.Pods() {
 		for _, ev := range p.Events() {
 			if name == "" || ev.Name == name {
@@ -220,7 +220,7 @@ func (e *Env) Events(name string) []faults.Event {
 
 // WaitFor polls cond until it holds or timeout passes.
 func (e *Env) WaitFor(ctx context.Context, timeout time.Duration, what string, cond func(ctx context.Context) (bool, error)) error {
-	return faults.WaitFor(ctx, timeout, what, cond)
+	return world.WaitFor(ctx, timeout, what, cond)
 }
 
 // Count runs a count query on the scenario's schema.

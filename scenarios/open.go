@@ -5,8 +5,8 @@ import (
 	"fmt"
 
 	"github.com/outboxchaos/outboxchaos/checker"
-	"github.com/outboxchaos/outboxchaos/faults"
 	"github.com/outboxchaos/outboxchaos/system/app"
+	"github.com/outboxchaos/outboxchaos/world"
 )
 
 // Open builds a run's world for a driver other than Run (the simulator):
@@ -38,7 +38,7 @@ func (e *Env) Close() error { return e.close() }
 
 // StartRole starts a pod of role (see Start) with extra KEY=VALUE
 // settings and extra arguments.
-func (e *Env) StartRole(ctx context.Context, role string, env, args []string) (*faults.Pod, error) {
+func (e *Env) StartRole(ctx context.Context, role string, env, args []string) (*world.Pod, error) {
 	return e.Start(ctx, role, podSpec{env: env, args: args})
 }
 

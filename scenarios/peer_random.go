@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/outboxchaos/outboxchaos/faults"
+	"github.com/outboxchaos/outboxchaos/world"
 
 	kp "github.com/outboxchaos/outboxchaos/system/killpoint"
 )
@@ -38,8 +39,8 @@ func peerRandom(seed uint64) *Scenario {
 	}
 	link := []faults.Spec{
 		linkDown("rabbitmq-relay"),
-		latency("rabbitmq-relay", faults.Downstream, 1500*time.Millisecond),
-		stall("postgres-relay", faults.Upstream),
+		latency("rabbitmq-relay", world.Downstream, 1500*time.Millisecond),
+		stall("postgres-relay", world.Upstream),
 	}[rng.IntN(3)]
 	after := time.Duration(rng.IntN(1500)) * time.Millisecond
 	hold := time.Duration(500+rng.IntN(2500)) * time.Millisecond

@@ -9,10 +9,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/outboxchaos/outboxchaos/faults"
 	"github.com/outboxchaos/outboxchaos/system/canary"
 	"github.com/outboxchaos/outboxchaos/system/crashpoint"
 	"github.com/outboxchaos/outboxchaos/system/killpoint"
+	"github.com/outboxchaos/outboxchaos/world"
 )
 
 // podSpec is what a start step asks of one pod beyond its role.
@@ -24,7 +24,7 @@ type podSpec struct {
 
 // Start starts a pod of role relay, worker, cleanup, reconciler, job
 // (enqueue) or migrate, named role-N.
-func (e *Env) Start(ctx context.Context, role string, ps podSpec) (*faults.Pod, error) {
+func (e *Env) Start(ctx context.Context, role string, ps podSpec) (*world.Pod, error) {
 	c := e.Cfg
 	link := "rabbitmq-relay"
 	var args []string
@@ -66,7 +66,7 @@ func (e *Env) Start(ctx context.Context, role string, ps podSpec) (*faults.Pod, 
 	}
 	env = append(env, ps.env...)
 	bin, args := e.podBinary(role, append(args, ps.args...))
-	p, err := faults.StartPod(ctx, faults.PodSpec{Name: name, Binary: bin, Args: args, Env: env}, e.TL)
+	p, err := world.StartPod(ctx, world.PodSpec{Name: name, Binary: bin, Args: args, Env: env}, e.TL)
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
@@ -90,7 +90,7 @@ var faultVars = []string{killpoint.EnvVar, killpoint.FailEnvVar, crashpoint.EnvV
 // Replace starts a new pod of p's role under a new name (role-N+1, so a new
 // instance name, as a pod a deployment restarts after a crash gets in
 // production), with p's settings and arguments but without its faults.
-func (e *Env) Replace(ctx context.Context, p *faults.Pod) (*faults.Pod, error) {
+func (e *Env) Replace(ctx context.Context, p *world.Pod) (*world.Pod, error) {
 	e.mu.Lock()
 	m, ok := e.meta[p.Name()]
 	e.mu.Unlock()
@@ -123,7 +123,7 @@ func (e *Env) roleOf(name string) string {
 
 // Run starts a pod and waits for it to exit, returning an error unless it
 // exits 0.
-func (e *Env) Run(ctx context.Context, role string, ps podSpec) (*faults.Pod, error) {
+func (e *Env) Run(ctx context.Context, role string, ps podSpec) (*world.Pod, error) {
 	p, err := e.Start(ctx, role, ps)
 	if err != nil {
 		return nil, err
@@ -139,8 +139,8 @@ func (e *Env) Run(ctx context.Context, role string, ps podSpec) (*faults.Pod, er
 
 // Restart starts a fresh pod of the same role without its kill-point or
 // failpoints, as a deployment would after a crash.
-func (e *Env) Restart(ctx context.Context, p *faults.Pod) (*faults.Pod, error) {
-	np, err := p.Restart(ctx, faults.RestartWithout(killpoint.EnvVar, killpoint.FailEnvVar))
+func (e *Env) Restart(ctx context.Context, p *world.Pod) (*world.Pod, error) {
+	np, err := p.Restart(ctx, world.RestartWithout(killpoint.EnvVar, killpoint.FailEnvVar))
 	if err != nil {
 		return nil, fmt.Errorf("restart %s: %w", p.Name(), err)
 	}
@@ -152,7 +152,7 @@ func (e *Env) Restart(ctx context.Context, p *faults.Pod) (*faults.Pod, error) {
 }
 
 // WaitExit waits for p to exit within timeout.
-func (e *Env) WaitExit(ctx context.Context, p *faults.Pod, timeout time.Duration) error {
+func (e *Env) WaitExit(ctx context.Context, p *world.Pod, timeout time.Duration) error {
 	select {
 	case <-p.Done():
 		return nil
@@ -164,14 +164,14 @@ func (e *Env) WaitExit(ctx context.Context, p *faults.Pod, timeout time.Duration
 }
 
 // Pods returns every pod started.
-func (e *Env) Pods() []*faults.Pod {
+func (e *Env) Pods() []*world.Pod {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return append([]*faults.Pod(nil), e.pods...)
+	return append([]*world.Pod(nil), e.pods...)
 }
 
 // Pod returns the pod called name (the latest, if restarted).
-func (e *Env) Pod(name string) (*faults.Pod, error) {
+func (e *Env) Pod(name string) (*world.Pod, error) {
 	ps := e.Pods()
 	for i := len(ps) - 1; i >= 0; i-- {
 		if ps[i].Name() == name {
@@ -185,7 +185,7 @@ func (e *Env) Pod(name string) (*faults.Pod, error) {
 // kill-point, or exiting non-zero because a dependency was unreachable at
 // start-up — as a deployment would: without its kill-point or failpoints,
 // after a short back-off, at most maxRestarts times.
-func (e *Env) Supervise(p *faults.Pod) {
+func (e *Env) Supervise(p *world.Pod) {
 	go func() {
 		backoff := restartBackoff
 		for i := 0; i < maxRestarts; i++ {
@@ -240,7 +240,7 @@ func (e *Env) StopPods() {
 		default:
 		}
 		wg.Add(1)
-		go func(p *faults.Pod) {
+		go func(p *world.Pod) {
 			defer wg.Done()
 			_ = p.Stop(5 * time.Second)
 		}(p)

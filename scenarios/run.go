@@ -64,7 +64,7 @@ func Run(ctx context.Context, s *Scenario, o Options) Result {
 		}
 		return res
 	}
-	eng := faults.NewEngine(e, e.TL.Start())
+	eng := faults.NewEngine(e.FaultWorld(), e.TL.Start())
 	herr := e.drive(ctx, eng)
 	settled := true
 	if herr == nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/faults"
 	"github.com/outboxchaos/outboxchaos/system/killpoint"
 	"github.com/outboxchaos/outboxchaos/system/notification"
+	"github.com/outboxchaos/outboxchaos/world"
 )
 
 // Draw is the source of choices for a random schedule: rapid's *rapid.T in
@@ -268,7 +269,7 @@ func (s Schedule) Scenario(name string) *Scenario {
 		default:
 			spec := faults.Spec{Kind: f.Kind, Link: f.Target}
 			if f.Kind == "latency" {
-				spec.Delay, spec.Direction = faults.Duration(700*time.Millisecond), string(faults.Downstream)
+				spec.Delay, spec.Direction = faults.Duration(700*time.Millisecond), string(world.Downstream)
 			}
 			windows = append(windows, Step{Do: "during", Faults: []faults.Spec{spec},
 				After: faults.Duration(f.At), For: faults.Duration(f.For), Optional: true})

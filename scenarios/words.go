@@ -6,6 +6,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/fakevendor"
 	"github.com/outboxchaos/outboxchaos/faults"
+	"github.com/outboxchaos/outboxchaos/world"
 )
 
 // The words the catalogue is written in: short constructors for steps,
@@ -80,10 +81,10 @@ func vendorMode(m fakevendor.Mode, msg int64, times int) faults.Spec {
 	return faults.Spec{Kind: "vendor", Mode: string(m), Msg: msg, Times: times}
 }
 func linkDown(link string) faults.Spec { return faults.Spec{Kind: "down", Link: link} }
-func latency(link string, d faults.Direction, delay time.Duration) faults.Spec {
+func latency(link string, d world.Direction, delay time.Duration) faults.Spec {
 	return faults.Spec{Kind: "latency", Link: link, Direction: string(d), Delay: faults.Duration(delay)}
 }
-func stall(link string, d faults.Direction) faults.Spec {
+func stall(link string, d world.Direction) faults.Spec {
 	return faults.Spec{Kind: "stall", Link: link, Direction: string(d)}
 }
 func fs(specs ...faults.Spec) []faults.Spec { return specs }

@@ -18,29 +18,30 @@ import (
 	"github.com/outboxchaos/outboxchaos/system/clock"
 	"github.com/outboxchaos/outboxchaos/system/config"
 	"github.com/outboxchaos/outboxchaos/system/sandbox"
+	"github.com/outboxchaos/outboxchaos/world"
 )
 
 // Env is one scenario run's world: a scratch schema and prefix, the fake
 // vendor and alert sink, a Toxiproxy per link, the pods, and the timeline.
 // The pods reach Postgres, RabbitMQ and the vendor only through the
-// proxies; the harness observes directly. It is the faults.World the
-// fault engine acts on. Its methods live in pods.go (pods), observe.go
+// proxies; the harness observes directly. FaultWorld is how the fault
+// engine sees it. Its methods live in pods.go (pods), observe.go
 // (what the harness reads) and operator.go (what an operator does).
 type Env struct {
 	Scenario *Scenario
 	Seed     int64
 	Bin      string
-	TL       *faults.Timeline
+	TL       *world.Timeline
 	SB       *sandbox.Sandbox
-	Net      *faults.Network
+	Net      *world.Network
 	// Proxies: one Postgres link, one RabbitMQ link per role, one vendor link.
-	PG, AMQPRelay, AMQPWorker, VendorLink *faults.Proxy
+	PG, AMQPRelay, AMQPWorker, VendorLink *world.Proxy
 	// PGRelay and PGWorker are the relays' and the workers' own hops in
 	// front of PG.
-	PGRelay, PGWorker *faults.Proxy
+	PGRelay, PGWorker *world.Proxy
 	// brokerHops are, with several broker nodes, the links to the nodes
 	// after the first: "rabbitmq-relay-2", "rabbitmq-worker-2", …
-	brokerHops []*faults.Proxy
+	brokerHops []*world.Proxy
 	infra      faults.Infra
 	vendor     *fakevendor.Server
 	Sink       *fakevendor.AlertSink
@@ -54,7 +55,7 @@ type Env struct {
 
 	mu       sync.Mutex
 	stopping bool
-	pods     []*faults.Pod
+	pods     []*world.Pod
 	seq      map[string]int
 	meta     map[string]podMeta       // by pod name
 	parked   map[string]amqp.Delivery // parked copies an operator took, by message_id
@@ -135,7 +136,7 @@ func compressed() config.Config {
 }
 
 func newEnv(ctx context.Context, s *Scenario, o Options) (e *Env, err error) {
-	e = &Env{Scenario: s, Seed: o.Seed, Bin: o.Bin, Bug: o.Bug, TL: faults.NewTimeline(), seq: map[string]int{}, meta: map[string]podMeta{},
+	e = &Env{Scenario: s, Seed: o.Seed, Bin: o.Bin, Bug: o.Bug, TL: world.NewTimeline(), seq: map[string]int{}, meta: map[string]podMeta{},
 		parked: map[string]amqp.Delivery{}, infra: o.Infra}
 	if s.Infra != "" && o.Infra == nil {
 		return e, fmt.Errorf("scenario %s needs containers of its own (%s): run it with make infra", s.Name, s.Infra)
@@ -187,7 +188,7 @@ func newEnv(ctx context.Context, s *Scenario, o Options) (e *Env, err error) {
 	if err != nil {
 		return e, err
 	}
-	e.Net = faults.NewNetwork(o.Seed)
+	e.Net = world.NewNetwork(o.Seed)
 	e.Net.SetTimeline(e.TL)
 	pgHost, err := hostPort(o.PGURL, "5432")
 	if err != nil {
@@ -287,8 +288,8 @@ func (e *Env) amqpVia(link string) (string, error) {
 }
 
 // Link returns the proxy called name.
-func (e *Env) Link(name string) (*faults.Proxy, error) {
-	for _, p := range append([]*faults.Proxy{e.PG, e.AMQPRelay, e.AMQPWorker, e.VendorLink, e.PGRelay, e.PGWorker}, e.brokerHops...) {
+func (e *Env) Link(name string) (*world.Proxy, error) {
+	for _, p := range append([]*world.Proxy{e.PG, e.AMQPRelay, e.AMQPWorker, e.VendorLink, e.PGRelay, e.PGWorker}, e.brokerHops...) {
 		if p.Name() == name {
 			return p, nil
 		}
@@ -398,3 +399,60 @@ func applyConfig(c *config.Config, settings map[string]string) error {
 func (e *Env) appPrefix() string { return e.SB.Prefix }
 
 func (e *Env) appName(pod string) string { return e.appPrefix() + "/" + pod }
+
+// FaultWorld is the run's world as the fault engine sees it: the Env,
+// whose links, pods and proxies are handed to faults as handles, never as
+// the concrete types of package world.
+func (e *Env) FaultWorld() faults.World { return faultWorld{e} }
+
+// faultWorld is an Env seen through faults.World (and faults.InfraWorld:
+// Infra and MainQueue come from the Env).
+type faultWorld struct{ *Env }
+
+// Link returns the link called name as a handle.
+func (w faultWorld) Link(name string) (faults.LinkHandle, error) {
+	p, err := w.Env.Link(name)
+	if err != nil {
+		return nil, err
+	}
+	return linkHandle{p}, nil
+}
+
+// Pods lists every pod started so far as handles.
+func (w faultWorld) Pods() []faults.PodHandle {
+	var out []faults.PodHandle
+	for _, p := range w.Env.Pods() {
+		out = append(out, p)
+	}
+	return out
+}
+
+// Pod finds a pod by name.
+func (w faultWorld) Pod(name string) (faults.PodHandle, error) {
+	p, err := w.Env.Pod(name)
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// linkHandle is a proxy as a fault may use it.
+type linkHandle struct{ p *world.Proxy }
+
+func (l linkHandle) Down(context.Context) (faults.ToxicHandle, error) { return toxic(l.p.Down()) }
+
+func (l linkHandle) Latency(ctx context.Context, dir world.Direction, delay time.Duration) (faults.ToxicHandle, error) {
+	return toxic(l.p.Latency(ctx, dir, delay, 0))
+}
+
+func (l linkHandle) Stall(ctx context.Context, dir world.Direction) (faults.ToxicHandle, error) {
+	return toxic(l.p.Timeout(ctx, dir, 0))
+}
+
+// toxic hands a toxic on as a handle (nil, not a nil *Toxic, on error).
+func toxic(t *world.Toxic, err error) (faults.ToxicHandle, error) {
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}

@@ -7,12 +7,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/outboxchaos/outboxchaos/faults"
 	"github.com/outboxchaos/outboxchaos/scenarios"
 	"github.com/outboxchaos/outboxchaos/system/clock"
 	"github.com/outboxchaos/outboxchaos/system/jobs"
 	"github.com/outboxchaos/outboxchaos/system/killpoint"
 	"github.com/outboxchaos/outboxchaos/system/notification"
+	"github.com/outboxchaos/outboxchaos/world"
 )
 
 // Timing of the simulated day, virtual.
@@ -42,7 +42,7 @@ type runner struct {
 
 	mu      sync.Mutex
 	oneShot int // one-shot pods running
-	workers []*faults.Pod
+	workers []*world.Pod
 	timers  []timer
 	blips   int // links down now
 
@@ -262,7 +262,7 @@ func (r *runner) tick(ctx context.Context, at time.Time) {
 	if kp != "" {
 		env = []string{killpoint.EnvVar + "=" + kp}
 	}
-	r.oneShotPod(ctx, "relay", env, []string{"--once"}, func(p *faults.Pod) {
+	r.oneShotPod(ctx, "relay", env, []string{"--once"}, func(p *world.Pod) {
 		if name, hit := p.Killpoint(); hit {
 			r.mu.Lock()
 			r.relayKill = ""
@@ -278,7 +278,7 @@ func (r *runner) tick(ctx context.Context, at time.Time) {
 
 // oneShotPod starts a pod that does one run and exits; done runs after it
 // exited. A pod that does not exit in time is killed.
-func (r *runner) oneShotPod(ctx context.Context, role string, env, args []string, done func(*faults.Pod)) {
+func (r *runner) oneShotPod(ctx context.Context, role string, env, args []string, done func(*world.Pod)) {
 	p, err := r.env.StartRole(ctx, role, env, args)
 	if err != nil {
 		r.env.Logf("sim", "start %s: %v", role, err)
@@ -332,9 +332,9 @@ func (r *runner) fire(ctx context.Context, ev Event, now time.Time) {
 		r.mu.Unlock()
 		f.Note = "armed " + ev.Killpoint + " in the next relay runs until one dies there"
 	case "broker-blip", "db-blip":
-		links := []*faults.Proxy{r.env.PG}
+		links := []*world.Proxy{r.env.PG}
 		if ev.What == "broker-blip" {
-			links = []*faults.Proxy{r.env.AMQPRelay, r.env.AMQPWorker}
+			links = []*world.Proxy{r.env.AMQPRelay, r.env.AMQPWorker}
 		}
 		var names []string
 		for _, l := range links {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/outboxchaos/outboxchaos/faults"
+	"github.com/outboxchaos/outboxchaos/world"
 )
 
 // The worker deployment: Workers replicas, each a long-running pod; one
@@ -28,7 +28,7 @@ func (r *runner) startWorker(ctx context.Context) error {
 // activeWorker is the oldest running worker: RabbitMQ gives the single
 // active consumer role to the first consumer and hands it to the next
 // when that one goes.
-func (r *runner) activeWorker() *faults.Pod {
+func (r *runner) activeWorker() *world.Pod {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, p := range r.workers {
@@ -43,7 +43,7 @@ func (r *runner) activeWorker() *faults.Pod {
 
 // dropWorker takes p out of the deployment (it is being killed or
 // replaced), so watchWorkers does not replace it a second time.
-func (r *runner) dropWorker(p *faults.Pod) {
+func (r *runner) dropWorker(p *world.Pod) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for i, w := range r.workers {
@@ -58,7 +58,7 @@ func (r *runner) dropWorker(p *faults.Pod) {
 // dependency unreachable at start-up).
 func (r *runner) watchWorkers(now time.Time) {
 	r.mu.Lock()
-	var dead []*faults.Pod
+	var dead []*world.Pod
 	for _, p := range r.workers {
 		select {
 		case <-p.Done():
@@ -79,7 +79,7 @@ func (r *runner) watchWorkers(now time.Time) {
 // then stop it (SIGTERM: a send in flight completes first).
 func (r *runner) deploy(ctx context.Context) string {
 	r.mu.Lock()
-	old := append([]*faults.Pod(nil), r.workers...)
+	old := append([]*world.Pod(nil), r.workers...)
 	r.mu.Unlock()
 	var names []string
 	for _, p := range old {

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package faults
+package world
 
 import "syscall"
 

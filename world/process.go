@@ -1,4 +1,4 @@
-package faults
+package world
 
 import (
 	"bufio"
@@ -345,6 +345,9 @@ func (p *Pod) Name() string { return p.spec.Name }
 
 // Spec returns the spec the pod was started from.
 func (p *Pod) Spec() PodSpec { return p.spec }
+
+// Env is the KEY=VALUE environment the pod was started with.
+func (p *Pod) Env() []string { return p.spec.Env }
 
 // Done is closed once the process has exited and all its output is read.
 func (p *Pod) Done() <-chan struct{} { return p.done }

@@ -1,4 +1,4 @@
-package faults
+package world
 
 import (
 	"bytes"
@@ -34,7 +34,8 @@ const (
 	Downstream Direction = "downstream"
 )
 
-func (d Direction) validate() error {
+// Validate reports whether d is Upstream or Downstream.
+func (d Direction) Validate() error {
 	if d != Upstream && d != Downstream {
 		return fmt.Errorf("direction %q: want %q or %q", string(d), Upstream, Downstream)
 	}
@@ -355,7 +356,7 @@ func (p *Proxy) Heal() error {
 
 // inject adds a fault toxic on stream and returns its Toxic.
 func (p *Proxy) inject(ctx context.Context, kind string, stream Direction, attrs any, detail string) (*Toxic, error) {
-	if err := stream.validate(); err != nil {
+	if err := stream.Validate(); err != nil {
 		return nil, fmt.Errorf("%s on %s: %w", kind, p.name, err)
 	}
 	if err := ctx.Err(); err != nil {

@@ -1,0 +1,66 @@
+// Package world is the world the harness's faults act on: the pipeline's
+// components as child processes ([Pod]), the Toxiproxy server embedded in
+// the harness process and its links ([Network], [Proxy]), the timeline of
+// what every pod said and every fault did ([Timeline]), waits with
+// deadlines ([WaitFor]) and the pods' shared clock setting. Package faults
+// decides what to break and keeps the ledger; it sees this package only
+// through its own handles (faults.World). scenarios/ assembles one run's
+// world from these parts.
+//
+// The files:
+//
+//   - process.go: a pod is one child process of the pipeline. It is
+//     killed, stopped, restarted and armed with the kill-points of
+//     system/killpoint through its environment; its JSON log lines are
+//     parsed into [Event] values for the checker. process_linux.go and
+//     process_other.go hold the platform's part (process groups, whether
+//     a process is stopped).
+//   - network.go: a Toxiproxy server embedded in the harness process.
+//     Every connection from a pod to Postgres, RabbitMQ or the vendor goes
+//     through a [Proxy] on 127.0.0.1, where latency, stalls, resets, byte
+//     limits and outages are switched on and off. toxic.go holds what
+//     every network fault reports ([Toxic], [FaultReport]); counttoxic.go
+//     the counting toxic that observes traffic.
+//   - backends.go: what PostgreSQL says about the pods' connections
+//     ([PodBackends]).
+//   - clock.go: the shared virtual clock setting handed to every pod.
+//   - wait.go: polling an observable condition under a deadline ([WaitFor]).
+//   - timeline.go: one ordered, human-readable record of what every pod said
+//     and every fault did ([Timeline]), kept as an artifact of failing runs.
+//
+// # Reports
+//
+// Every network fault is a [Toxic] that records when it was injected, when it
+// was removed and whether it fired, i.e. whether traffic actually reached it
+// while it was active (see [Toxic.Fired]). A scenario whose fault never fired
+// proved nothing and must say so; [Toxic.Report] gives a [FaultReport] for
+// that purpose.
+//
+// # Determinism and the seed
+//
+// Toxiproxy draws from the global math/rand source in two places: whether a
+// toxic applies to a connection (its toxicity) and the jitter of a latency
+// toxic. Since Go 1.24 rand.Seed is a no-op, so that source cannot be pinned.
+// This package therefore never leaves a decision to it: every toxic is added
+// with toxicity 1.0 (always applies; math/rand's Float32 is below 1), and a
+// latency toxic is always added with jitter 0. When a jitter is asked for,
+// [Network] draws one offset in [-jitter, +jitter) per fault from its own
+// rand.New(rand.NewSource(seed)) and adds it to the latency. The same seed and
+// the same sequence of fault calls on a Network thus give the same effective
+// latencies; the drawn value is in [Toxic.Detail]. [Network.Seed] returns the
+// seed so that reports can print it.
+//
+// # How faults are observed
+//
+// Toxiproxy only updates its byte metrics when a connection ends, which is
+// too late to tell whether a fault fired on a long-lived connection. Each
+// Proxy therefore carries, in both directions, a pass-through counting toxic
+// (type "outboxchaos_count") placed first in the chain, so it sees every byte
+// read from either side before any fault toxic acts on it, and every
+// connection opened or closed. [Proxy.Heal] removes every other toxic and
+// keeps the counters.
+//
+// Toxiproxy's own logging (zerolog) is discarded unless the environment
+// variable OUTBOXCHAOS_TOXIPROXY_DEBUG is set to a non-empty value, in which
+// case it goes to stderr. Package world logs through log/slog at debug level.
+package world
