@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -97,6 +98,37 @@ func TestHarnessDocNamesEverything(t *testing.T) {
 	for _, n := range names {
 		if !strings.Contains(doc, "`"+n+"`") {
 			t.Errorf("docs/harness.md does not name `%s`", n)
+		}
+	}
+}
+
+// TestScheduleFaultsAreSpecs: a random schedule's faults are catalogue
+// specs that build, each placed by a known When, and a pod dies at most at
+// one kill-point.
+func TestScheduleFaultsAreSpecs(t *testing.T) {
+	t.Parallel()
+	whens := []string{WhenFirst, WhenArmed, WhenArmedEvery, WhenRunning, WhenConsuming, WhenWindow, WhenEnd}
+	for seed := int64(0); seed < 500; seed++ {
+		s := GenerateInfra(NewRandDraw(seed))
+		kills := map[string]int{}
+		for _, f := range s.Faults {
+			if _, err := f.Spec.Build(); err != nil {
+				t.Fatalf("seed %d: %s: %v", seed, f, err)
+			}
+			if !slices.Contains(whens, f.When) {
+				t.Fatalf("seed %d: %s: unknown when %q", seed, f, f.When)
+			}
+			if (f.When == WhenWindow) != (f.For > 0) {
+				t.Fatalf("seed %d: %s: a window and only a window has a length", seed, f)
+			}
+			if f.Kind == "kill-point" {
+				kills[f.Role]++
+			}
+		}
+		for role, n := range kills {
+			if n > 1 {
+				t.Fatalf("seed %d: %d kill-points armed in %s: %s", seed, n, role, s)
+			}
 		}
 	}
 }

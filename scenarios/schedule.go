@@ -2,11 +2,11 @@ package scenarios
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
-	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/fakevendor"
 	"github.com/outboxchaos/outboxchaos/faults"
 	"github.com/outboxchaos/outboxchaos/system/killpoint"
@@ -21,35 +21,60 @@ type Draw interface {
 	Int(label string, lo, hi int) int
 }
 
-// FaultEvent is one fault of a schedule.
-type FaultEvent struct {
-	Kind   string        `json:"kind"`            // killpoint | failpoint | vendor | latency | down | poison
-	Target string        `json:"target"`          // pod role, proxy name, vendor mode, or what makes it poison
-	Point  string        `json:"point,omitempty"` // kill-point / failpoint name
-	Hit    int           `json:"hit,omitempty"`   // on the Nth hit
-	Msg    int           `json:"msg,omitempty"`   // vendor rule: outbox id
-	Times  int           `json:"times,omitempty"` // vendor rule: how often
-	At     time.Duration `json:"at,omitempty"`    // network fault: offset after the pipeline starts
-	For    time.Duration `json:"for,omitempty"`   // network fault: how long
+// Timed is one fault of a schedule: the fault as the catalogue writes it
+// (a faults.Spec) and when it goes in. A schedule's timing is a small
+// closed vocabulary, the When values:
+//
+//   - WhenFirst: injected before anything runs (the vendor's modes);
+//   - WhenArmed: armed in the first pod of Role as it starts (a kill-point,
+//     failpoint or pause-point); in role "job", the first batch job run,
+//     which dies, before the job runs again;
+//   - WhenArmedEvery: armed in every pod of Role (a stepped clock);
+//   - WhenRunning: injected once the pods started (a withdrawn consent);
+//   - WhenConsuming: injected once a worker consumes (a poison message);
+//   - WhenWindow: in place from After to After+For on the schedule's own
+//     time axis, skipped if it cannot be put in place (links, nodes);
+//   - WhenEnd: injected after every window (a frozen pod's resume).
+type Timed struct {
+	faults.Spec
+	When  string          `json:"when"`
+	Role  string          `json:"role,omitempty"`
+	After faults.Duration `json:"after,omitempty"`
+	For   faults.Duration `json:"for,omitempty"`
 }
 
-func (f FaultEvent) String() string {
-	switch f.Kind {
-	case "killpoint", "failpoint", "pausepoint":
-		return fmt.Sprintf("%s %s:%d in %s", f.Kind, f.Point, f.Hit, f.Target)
-	case "clock":
-		return "relay clock +1 day"
-	case "poison":
-		return "poison " + f.Target
-	case "consent":
-		return fmt.Sprintf("member %d withdraws consent", f.Msg)
-	case "crash", "restart", "freeze":
-		return fmt.Sprintf("%s %s at +%s for %s", f.Kind, f.Target, f.At, f.For)
-	case "vendor":
-		return fmt.Sprintf("vendor %s for %s ×%d", f.Target, checker.MessageID(int64(f.Msg)), f.Times)
-	default:
-		return fmt.Sprintf("%s on %s at +%s for %s", f.Kind, f.Target, f.At, f.For)
+// The When values of a Timed fault.
+const (
+	WhenFirst      = "first"
+	WhenArmed      = "armed"
+	WhenArmedEvery = "armed-every"
+	WhenRunning    = "running"
+	WhenConsuming  = "consuming"
+	WhenWindow     = "window"
+	WhenEnd        = "end"
+)
+
+// String describes the fault as it describes itself, and when it goes in.
+func (t Timed) String() string {
+	what := t.Kind
+	if f, err := t.Spec.Build(); err == nil {
+		what = f.String()
 	}
+	switch t.When {
+	case WhenArmed:
+		return what + " in " + t.Role
+	case WhenArmedEvery:
+		return what + " in every " + t.Role
+	case WhenWindow:
+		return fmt.Sprintf("%s at +%s for %s", what, t.After, t.For)
+	}
+	return what
+}
+
+// window is a fault in place from after to after+for, each in ms.
+func window(spec faults.Spec, afterMS, forMS int) Timed {
+	return Timed{Spec: spec, When: WhenWindow,
+		After: faults.Duration(time.Duration(afterMS) * time.Millisecond), For: faults.Duration(time.Duration(forMS) * time.Millisecond)}
 }
 
 // Schedule is one random run: what is enqueued, the topology, the clock,
@@ -62,7 +87,7 @@ type Schedule struct {
 	Workers int                 `json:"workers"`
 	Start   string              `json:"start"` // Seoul time of day the virtual clock starts
 	Drain   bool                `json:"drain"` // relays drain with overlapped batches (Relay.Drain)
-	Events  []FaultEvent        `json:"events"`
+	Faults  []Timed             `json:"faults"`
 	// Config sets one setting at a boundary of its range (see
 	// boundaries), or none.
 	Config map[string]string `json:"config,omitempty"`
@@ -77,8 +102,8 @@ var ReconcileModes = []string{"", "on", "resend"}
 
 func (s Schedule) String() string {
 	var ev []string
-	for _, e := range s.Events {
-		ev = append(ev, e.String())
+	for _, f := range s.Faults {
+		ev = append(ev, f.String())
 	}
 	var kinds []string
 	for _, k := range s.Kinds {
@@ -148,50 +173,59 @@ func Generate(d Draw) Schedule {
 	total := s.PerKind * len(s.Kinds)
 	n := d.Int("faults", 0, 4)
 	for i := 0; i < n; i++ {
-		var f FaultEvent
+		// Each case draws its choices in the order saved failfiles and
+		// explore's seeds replay.
 		switch d.Int("fault kind", 0, 7) {
 		case 0:
-			f = FaultEvent{Kind: "killpoint", Target: "relay", Point: relayKills[d.Int("relay point", 0, len(relayKills)-1)], Hit: d.Int("hit", 1, 2)}
+			point := relayKills[d.Int("relay point", 0, len(relayKills)-1)]
+			s.arm("relay", faults.Spec{Kind: "kill-point", Point: point, Hit: d.Int("hit", 1, 2)})
 		case 1:
-			f = FaultEvent{Kind: "killpoint", Target: "worker", Point: workerKill[d.Int("worker point", 0, len(workerKill)-1)], Hit: d.Int("hit", 1, total)}
+			point := workerKill[d.Int("worker point", 0, len(workerKill)-1)]
+			s.arm("worker", faults.Spec{Kind: "kill-point", Point: point, Hit: d.Int("hit", 1, total)})
 		case 2:
-			f = FaultEvent{Kind: "failpoint", Target: "worker", Point: failpoints[d.Int("failpoint", 0, len(failpoints)-1)], Hit: d.Int("hit", 1, total)}
+			point := failpoints[d.Int("failpoint", 0, len(failpoints)-1)]
+			s.arm("worker", faults.Spec{Kind: "failpoint", Point: point, Hit: d.Int("hit", 1, total)})
 		case 3:
-			f = FaultEvent{Kind: "vendor", Target: string(modes[d.Int("mode", 0, len(modes)-1)]), Msg: d.Int("msg", 1, total), Times: d.Int("times", 1, 3)}
-			if m := fakevendor.Mode(f.Target); m == fakevendor.ReportWrong || m == fakevendor.ReportMissing {
+			mode := modes[d.Int("mode", 0, len(modes)-1)]
+			v := faults.Spec{Kind: "vendor", Mode: string(mode), Msg: int64(d.Int("msg", 1, total)), Times: d.Int("times", 1, 3)}
+			if mode == fakevendor.ReportWrong || mode == fakevendor.ReportMissing {
 				// A report may be wrong for a while, never twice in a row
 				// once final: the vendor contract (docs/reconcile.md).
-				f.Times = 1
+				v.Times = 1
 			}
+			if mode == fakevendor.TokenFail {
+				v.Msg = 0 // token requests name no message
+			}
+			s.Faults = append(s.Faults, Timed{Spec: v, When: WhenFirst})
 		case 4:
-			f = FaultEvent{Kind: "down", Target: links[d.Int("link", 0, len(links)-1)],
-				At: time.Duration(d.Int("at ms", 0, 1500)) * time.Millisecond, For: time.Duration(d.Int("for ms", 100, 800)) * time.Millisecond}
+			link := links[d.Int("link", 0, len(links)-1)]
+			at := d.Int("at ms", 0, 1500)
+			s.Faults = append(s.Faults, window(faults.Spec{Kind: "down", Link: link}, at, d.Int("for ms", 100, 800)))
 		case 5:
-			f = FaultEvent{Kind: "latency", Target: links[d.Int("link", 0, len(links)-1)],
-				At: time.Duration(d.Int("at ms", 0, 1500)) * time.Millisecond, For: time.Duration(d.Int("for ms", 200, 1500)) * time.Millisecond}
+			link := links[d.Int("link", 0, len(links)-1)]
+			at := d.Int("at ms", 0, 1500)
+			spec := faults.Spec{Kind: "latency", Link: link, Delay: faults.Duration(700 * time.Millisecond), Direction: string(world.Downstream)}
+			s.Faults = append(s.Faults, window(spec, at, d.Int("for ms", 200, 1500)))
 		case 6:
-			f = FaultEvent{Kind: "killpoint", Target: "reconciler", Point: reconcileKills[d.Int("reconciler point", 0, len(reconcileKills)-1)], Hit: d.Int("hit", 1, 2)}
+			point := reconcileKills[d.Int("reconciler point", 0, len(reconcileKills)-1)]
+			s.arm("reconciler", faults.Spec{Kind: "kill-point", Point: point, Hit: d.Int("hit", 1, 2)})
 		case 7:
 			names := faults.PoisonNames()
-			f = FaultEvent{Kind: "poison", Target: names[d.Int("poison", 0, len(names)-1)]}
+			s.Faults = append(s.Faults, Timed{Spec: faults.Spec{Kind: "poison", Poison: names[d.Int("poison", 0, len(names)-1)]}, When: WhenConsuming})
 		}
-		if f.Kind == "killpoint" && f.Target == "job" {
-			continue
-		}
-		s.Events = append(s.Events, f)
 	}
 	if d.Int("relay clock past the scheduled date", 0, 5) == 0 {
-		s.Events = append(s.Events, FaultEvent{Kind: "clock", Target: "relay"})
+		s.Faults = append(s.Faults, Timed{Spec: clockAt("+1d 10:00"), When: WhenArmedEvery, Role: "relay"})
 	}
 	if d.Int("job crash", 0, 3) == 0 {
-		s.Events = append(s.Events, FaultEvent{Kind: "killpoint", Target: "job", Point: killpoint.JobBeforeCommit, Hit: 1})
+		s.Faults = append(s.Faults, Timed{Spec: kill(killpoint.JobBeforeCommit), When: WhenArmed, Role: "job"})
 	}
 	// Newer choices, drawn last.
 	if d.Int("start elsewhere", 0, 3) == 0 {
 		s.Start = anywhere[d.Int("start at", 0, len(anywhere)-1)]
 	}
 	if d.Int("consent withdrawn", 0, 3) == 0 {
-		s.Events = append(s.Events, FaultEvent{Kind: "consent", Target: "member", Msg: d.Int("member", 1, s.PerKind)})
+		s.Faults = append(s.Faults, Timed{Spec: faults.Spec{Kind: "withdraw-consent", Member: int64(d.Int("member", 1, s.PerKind))}, When: WhenRunning})
 	}
 	if d.Int("a setting at its boundary", 0, 2) == 0 {
 		s.Config = boundaries[d.Int("boundary", 0, len(boundaries)-1)]
@@ -201,86 +235,76 @@ func Generate(d Draw) Schedule {
 		// link is cut, so the delivery goes to another consumer while the
 		// frozen one still holds it; the frozen one resumes at the end.
 		s.Workers = 2
-		s.Events = append(s.Events, FaultEvent{Kind: "pausepoint", Target: "worker",
-			Point: workerPauses[d.Int("pause point", 0, len(workerPauses)-1)], Hit: d.Int("hit", 1, total)},
-			FaultEvent{Kind: "down", Target: "rabbitmq-worker",
-				At: time.Duration(d.Int("at ms", 0, 1500)) * time.Millisecond, For: time.Duration(d.Int("for ms", 100, 800)) * time.Millisecond})
+		point := workerPauses[d.Int("pause point", 0, len(workerPauses)-1)]
+		s.arm("worker", faults.Spec{Kind: "pause-point", Point: point, Hit: d.Int("hit", 1, total)})
+		at := d.Int("at ms", 0, 1500)
+		s.Faults = append(s.Faults, window(faults.Spec{Kind: "down", Link: "rabbitmq-worker"}, at, d.Int("for ms", 100, 800)))
 	}
 	if d.Int("misrouted publish", 0, 4) == 0 {
 		// One publish in the middle of a batch comes back unroutable.
-		s.Events = append(s.Events, FaultEvent{Kind: "failpoint", Target: "relay", Point: killpoint.FailMisroute, Hit: d.Int("hit", 1, total)})
+		s.arm("relay", faults.Spec{Kind: "failpoint", Point: killpoint.FailMisroute, Hit: d.Int("hit", 1, total)})
 	}
 	if d.Int("workers' database down", 0, 5) == 0 {
-		s.Events = append(s.Events, FaultEvent{Kind: "down", Target: "postgres-worker",
-			At: time.Duration(d.Int("at ms", 0, 1500)) * time.Millisecond, For: time.Duration(d.Int("for ms", 100, 1500)) * time.Millisecond})
+		at := d.Int("at ms", 0, 1500)
+		s.Faults = append(s.Faults, window(faults.Spec{Kind: "down", Link: "postgres-worker"}, at, d.Int("for ms", 100, 1500)))
 	}
 	return s
 }
 
+// arm arms spec in the first pod of role. A pod dies at most at one
+// kill-point, so a kill-point joins only a pod nothing is armed in yet; a
+// pause-point's pod is continued after every window.
+func (s *Schedule) arm(role string, spec faults.Spec) {
+	if spec.Kind == "kill-point" && slices.ContainsFunc(s.Faults, func(t Timed) bool { return t.When == WhenArmed && t.Role == role }) {
+		return
+	}
+	s.Faults = append(s.Faults, Timed{Spec: spec, When: WhenArmed, Role: role})
+	if spec.Kind == "pause-point" {
+		s.Faults = append(s.Faults, Timed{Spec: faults.Spec{Kind: "resume", Pod: role + "-1"}, When: WhenEnd})
+	}
+}
+
 // Scenario turns the schedule into a scenario on the same engine as the
-// catalogue: vendor rules injected first, the batch job (crashing before
-// its commit, then re-run), pods with their kill-points, failpoints and
-// clocks armed and supervised (killed pods restart as a deployment's
-// would), then the link faults on the schedule's own time axis. Faults
-// that never fire are allowed.
+// catalogue, placing each fault by its When: vendor rules injected first,
+// the batch job (crashing before its commit, then re-run), pods with their
+// kill-points, failpoints and clocks armed and supervised (killed pods
+// restart as a deployment's would), then the link and node faults on the
+// schedule's own time axis. Faults that never fire are allowed.
 func (s Schedule) Scenario(name string) *Scenario {
 	sc := &Scenario{
 		Name: name, Row: "random", PerKind: s.PerKind, Kinds: s.Kinds, AllowUnfired: true, Start: s.Start,
 		Description: s.String(),
-		Fault:       fmt.Sprintf("%d random faults", len(s.Events)),
+		Fault:       fmt.Sprintf("%d random faults", len(s.Faults)),
 		Outcome:     "nothing twice, nothing lost silently, nothing unexpected, nothing stuck",
 	}
-	armed := map[string][]faults.Spec{}
-	var vendor, poisons, business []faults.Spec
+	at := map[string][]faults.Spec{}
+	armed, every := map[string][]faults.Spec{}, map[string][]faults.Spec{}
 	var windows []Step
-	jobCrash, relayClock, paused := false, false, false
-	for _, f := range s.Events {
-		switch f.Kind {
-		case "vendor":
-			v := faults.Spec{Kind: "vendor", Mode: f.Target, Msg: int64(f.Msg), Times: f.Times}
-			if fakevendor.Mode(f.Target) == fakevendor.TokenFail {
-				v.Msg = 0
+	for _, f := range s.Faults {
+		switch f.When {
+		case WhenArmed:
+			armed[f.Role] = append(armed[f.Role], f.Spec)
+		case WhenArmedEvery:
+			every[f.Role] = append(every[f.Role], f.Spec)
+		case WhenWindow:
+			if slices.Contains(infraKinds, f.Kind) {
+				// On containers of the run's own; a broker silent for
+				// three 1 s heartbeats is dropped.
+				sc.Infra = "single"
+				sc.Config = mergeConfig(sc.Config, map[string]string{"amqp-heartbeat": "1s"})
 			}
-			vendor = append(vendor, v)
-		case "killpoint":
-			if f.Target == "job" {
-				jobCrash = true
-			} else if len(armed[f.Target]) == 0 {
-				armed[f.Target] = append(armed[f.Target], faults.Spec{Kind: "kill-point", Point: f.Point, Hit: f.Hit})
-			}
-		case "failpoint":
-			armed[f.Target] = append(armed[f.Target], faults.Spec{Kind: "failpoint", Point: f.Point, Hit: f.Hit})
-		case "pausepoint":
-			armed[f.Target] = append(armed[f.Target], faults.Spec{Kind: "pause-point", Point: f.Point, Hit: f.Hit})
-			paused = true
-		case "clock":
-			relayClock = true
-		case "poison":
-			poisons = append(poisons, faults.Spec{Kind: "poison", Poison: f.Target})
-		case "consent":
-			business = append(business, faults.Spec{Kind: "withdraw-consent", Member: int64(f.Msg)})
-		case "crash", "restart", "freeze":
-			// On containers of the run's own; a broker silent for three
-			// 1 s heartbeats is dropped.
-			sc.Infra = "single"
-			sc.Config = mergeConfig(sc.Config, map[string]string{"amqp-heartbeat": "1s"})
-			windows = append(windows, Step{Do: "during", Faults: []faults.Spec{{Kind: f.Kind, Node: f.Target}},
-				After: faults.Duration(f.At), For: faults.Duration(f.For), Optional: true})
+			windows = append(windows, Step{Do: "during", Faults: []faults.Spec{f.Spec}, After: f.After, For: f.For, Optional: true})
 		default:
-			spec := faults.Spec{Kind: f.Kind, Link: f.Target}
-			if f.Kind == "latency" {
-				spec.Delay, spec.Direction = faults.Duration(700*time.Millisecond), string(world.Downstream)
-			}
-			windows = append(windows, Step{Do: "during", Faults: []faults.Spec{spec},
-				After: faults.Duration(f.At), For: faults.Duration(f.For), Optional: true})
+			at[f.When] = append(at[f.When], f.Spec)
 		}
 	}
+	vendor := at[WhenFirst]
 	if len(vendor) > 0 {
 		sc.Steps = append(sc.Steps, inject(vendor...))
 	}
 	for i := 0; i < s.JobRuns; i++ {
-		if i == 0 && jobCrash {
-			sc.Steps = append(sc.Steps, startWith("job", kill(killpoint.JobBeforeCommit)), await(Cond{Exited: "job-1"}))
+		if i == 0 && len(armed["job"]) > 0 {
+			sc.Steps = append(sc.Steps, startWith("job", armed["job"]...), await(Cond{Exited: "job-1"}))
 		}
 		sc.Steps = append(sc.Steps, enqueue())
 	}
@@ -290,10 +314,8 @@ func (s Schedule) Scenario(name string) *Scenario {
 			if i == 0 {
 				st.Faults = append(st.Faults, armed[role]...)
 			}
+			st.Faults = append(st.Faults, every[role]...)
 			if role == "relay" {
-				if relayClock {
-					st.Faults = append(st.Faults, clockAt("+1d 10:00"))
-				}
 				if s.Drain {
 					st.Env = []string{"OUTBOXCHAOS_RELAY_DRAIN=true", "OUTBOXCHAOS_BATCH_SIZE=3"}
 				}
@@ -313,12 +335,12 @@ func (s Schedule) Scenario(name string) *Scenario {
 			sc.Config = mergeConfig(sc.Config, map[string]string{"reconcile-resend": "true"})
 		}
 	}
-	if len(business) > 0 {
+	if business := at[WhenRunning]; len(business) > 0 {
 		// While the pods start: the relay, the worker or no one skips,
 		// as the race goes; the members table judges either way.
 		sc.Steps = append(sc.Steps, inject(business...))
 	}
-	if len(poisons) > 0 {
+	if poisons := at[WhenConsuming]; len(poisons) > 0 {
 		// Published once a worker consumes (the topology exists then).
 		sc.Steps = append(sc.Steps, await(podEvent("consume-start", "worker-", 1)), inject(poisons...))
 	}
@@ -326,10 +348,10 @@ func (s Schedule) Scenario(name string) *Scenario {
 		sort.SliceStable(windows, func(i, j int) bool { return windows[i].After < windows[j].After })
 		sc.Steps = append(sc.Steps, Step{Do: "parallel", Steps: windows})
 	}
-	if paused {
+	if end := at[WhenEnd]; len(end) > 0 {
 		// After every window: a frozen worker holds its delivery until
 		// continued, and the run cannot settle while it does.
-		sc.Steps = append(sc.Steps, inject(faults.Spec{Kind: "resume", Pod: "worker-1"}))
+		sc.Steps = append(sc.Steps, inject(end...))
 	}
 	return sc
 }

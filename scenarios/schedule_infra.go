@@ -1,6 +1,6 @@
 package scenarios
 
-import "time"
+import "github.com/outboxchaos/outboxchaos/faults"
 
 // infraKinds are the infrastructure faults a random schedule draws, and
 // the nodes of a single-broker run they may hit.
@@ -20,12 +20,9 @@ func GenerateInfra(d Draw) Schedule {
 	// second fault, if any, hits the other node.
 	first := d.Int("infra node", 0, len(infraNodes)-1)
 	for i := range d.Int("infra faults", 1, 2) {
-		s.Events = append(s.Events, FaultEvent{
-			Kind:   infraKinds[d.Int("infra kind", 0, len(infraKinds)-1)],
-			Target: infraNodes[(first+i)%len(infraNodes)],
-			At:     time.Duration(d.Int("infra at ms", 0, 2000)) * time.Millisecond,
-			For:    time.Duration(d.Int("infra for ms", 200, 2500)) * time.Millisecond,
-		})
+		spec := faults.Spec{Kind: infraKinds[d.Int("infra kind", 0, len(infraKinds)-1)], Node: infraNodes[(first+i)%len(infraNodes)]}
+		at := d.Int("infra at ms", 0, 2000)
+		s.Faults = append(s.Faults, window(spec, at, d.Int("infra for ms", 200, 2500)))
 	}
 	return s
 }
