@@ -6,6 +6,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"testing"
 
@@ -56,6 +57,37 @@ func TestProperty(t *testing.T) {
 			rt.Fatalf("contract broken: %s\n  %s\n--- timeline\n%s", res.Verdict, res.Verdict.Details, res.Timeline)
 		}
 	})
+}
+
+// TestPropertyFailfiles runs again the schedules rapid saved under
+// testdata/rapid/TestProperty/ when they failed. Their bitstreams stopped
+// replaying once Generate drew more (rapid calls them "no longer valid"),
+// so each is read from the draws it logged (scenarios.ReplayFailfile).
+func TestPropertyFailfiles(t *testing.T) {
+	testenv.Require(t)
+	files, err := filepath.Glob(filepath.Join("testdata", "rapid", "TestProperty", "*.fail"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no saved failfile: %v", err)
+	}
+	for i, f := range files {
+		if !shard.Has(i) {
+			continue
+		}
+		s, err := scenarios.ReplayFailfile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := scenarios.DefaultOptions()
+		o.PGURL, o.AMQPURL, o.Bin, o.Artifacts = testenv.PGURL(), testenv.AMQPURL(), bin, "../artifacts"
+		res := scenarios.Run(context.Background(), s.Scenario(fmt.Sprintf("failfile-%d", i)), o)
+		t.Logf("%s seed=%d: %s\n  %.1fs: %s", filepath.Base(f), res.Seed, s, res.Duration.Seconds(), res.Verdict)
+		if res.Err != nil {
+			t.Fatalf("%s: run failed: %v\n--- timeline\n%s", f, res.Err, res.Timeline)
+		}
+		if !res.Verdict.OK() {
+			t.Fatalf("%s: contract broken: %s\n  %s\n--- timeline\n%s", f, res.Verdict, res.Verdict.Details, res.Timeline)
+		}
+	}
 }
 
 // shardRapid narrows rapid's budget and seed to this shard's.
