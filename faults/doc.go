@@ -14,11 +14,13 @@
 // message no relay wrote; [WithdrawConsent] is the business changing its
 // mind; [HoldRows], [HoldMigration], [HoldTable] and [HoldInboxRow] hold a
 // lock open as a barrier; [NodeCrash], [NodeRestart], [NodeFreeze] and
-// [LeaderLoss] act on a run's own containers ([Infra]). A scenario writes
+// [LeaderLoss] act on a run's own containers ([Infra]); [Kill] and
+// [RollingRestart] are the simulated day's worker kills and deploys. A scenario writes
 // a fault as a [Spec] (JSON) and [Spec.Build] makes the value, rejecting
 // unknown kinds and names. The [Engine] injects faults into a run's
 // [World], keeps the ledger of what was injected and whether it fired, and
-// always recovers what it injected.
+// always recovers what it injected; its ledger runs on the wall clock or,
+// for a simulated day, on the virtual one ([Engine.SetClock]).
 //
 // # The world
 //
@@ -40,4 +42,7 @@
 //     held transactions ([Hold]) behind them.
 //   - poison.go, consent.go: a poison message, a withdrawn consent.
 //   - infra.go: the infrastructure faults on a run's containers.
+//   - kill.go: SIGKILL of a running pod; deploy.go: a deployment's rolling
+//     restart, in a world that runs deployments ([Deployer], the
+//     simulator's).
 package faults

@@ -16,6 +16,7 @@ import (
 type Engine struct {
 	w     World
 	start time.Time
+	now   func() time.Time // the ledger's clock (default: the wall clock)
 
 	mu      sync.Mutex
 	entries []*entry
@@ -38,10 +39,14 @@ type partlyBlind interface{ PartlyBlind() }
 
 // NewEngine returns an engine for world w; start is the run's start, the
 // origin of the ledger's offsets.
-func NewEngine(w World, start time.Time) *Engine { return &Engine{w: w, start: start} }
+func NewEngine(w World, start time.Time) *Engine { return &Engine{w: w, start: start, now: time.Now} }
+
+// SetClock makes the ledger read now instead of the wall clock (a
+// simulated day keeps it in virtual time; start must be on that clock).
+func (e *Engine) SetClock(now func() time.Time) { e.now = now }
 
 func (e *Engine) add(f Fault) *entry {
-	en := &entry{f: f, injected: time.Now()}
+	en := &entry{f: f, injected: e.now()}
 	e.mu.Lock()
 	e.entries = append(e.entries, en)
 	e.mu.Unlock()
@@ -95,7 +100,7 @@ func (e *Engine) Recover(ctx context.Context, f Fault) error {
 	}
 	err := f.Recover(context.WithoutCancel(ctx), e.w)
 	e.mu.Lock()
-	en.recovered = time.Now()
+	en.recovered = e.now()
 	e.mu.Unlock()
 	if err != nil {
 		return fmt.Errorf("recover %s: %w", f, err)
@@ -176,7 +181,7 @@ func (e *Engine) Records() []checker.FaultRecord {
 		case en.judged && !en.witnessed:
 			fired, detail = false, detail+"; its step's condition never came while it was in place"
 		}
-		end := time.Now()
+		end := e.now()
 		if !en.recovered.IsZero() {
 			end = en.recovered
 		}

@@ -136,3 +136,44 @@ func TestSpecBuildRejectsBadInput(t *testing.T) {
 		}
 	}
 }
+
+// deployWorld is a world that runs a deployment.
+type deployWorld struct {
+	stubWorld
+	pods []string
+}
+
+func (w deployWorld) RollingRestart(_ context.Context, role string) ([]string, error) {
+	return w.pods, nil
+}
+
+// TestRollingRestartAndVirtualLedger: a rolling restart needs a world
+// that deploys, fires when it replaced a pod, and the ledger reads the
+// engine's clock.
+func TestRollingRestartAndVirtualLedger(t *testing.T) {
+	t.Parallel()
+	start := time.Date(2026, 3, 10, 7, 55, 0, 0, time.UTC)
+	now := start
+	for _, tc := range []struct {
+		w     World
+		fired bool
+	}{{deployWorld{pods: []string{"worker-1"}}, true}, {deployWorld{}, false}, {stubWorld{}, false}} {
+		e := NewEngine(tc.w, start)
+		e.SetClock(func() time.Time { return now })
+		f, err := Spec{Kind: "rolling-restart", Deployment: "worker"}.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		now = start.Add(time.Hour)
+		ierr := e.Inject(context.Background(), f)
+		if _, ok := tc.w.(Deployer); ok != (ierr == nil) {
+			t.Errorf("%T: inject error %v", tc.w, ierr)
+		}
+		now = start.Add(2 * time.Hour)
+		_ = e.Recover(context.Background(), f)
+		r := e.Records()[0]
+		if r.Fired != tc.fired || r.Start != time.Hour || (ierr == nil && r.At != 2*time.Hour) {
+			t.Errorf("%T: record %+v, want fired=%t from 1h to 2h", tc.w, r, tc.fired)
+		}
+	}
+}

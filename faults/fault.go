@@ -84,6 +84,8 @@ type PodHandle interface {
 	Events() []world.Event
 	// Stop sends SIGTERM, then SIGKILL after timeout, and waits for exit.
 	Stop(timeout time.Duration) error
+	// Kill sends SIGKILL.
+	Kill() error
 }
 
 // LinkHandle is what a fault may do to one Toxiproxy link: put a toxic on

@@ -35,6 +35,8 @@ type Spec struct {
 	Member    int64    `json:"member,omitempty"`    // withdraw-consent: the member id
 	Node      string   `json:"node,omitempty"`      // crash, restart, freeze: the container node
 	Table     string   `json:"table,omitempty"`     // hold-table: outbox or inbox
+	// Deployment is the role whose pods a rolling-restart replaces.
+	Deployment string `json:"deployment,omitempty"`
 }
 
 // builders maps each kind to its constructor and a one-line description.
@@ -64,6 +66,8 @@ var builders = map[string]struct {
 	"restart":          {"stop an infrastructure node gracefully and start it on recover (node)", buildRestart},
 	"freeze":           {"pause an infrastructure node (docker pause) and thaw it on recover (node)", buildFreeze},
 	"leader-loss":      {"SIGKILL the node leading the main quorum queue; it returns on recover", buildLeaderLoss},
+	"kill":             {"SIGKILL a pod (pod)", buildKill},
+	"rolling-restart":  {"a deployment's rolling restart: each pod of the role gets a successor, then SIGTERM (deployment)", buildRollingRestart},
 	"poison":           {"a message no relay wrote, published to the main queue (poison: unknown-kind, missing-template, long-fallback, malformed, long-message-id)", buildPoison},
 }
 

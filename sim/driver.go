@@ -7,10 +7,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/outboxchaos/outboxchaos/faults"
 	"github.com/outboxchaos/outboxchaos/scenarios"
 	"github.com/outboxchaos/outboxchaos/system/clock"
 	"github.com/outboxchaos/outboxchaos/system/jobs"
-	"github.com/outboxchaos/outboxchaos/system/killpoint"
 	"github.com/outboxchaos/outboxchaos/system/notification"
 	"github.com/outboxchaos/outboxchaos/world"
 )
@@ -40,15 +40,21 @@ type runner struct {
 	res       *Result
 	sampler   sampler
 
+	// eng injects the day's planned faults and keeps their ledger, in
+	// virtual time.
+	eng *faults.Engine
+
 	mu      sync.Mutex
 	oneShot int // one-shot pods running
 	workers []*world.Pod
 	timers  []timer
 	blips   int // links down now
 
-	relayKill   string // kill-point armed in the next relay run
+	relayKill   faults.PodFault // the kill-point armed in the next relay runs
+	relayEnv    []string        // its setting
 	lastIdleSig string
 	tickLag     time.Duration // the latest a cron run started
+	dayEnd      time.Time     // virtual: when the driving ended
 }
 
 type timer struct {
@@ -256,18 +262,20 @@ func minTime(a, b time.Time) time.Time {
 // reconciler run), as one-shot pods.
 func (r *runner) tick(ctx context.Context, at time.Time) {
 	r.mu.Lock()
-	kp := r.relayKill
+	kp, env := r.relayKill, r.relayEnv
 	r.mu.Unlock()
-	var env []string
-	if kp != "" {
-		env = []string{killpoint.EnvVar + "=" + kp}
-	}
 	r.oneShotPod(ctx, "relay", env, []string{"--once"}, func(p *world.Pod) {
-		if name, hit := p.Killpoint(); hit {
+		if name, hit := p.Killpoint(); hit && kp != nil {
 			r.mu.Lock()
-			r.relayKill = ""
+			if r.relayKill == kp {
+				r.relayKill, r.relayEnv = nil, nil
+			}
 			r.mu.Unlock()
-			r.note(Fired{Event: Event{At: at, What: "relay-kill", Killpoint: name}, Actual: r.ctl.Now(), Note: "the relay run died at " + name})
+			// Disarmed: the next relay runs start without it.
+			if err := r.eng.Recover(ctx, kp); err != nil {
+				r.env.Logf("sim", "%v", err)
+			}
+			r.note(Fired{Event: Event{At: at, What: "relay-kill"}, Actual: r.ctl.Now(), Note: p.Name() + " died at " + name})
 		}
 	})
 	r.oneShotPod(ctx, "cleanup", nil, []string{"--once"}, nil)
@@ -320,47 +328,102 @@ func (r *runner) fire(ctx context.Context, ev Event, now time.Time) {
 		f.Note = fmt.Sprintf("%s for %d members", ev.Job.Kind, r.d.jobMembers(*ev.Job))
 		r.oneShotPod(ctx, "job", nil, []string{"--seed=false", "--kinds", ev.Job.Kind}, nil)
 	case "worker-kill":
-		if p := r.activeWorker(); p != nil {
-			f.Note = "SIGKILL " + p.Name()
-			r.dropWorker(p)
-			_ = p.Kill()
-			r.after(now.Add(restartDelay), "worker-restart", func(ctx context.Context) { _ = r.startWorker(ctx) })
+		p := r.activeWorker()
+		if p == nil {
+			f.Note = "no worker running"
+			break
 		}
+		spec := ev.Faults[0]
+		spec.Pod = p.Name()
+		r.dropWorker(p)
+		fs, note := r.inject(ctx, spec)
+		f.Note = note
+		r.after(now.Add(restartDelay), "worker-restart", func(ctx context.Context) {
+			_ = r.startWorker(ctx)
+			r.recover(ctx, fs) // the deployment's replacement is up
+		})
 	case "relay-kill":
-		r.mu.Lock()
-		r.relayKill = ev.Killpoint
-		r.mu.Unlock()
-		f.Note = "armed " + ev.Killpoint + " in the next relay runs until one dies there"
-	case "broker-blip", "db-blip":
-		links := []*world.Proxy{r.env.PG}
-		if ev.What == "broker-blip" {
-			links = []*world.Proxy{r.env.AMQPRelay, r.env.AMQPWorker}
-		}
-		var names []string
-		for _, l := range links {
-			if _, err := l.Down(); err != nil {
-				r.env.Logf("sim", "take %s down: %v", l.Name(), err)
-				continue
+		fs, note := r.build(ev.Faults)
+		if len(fs) == 1 {
+			if pf, ok := fs[0].(faults.PodFault); ok {
+				env := r.eng.Arm(pf)
+				r.mu.Lock()
+				if r.relayKill != nil {
+					// Still armed from before: replaced, so disarmed.
+					_ = r.eng.Recover(ctx, r.relayKill)
+				}
+				r.relayKill, r.relayEnv = pf, env
+				r.mu.Unlock()
+				note = "armed " + pf.String() + " in the next relay runs until one dies there"
 			}
-			names = append(names, l.Name())
 		}
+		f.Note = note
+	case "broker-blip", "db-blip":
+		fs, note := r.inject(ctx, ev.Faults...)
 		r.mu.Lock()
 		r.blips++
 		r.mu.Unlock()
-		d := time.Duration(r.d.Faults.BlipSeconds * float64(time.Second))
-		f.Note = fmt.Sprintf("%s down for %s", strings.Join(names, ", "), d)
-		r.after(now.Add(d), ev.What+"-end", func(context.Context) {
-			for _, l := range links {
-				_ = l.Up()
-			}
+		f.Note = fmt.Sprintf("%s for %s", note, ev.For)
+		r.after(now.Add(ev.For), ev.What+"-end", func(ctx context.Context) {
+			r.recover(ctx, fs)
 			r.mu.Lock()
 			r.blips--
 			r.mu.Unlock()
 		})
 	case "deploy":
-		f.Note = r.deploy(ctx)
+		fs, note := r.inject(ctx, ev.Faults...)
+		r.recover(ctx, fs) // the rollout is over when Inject returns
+		f.Note = note
 	}
 	r.note(f)
+}
+
+// build makes the faults of specs; one that does not build is logged and
+// left out (the plan writes only valid specs: a test checks it).
+func (r *runner) build(specs []faults.Spec) ([]faults.Fault, string) {
+	var fs []faults.Fault
+	var notes []string
+	for _, s := range specs {
+		f, err := s.Build()
+		if err != nil {
+			r.env.Logf("sim", "%v", err)
+			notes = append(notes, err.Error())
+			continue
+		}
+		fs = append(fs, f)
+	}
+	return fs, strings.Join(notes, "; ")
+}
+
+// inject puts the faults of specs in place through the engine and says
+// what it did; those that could not be put in place are in the ledger with
+// the reason.
+func (r *runner) inject(ctx context.Context, specs ...faults.Spec) ([]faults.Fault, string) {
+	fs, note := r.build(specs)
+	var in []faults.Fault
+	var notes []string
+	if note != "" {
+		notes = append(notes, note)
+	}
+	for _, f := range fs {
+		if err := r.eng.Inject(ctx, f); err != nil {
+			r.env.Logf("sim", "%v", err)
+			notes = append(notes, err.Error())
+			continue
+		}
+		in = append(in, f)
+		notes = append(notes, f.String())
+	}
+	return in, strings.Join(notes, ", ")
+}
+
+// recover takes fs away through the engine.
+func (r *runner) recover(ctx context.Context, fs []faults.Fault) {
+	for _, f := range fs {
+		if err := r.eng.Recover(ctx, f); err != nil {
+			r.env.Logf("sim", "%v", err)
+		}
+	}
 }
 
 // after runs fn when the virtual clock reaches at.

@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/outboxchaos/outboxchaos/fakevendor"
+	"github.com/outboxchaos/outboxchaos/faults"
 	"github.com/outboxchaos/outboxchaos/system/killpoint"
 )
 
@@ -23,13 +24,19 @@ type Plan struct {
 	Events []Event // in virtual time order
 }
 
-// Event is one planned happening of the day.
+// Event is one planned happening of the day: a job, or faults injected
+// through the fault engine (the day's ledger records them).
 type Event struct {
 	At   time.Time
 	What string // job, worker-kill, relay-kill, broker-blip, db-blip, deploy
 	Job  *Job
-	// Killpoint is where a relay-kill's run dies.
-	Killpoint string
+	// Faults are what a fault event injects, as the catalogue writes
+	// them: worker-kill a "kill" of the active worker (the driver names
+	// the pod when it fires), relay-kill a "kill-point" armed in the next
+	// relay runs until one dies there, a blip a "down" of each link for
+	// For, deploy a "rolling-restart" of the workers.
+	Faults []faults.Spec
+	For    time.Duration
 }
 
 // relayKillpoints are where a killed relay run may die.
@@ -46,20 +53,30 @@ func NewPlan(d Day, seed int64) *Plan {
 	instant := func() time.Time {
 		return from.Add(time.Duration(r.Int64N(int64(until.Sub(from)/time.Second))) * time.Second)
 	}
+	blip := time.Duration(d.Faults.BlipSeconds * float64(time.Second))
+	down := func(links ...string) []faults.Spec {
+		var out []faults.Spec
+		for _, l := range links {
+			out = append(out, faults.Spec{Kind: "down", Link: l})
+		}
+		return out
+	}
 	for i := 0; i < d.Faults.WorkerKills; i++ {
-		p.Events = append(p.Events, Event{At: instant(), What: "worker-kill"})
+		p.Events = append(p.Events, Event{At: instant(), What: "worker-kill", Faults: []faults.Spec{{Kind: "kill"}}})
 	}
 	for i := 0; i < d.Faults.RelayKills; i++ {
-		p.Events = append(p.Events, Event{At: instant(), What: "relay-kill", Killpoint: relayKillpoints[r.IntN(len(relayKillpoints))]})
+		at := instant()
+		point := relayKillpoints[r.IntN(len(relayKillpoints))]
+		p.Events = append(p.Events, Event{At: at, What: "relay-kill", Faults: []faults.Spec{{Kind: "kill-point", Point: point}}})
 	}
 	for i := 0; i < d.Faults.BrokerBlips; i++ {
-		p.Events = append(p.Events, Event{At: instant(), What: "broker-blip"})
+		p.Events = append(p.Events, Event{At: instant(), What: "broker-blip", Faults: down("rabbitmq-relay", "rabbitmq-worker"), For: blip})
 	}
 	for i := 0; i < d.Faults.DBBlips; i++ {
-		p.Events = append(p.Events, Event{At: instant(), What: "db-blip"})
+		p.Events = append(p.Events, Event{At: instant(), What: "db-blip", Faults: down("postgres"), For: blip})
 	}
 	for _, t := range d.Deploys {
-		p.Events = append(p.Events, Event{At: d.at(t), What: "deploy"})
+		p.Events = append(p.Events, Event{At: d.at(t), What: "deploy", Faults: []faults.Spec{{Kind: "rolling-restart", Deployment: "worker"}}})
 	}
 	sort.SliceStable(p.Events, func(i, j int) bool { return p.Events[i].At.Before(p.Events[j].At) })
 	return p

@@ -71,6 +71,7 @@ func WriteReport(path string, r *Result, capacity *Capacity, command string) err
 		w("| %s | %s | %s | %s |\n", e.At.Format("15:04:05"), e.Actual.Format("15:04:05"), e.What, e.Note)
 	}
 	w("\n")
+	writeLedger(&b, r.Ledger)
 
 	writeCompression(&b, r)
 	writeDay(&b, r.Day)
@@ -168,4 +169,33 @@ func validity(l Lag) string {
 		return fmt.Sprintf("valid (+%.0f %%)", 100*l.Share)
 	}
 	return "NOT valid: " + l.Why
+}
+
+// writeLedger writes the fault engine's ledger of the day: each planned
+// fault, when it went in and came out (virtual), whether the pipeline met
+// it, and the evidence.
+func writeLedger(b *strings.Builder, ledger []LedgerEntry) {
+	fmt.Fprintf(b, "## Fault ledger\n\n")
+	if len(ledger) == 0 {
+		fmt.Fprintf(b, "The day planned no fault.\n\n")
+		return
+	}
+	fired := 0
+	for _, e := range ledger {
+		if e.Fired {
+			fired++
+		}
+	}
+	fmt.Fprintf(b, "Every planned fault went in through the fault engine (`faults.Engine`), as the catalogue's and the random schedules' do; "+
+		"%d of %d fired. Times are virtual; a fault still in place when the day ended was recovered then.\n\n", fired, len(ledger))
+	fmt.Fprintf(b, "| fault | target | injected | recovered | fired | evidence |\n|---|---|---|---|---|---|\n")
+	for _, e := range ledger {
+		rec := e.Recovered.Format("15:04:05")
+		if e.AtEnd {
+			rec = "end of day"
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", e.Fault, e.Target, e.Injected.Format("15:04:05"), rec,
+			map[bool]string{true: "yes", false: "no"}[e.Fired], strings.ReplaceAll(e.Evidence, "|", "\\|"))
+	}
+	fmt.Fprintf(b, "\n")
 }

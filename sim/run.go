@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/outboxchaos/outboxchaos/checker"
+	"github.com/outboxchaos/outboxchaos/faults"
 	"github.com/outboxchaos/outboxchaos/scenarios"
 	"github.com/outboxchaos/outboxchaos/system/clock"
 	"github.com/outboxchaos/outboxchaos/system/config"
@@ -38,6 +39,8 @@ type Result struct {
 	Settings []Setting
 	Samples  []Sample
 	Events   []Fired // planned events as they happened
+	// Ledger is the fault engine's record of every planned fault.
+	Ledger []LedgerEntry
 	// Latencies of every message that reached a phone, enqueue → handset.
 	Latencies []Delivery
 	Final     Sample // the state after the next morning's relay runs
@@ -57,6 +60,20 @@ type Fired struct {
 	Event
 	Actual time.Time
 	Note   string
+}
+
+// LedgerEntry is one planned fault as the fault engine recorded it, in
+// virtual time: when it was injected (armed, for a kill-point) and
+// recovered (a killed worker's successor up, a blip's links back, a
+// kill-point disarmed after a run died there), whether the pipeline met
+// it, and the evidence. AtEnd: it was still in place when the day ended
+// and recovered then.
+type LedgerEntry struct {
+	Fault, Target       string
+	Injected, Recovered time.Time
+	AtEnd               bool
+	Fired               bool
+	Evidence            string
 }
 
 // Run simulates day d on the real pipeline and returns what it measured.
@@ -112,6 +129,8 @@ func Run(ctx context.Context, d Day, o Options) (*Result, error) {
 	defer env.Close()
 
 	r := &runner{d: d, o: o, plan: plan, env: env, ctl: ctl, clockPath: clockPath, res: res}
+	r.eng = faults.NewEngine(dayWorld{World: env.FaultWorld(), r: r}, start)
+	r.eng.SetClock(ctl.Now)
 	if err := r.seed(ctx); err != nil {
 		return nil, err
 	}
@@ -122,6 +141,10 @@ func Run(ctx context.Context, d Day, o Options) (*Result, error) {
 	bar := newProgress(o.Progress, d)
 	herr := r.day(ctx, bar)
 	bar.finish()
+	r.dayEnd = ctl.Now()
+	if err := r.eng.RecoverAll(ctx); err != nil {
+		env.Logf("sim", "%v", err)
+	}
 	env.StopPods()
 	if herr != nil {
 		return res, fmt.Errorf("simulate %s: %w", d.Name, herr)
@@ -141,9 +164,12 @@ func (r *runner) judge(ctx context.Context) error {
 		return fmt.Errorf("final snapshot: %w", err)
 	}
 	st.Settled = true
-	// The day's faults are planned, not injected through the fault engine:
-	// the checker judges the contract alone.
-	rec := checker.Record{Scenario: "sim-" + r.d.Name, Row: "simulation", Seed: r.o.Seed, History: r.env.History(), State: st, AllowUnfired: true}
+	// The day's faults went in through the fault engine; a planned fault
+	// the day never met (a kill-point no relay run reached) is allowed.
+	faultRecs := r.eng.Records()
+	r.res.Ledger = ledger(faultRecs, r.d.at("07:55"), r.dayEnd)
+	rec := checker.Record{Scenario: "sim-" + r.d.Name, Row: "simulation", Seed: r.o.Seed, History: r.env.History(), State: st,
+		Faults: faultRecs, AllowUnfired: true}
 	r.res.Verdict, r.res.ContractErr = checker.Verify(rec)
 	final, err := r.sampler.take(ctx, r.ctl.Now())
 	if err != nil {
@@ -158,6 +184,18 @@ func (r *runner) judge(ctx context.Context) error {
 	}
 	r.res.Latencies, err = deliveries(ctx, r.env)
 	return err
+}
+
+// ledger turns the engine's records (offsets from start on the virtual
+// clock) into the day's ledger; end is when the day's driving ended.
+func ledger(recs []checker.FaultRecord, start, end time.Time) []LedgerEntry {
+	out := make([]LedgerEntry, 0, len(recs))
+	for _, f := range recs {
+		rec := start.Add(f.At)
+		out = append(out, LedgerEntry{Fault: f.Kind, Target: f.Target, Injected: start.Add(f.Start), Recovered: rec,
+			AtEnd: !rec.Before(end), Fired: f.Fired, Evidence: f.Detail})
+	}
+	return out
 }
 
 var errTimeout = errors.New("the day did not finish within the run's timeout")

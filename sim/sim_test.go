@@ -159,3 +159,35 @@ func TestMeasureLag(t *testing.T) {
 		t.Fatalf("a cron run 2 minutes late: %+v", l3)
 	}
 }
+
+// TestPlannedFaultsAreSpecs: every fault a shipped day plans is a
+// catalogue spec that builds (a worker kill once the driver names the
+// active worker), so it goes in through the fault engine and its ledger.
+func TestPlannedFaultsAreSpecs(t *testing.T) {
+	files, _ := filepath.Glob("days/*")
+	for _, f := range files {
+		d, err := Load(f)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		kinds := map[string]bool{}
+		for _, ev := range NewPlan(d, 1).Events {
+			if ev.What == "job" {
+				continue
+			}
+			if len(ev.Faults) == 0 {
+				t.Errorf("%s: %s at %s plans no fault", f, ev.What, ev.At.Format("15:04"))
+			}
+			for _, s := range ev.Faults {
+				if s.Kind == "kill" {
+					s.Pod = "worker-1"
+				}
+				if _, err := s.Build(); err != nil {
+					t.Errorf("%s: %s: %v", f, ev.What, err)
+				}
+				kinds[s.Kind] = true
+			}
+		}
+		t.Logf("%s plans %v", f, kinds)
+	}
+}

@@ -2,10 +2,11 @@ package sim
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"strings"
 	"time"
 
+	"github.com/outboxchaos/outboxchaos/faults"
 	"github.com/outboxchaos/outboxchaos/world"
 )
 
@@ -75,21 +76,33 @@ func (r *runner) watchWorkers(now time.Time) {
 	}
 }
 
-// deploy is a rolling restart: for each replica, start its successor,
-// then stop it (SIGTERM: a send in flight completes first).
-func (r *runner) deploy(ctx context.Context) string {
+// dayWorld is the simulated day's world as the fault engine sees it: the
+// run's world, whose worker deployment can be rolled (faults.Deployer).
+type dayWorld struct {
+	faults.World
+	r *runner
+}
+
+// RollingRestart is a deploy of the workers: for each replica, start its
+// successor, then stop it (SIGTERM: a send in flight completes first).
+func (w dayWorld) RollingRestart(ctx context.Context, role string) ([]string, error) {
+	if role != "worker" {
+		return nil, fmt.Errorf("the day deploys only its workers, not %q", role)
+	}
+	r := w.r
 	r.mu.Lock()
 	old := append([]*world.Pod(nil), r.workers...)
 	r.mu.Unlock()
 	var names []string
+	var errs []error
 	for _, p := range old {
 		if err := r.startWorker(ctx); err != nil {
-			r.env.Logf("sim", "deploy: %v", err)
+			errs = append(errs, fmt.Errorf("deploy: %w", err))
 			continue
 		}
 		r.dropWorker(p)
 		_ = p.Stop(10 * time.Second)
 		names = append(names, p.Name())
 	}
-	return "rolling restart of " + strings.Join(names, ", ")
+	return names, errors.Join(errs...)
 }
