@@ -298,9 +298,8 @@ func (s Schedule) Scenario(name string) *Scenario {
 			at[f.When] = append(at[f.When], f.Spec)
 		}
 	}
-	vendor := at[WhenFirst]
-	if len(vendor) > 0 {
-		sc.Steps = append(sc.Steps, inject(vendor...))
+	if first := at[WhenFirst]; len(first) > 0 {
+		sc.Steps = append(sc.Steps, inject(first...))
 	}
 	for i := 0; i < s.JobRuns; i++ {
 		if i == 0 && len(armed["job"]) > 0 {
@@ -315,10 +314,8 @@ func (s Schedule) Scenario(name string) *Scenario {
 				st.Faults = append(st.Faults, armed[role]...)
 			}
 			st.Faults = append(st.Faults, every[role]...)
-			if role == "relay" {
-				if s.Drain {
-					st.Env = []string{"OUTBOXCHAOS_RELAY_DRAIN=true", "OUTBOXCHAOS_BATCH_SIZE=3"}
-				}
+			if role == "relay" && s.Drain {
+				st.Env = []string{"OUTBOXCHAOS_RELAY_DRAIN=true", "OUTBOXCHAOS_BATCH_SIZE=3"}
 			}
 			sc.Steps = append(sc.Steps, st)
 		}
