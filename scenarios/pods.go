@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/outboxchaos/outboxchaos/system/canary"
@@ -70,8 +69,8 @@ func (e *Env) Start(ctx context.Context, role string, ps podSpec) (*world.Pod, e
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
+	e.sup.Add(p)
 	e.mu.Lock()
-	e.pods = append(e.pods, p)
 	e.meta[name] = podMeta{role: role, spec: ps}
 	e.mu.Unlock()
 	return p, nil
@@ -144,9 +143,7 @@ func (e *Env) Restart(ctx context.Context, p *world.Pod) (*world.Pod, error) {
 	if err != nil {
 		return nil, fmt.Errorf("restart %s: %w", p.Name(), err)
 	}
-	e.mu.Lock()
-	e.pods = append(e.pods, np)
-	e.mu.Unlock()
+	e.sup.Add(np)
 	e.Logf("harness", "restarted %s", p.Name())
 	return np, nil
 }
@@ -164,89 +161,18 @@ func (e *Env) WaitExit(ctx context.Context, p *world.Pod, timeout time.Duration)
 }
 
 // Pods returns every pod started.
-func (e *Env) Pods() []*world.Pod {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return append([]*world.Pod(nil), e.pods...)
-}
+func (e *Env) Pods() []*world.Pod { return e.sup.Pods() }
 
 // Pod returns the pod called name (the latest, if restarted).
-func (e *Env) Pod(name string) (*world.Pod, error) {
-	ps := e.Pods()
-	for i := len(ps) - 1; i >= 0; i-- {
-		if ps[i].Name() == name {
-			return ps[i], nil
-		}
-	}
-	return nil, fmt.Errorf("no pod %q", name)
-}
+func (e *Env) Pod(name string) (*world.Pod, error) { return e.sup.Pod(name) }
 
-// Supervise restarts p whenever it exits before StopPods — killed at a
-// kill-point, or exiting non-zero because a dependency was unreachable at
-// start-up — as a deployment would: without its kill-point or failpoints,
-// after a short back-off, at most maxRestarts times.
-func (e *Env) Supervise(p *world.Pod) {
-	go func() {
-		backoff := restartBackoff
-		for i := 0; i < maxRestarts; i++ {
-			<-p.Done()
-			if e.isStopping() {
-				return
-			}
-			// A deployment's restart delay, doubling as a crash loop's
-			// does (not synchronisation): a pod that cannot start while
-			// the broker or database restarts keeps being restarted.
-			time.Sleep(backoff)
-			backoff = min(2*backoff, maxRestartBackoff)
-			if e.isStopping() {
-				return
-			}
-			np, err := e.Restart(context.Background(), p)
-			if err != nil {
-				e.Logf("harness", "restart %s: %v", p.Name(), err)
-				return
-			}
-			if e.isStopping() {
-				_ = np.Kill()
-				return
-			}
-			p = np
-		}
-	}()
-}
-
-const (
-	maxRestarts       = 20
-	restartBackoff    = 200 * time.Millisecond
-	maxRestartBackoff = 2 * time.Second
-)
-
-func (e *Env) isStopping() bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.stopping
-}
+// Supervise restarts p whenever it exits before StopPods, as a deployment
+// would: without its kill-point or failpoints (Restart), after a short
+// back-off (world.Supervisor).
+func (e *Env) Supervise(p *world.Pod) { e.sup.Supervise(p, e.Restart) }
 
 // StopPods stops every running pod (SIGTERM, then SIGKILL).
-func (e *Env) StopPods() {
-	e.mu.Lock()
-	e.stopping = true
-	e.mu.Unlock()
-	var wg sync.WaitGroup
-	for _, p := range e.Pods() {
-		select {
-		case <-p.Done():
-			continue
-		default:
-		}
-		wg.Add(1)
-		go func(p *world.Pod) {
-			defer wg.Done()
-			_ = p.Stop(5 * time.Second)
-		}(p)
-	}
-	wg.Wait()
-}
+func (e *Env) StopPods() { e.sup.StopAll(5 * time.Second) }
 
 // started reports whether a pod of role was started in this run.
 func (e *Env) started(role string) bool {

@@ -53,12 +53,12 @@ type Env struct {
 	// a peer's relay and job pods run PeerBin instead of Bin.
 	Impl, PeerBin string
 
-	mu       sync.Mutex
-	stopping bool
-	pods     []*world.Pod
-	seq      map[string]int
-	meta     map[string]podMeta       // by pod name
-	parked   map[string]amqp.Delivery // parked copies an operator took, by message_id
+	sup *world.Supervisor // the pods
+
+	mu     sync.Mutex
+	seq    map[string]int
+	meta   map[string]podMeta       // by pod name
+	parked map[string]amqp.Delivery // parked copies an operator took, by message_id
 }
 
 // Options tune a run.
@@ -138,6 +138,7 @@ func compressed() config.Config {
 func newEnv(ctx context.Context, s *Scenario, o Options) (e *Env, err error) {
 	e = &Env{Scenario: s, Seed: o.Seed, Bin: o.Bin, Bug: o.Bug, TL: world.NewTimeline(), seq: map[string]int{}, meta: map[string]podMeta{},
 		parked: map[string]amqp.Delivery{}, infra: o.Infra}
+	e.sup = world.NewSupervisor(e.Logf)
 	if s.Infra != "" && o.Infra == nil {
 		return e, fmt.Errorf("scenario %s needs containers of its own (%s): run it with make infra", s.Name, s.Infra)
 	}

@@ -1,5 +1,5 @@
 // Package world is the world the harness's faults act on: the pipeline's
-// components as child processes ([Pod]), the Toxiproxy server embedded in
+// components as child processes ([Pod]) and their [Supervisor], the Toxiproxy server embedded in
 // the harness process and its links ([Network], [Proxy]), the timeline of
 // what every pod said and every fault did ([Timeline]), waits with
 // deadlines ([WaitFor]) and the pods' shared clock setting. Package faults
@@ -21,6 +21,9 @@
 //     limits and outages are switched on and off. toxic.go holds what
 //     every network fault reports ([Toxic], [FaultReport]); counttoxic.go
 //     the counting toxic that observes traffic.
+//   - supervisor.go: a run's pods ([Supervisor]): every pod started, the
+//     supervised ones restarted when they die, as a deployment would, all
+//     stopped at the end.
 //   - backends.go: what PostgreSQL says about the pods' connections
 //     ([PodBackends]).
 //   - clock.go: the shared virtual clock setting handed to every pod.

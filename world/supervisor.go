@@ -1,0 +1,117 @@
+package world
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Supervisor keeps a run's pods: it knows every pod started, restarts the
+// supervised ones when they die, as a deployment would, and stops them
+// all at the end of the run.
+type Supervisor struct {
+	logf func(source, format string, args ...any)
+
+	mu       sync.Mutex
+	stopping bool
+	pods     []*Pod
+}
+
+// NewSupervisor returns a supervisor that reports restarts it could not
+// make through logf.
+func NewSupervisor(logf func(source, format string, args ...any)) *Supervisor {
+	return &Supervisor{logf: logf}
+}
+
+// Add records a pod started in the run.
+func (s *Supervisor) Add(p *Pod) {
+	s.mu.Lock()
+	s.pods = append(s.pods, p)
+	s.mu.Unlock()
+}
+
+// Pods returns every pod started, in order.
+func (s *Supervisor) Pods() []*Pod {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]*Pod(nil), s.pods...)
+}
+
+// Pod returns the pod called name (the latest, if restarted).
+func (s *Supervisor) Pod(name string) (*Pod, error) {
+	ps := s.Pods()
+	for i := len(ps) - 1; i >= 0; i-- {
+		if ps[i].Name() == name {
+			return ps[i], nil
+		}
+	}
+	return nil, fmt.Errorf("no pod %q", name)
+}
+
+// Stopping reports whether StopAll began.
+func (s *Supervisor) Stopping() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stopping
+}
+
+// Restart policy of a supervised pod: a deployment's restart delay,
+// doubling as a crash loop's does.
+const (
+	maxRestarts       = 20
+	restartBackoff    = 200 * time.Millisecond
+	maxRestartBackoff = 2 * time.Second
+)
+
+// Supervise restarts p with restart whenever it exits before StopAll —
+// killed at a kill-point, or exiting non-zero because a dependency was
+// unreachable at start-up — after a short back-off, at most maxRestarts
+// times. restart starts the successor and Adds it.
+func (s *Supervisor) Supervise(p *Pod, restart func(context.Context, *Pod) (*Pod, error)) {
+	go func() {
+		backoff := restartBackoff
+		for i := 0; i < maxRestarts; i++ {
+			<-p.Done()
+			if s.Stopping() {
+				return
+			}
+			// A restart delay, not synchronisation: a pod that cannot
+			// start while the broker or database restarts keeps being
+			// restarted.
+			time.Sleep(backoff)
+			backoff = min(2*backoff, maxRestartBackoff)
+			if s.Stopping() {
+				return
+			}
+			np, err := restart(context.Background(), p)
+			if err != nil {
+				s.logf("harness", "restart %s: %v", p.Name(), err)
+				return
+			}
+			if s.Stopping() {
+				_ = np.Kill()
+				return
+			}
+			p = np
+		}
+	}()
+}
+
+// StopAll stops every running pod (SIGTERM, then SIGKILL after grace) and
+// ends supervision.
+func (s *Supervisor) StopAll(grace time.Duration) {
+	s.mu.Lock()
+	s.stopping = true
+	s.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, p := range s.Pods() {
+		select {
+		case <-p.Done():
+			continue
+		default:
+		}
+		wg.Go(func() { _ = p.Stop(grace) })
+	}
+	wg.Wait()
+}
