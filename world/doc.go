@@ -1,6 +1,7 @@
 // Package world is the world the harness's faults act on: the pipeline's
-// components as child processes ([Pod]) and their [Supervisor], the Toxiproxy server embedded in
-// the harness process and its links ([Network], [Proxy]), the timeline of
+// components as child processes ([Pod]) and their [Supervisor], the
+// Toxiproxy server embedded in the harness process and its links
+// ([Network], [Proxy]), the timeline of
 // what every pod said and every fault did ([Timeline]), waits with
 // deadlines ([WaitFor]) and the pods' shared clock setting. Package faults
 // decides what to break and keeps the ledger; it sees this package only
