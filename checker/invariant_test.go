@@ -98,3 +98,17 @@ func loadFixture(t *testing.T, name string) Record {
 	}
 	return Record{State: c.State}
 }
+
+// TestHarnessDocNamesInvariants: docs/harness.md names every invariant.
+func TestHarnessDocNamesInvariants(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile(filepath.Join("..", "docs", "harness.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, inv := range Invariants {
+		if !strings.Contains(string(raw), "`"+inv.Name+"`") {
+			t.Errorf("docs/harness.md does not name invariant `%s`", inv.Name)
+		}
+	}
+}
