@@ -28,7 +28,7 @@
 //   - process.go: the pipeline's components run as child processes ([Pod]).
 //     They are killed, stopped, restarted and armed with the kill-points of
 //     system/killpoint through their environment; their JSON log lines are
-//     parsed into [Event] values for the checker.
+//     parsed into [history.Event] values (history.ParseLine) for the checker.
 //   - clock.go: the shared virtual clock setting handed to every pod.
 //   - wait.go: polling an observable condition under a deadline ([WaitFor]).
 //   - timeline.go: one ordered, human-readable record of what every pod said
