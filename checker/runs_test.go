@@ -22,7 +22,7 @@ func TestRecordedRuns(t *testing.T) {
 	if err != nil || len(files) < 3 {
 		t.Fatalf("want at least three recorded runs, found %d (%v)", len(files), err)
 	}
-	failing := 0
+	failing, named := 0, 0
 	for _, f := range files {
 		raw, err := os.ReadFile(f)
 		if err != nil {
@@ -46,6 +46,9 @@ func TestRecordedRuns(t *testing.T) {
 		if rec.Failure != "" || !rec.Verdict.OK() {
 			failing++
 		}
+		if len(rec.Verdict.Invariants) > 0 {
+			named++
+		}
 	}
 	// The reconciler's canary: settling on the first answer shows as a
 	// re-send that reached the phone twice, and as a FAILED settlement of a
@@ -58,6 +61,9 @@ func TestRecordedRuns(t *testing.T) {
 		if v := Judge(rec.History, rec.Faults, rec.State); !want(v) {
 			t.Errorf("%s: verdict %s", dir, v)
 		}
+	}
+	if named == 0 {
+		t.Error("no recorded run lists its invariants: the per-invariant comparison is untested")
 	}
 	if failing < 3 {
 		t.Errorf("want at least three failing runs among the fixtures, found %d", failing)
