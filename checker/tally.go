@@ -77,7 +77,7 @@ func NewTally(s State) Tally {
 			keyHandset[row.DedupKey]++
 		}
 	}
-	alerted := alertIndex(s.Alerts)
+	alerted := alerts(s.Alerts)
 	workerSkip := map[string]bool{}
 	for _, m := range s.WorkerSkips {
 		workerSkip[m] = true
@@ -243,10 +243,8 @@ func unowedSkip(s State, row OutboxRow, registered map[string]bool) string {
 	return fmt.Sprintf("member %d consents and %s may receive", row.MemberID, row.Phone)
 }
 
-// alerts indexes the alerts received by what they name.
+// alerts are the alerts received, asked what they name.
 type alerts []AlertRecord
-
-func alertIndex(a []AlertRecord) alerts { return alerts(a) }
 
 // row reports whether an alert names r by outbox id, message_id or key.
 func (as alerts) row(r OutboxRow) bool {

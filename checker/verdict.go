@@ -8,7 +8,11 @@ import (
 )
 
 // Verdict is the checker's answer, in the vocabulary of Jepsen's queue
-// checkers plus ours (lost visibly, stuck).
+// checkers plus ours (lost visibly, stuck): each invariant's result
+// (Invariants), the counts of violations the older invariants add to
+// (duplicated, lost silently, unexpected, stuck, misreconciled, alert,
+// backoff, republished: what runs were recorded with), and what the run
+// observed (each intent's fate, settlements, calls, faults fired).
 type Verdict struct {
 	Intents        int `json:"intents"`
 	DeliveredOnce  int `json:"delivered_once"`
