@@ -46,8 +46,10 @@ const (
 	ResultLate     = "result-late"
 	Release        = "release" // the inbox claim deleted: definitely not sent
 	ReleaseFailed  = "release-failed"
-	Park           = "park"      // a copy moved to the parking queue (KeyReason)
-	Republish      = "republish" // a copy republished, logged before the publish (KeyTo)
+	Park           = "park"         // a copy moved to the parking queue (KeyReason)
+	Republish      = "republish"    // a copy republished, logged before the publish (KeyTo)
+	RetryFailed    = "retry-failed" // the republish to the retry queue failed: requeued
+	ParkFailed     = "park-failed"  // the republish to the parking queue failed: requeued
 
 	// Cleanup.
 	CleanupSkip    = "cleanup-skip"

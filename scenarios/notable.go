@@ -15,7 +15,7 @@ var notableEvents = []string{
 	history.Claim, history.Reclaim, history.Publish, history.PublishFailed, history.Mark, history.LostLease,
 	history.OutboxFinal, history.AdDeferred,
 	history.Park, history.ClaimLost, history.VendorCall, history.Result, history.ResultFailed, history.ResultLate,
-	history.StepRetry + "-failed", history.StepPark + "-failed", history.Reconnect, history.GaveUp,
+	history.RetryFailed, history.ParkFailed, history.Reconnect, history.GaveUp,
 	history.SendingTimeout, history.Alert, history.AlertFailed, history.Start,
 }
 

@@ -515,6 +515,7 @@ func (w *Worker) republish(ctx context.Context, d amqp.Delivery, key string, ext
 		err = fmt.Errorf("%s: %v", res[0].Outcome, res[0].Err)
 	}
 	if err != nil {
+		// history.RetryFailed or history.ParkFailed.
 		w.log.Error("republish failed", history.KeyEvent, what+"-failed", history.KeyMessageID, d.MessageId, history.KeyErr, err)
 		w.requeue(d, d.MessageId, what+" failed")
 		return false
