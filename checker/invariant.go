@@ -32,14 +32,12 @@ type Input struct {
 	Tally   Tally
 }
 
-// Result is one invariant's result in a verdict.
+// Result is one invariant's result in a verdict; its violations' details
+// are in Verdict.Details.
 type Result struct {
 	Name       string `json:"name"`
 	Valid      bool   `json:"valid"`
 	Violations int    `json:"violations,omitempty"`
-	// Details are the violations (also in Verdict.Details, which a
-	// recorded run keeps).
-	Details []string `json:"-"`
 }
 
 // Invariants is the registry: every invariant the contract holds a run

@@ -88,10 +88,10 @@ func diffVerdict(want, got Verdict) []string {
 			w, ok := recorded[r.Name]
 			switch {
 			case !ok && !r.Valid:
-				out = append(out, fmt.Sprintf("invariant %s (not in the record) is broken: %v", r.Name, r.Details))
+				out = append(out, fmt.Sprintf("invariant %s (not in the record) is broken %d times", r.Name, r.Violations))
 			case ok && (w.Valid != r.Valid || w.Violations != r.Violations):
-				out = append(out, fmt.Sprintf("invariant %s: valid=%v with %d violations, recorded valid=%v with %d: %v",
-					r.Name, r.Valid, r.Violations, w.Valid, w.Violations, r.Details))
+				out = append(out, fmt.Sprintf("invariant %s: valid=%v with %d violations, recorded valid=%v with %d",
+					r.Name, r.Valid, r.Violations, w.Valid, w.Violations))
 			}
 		}
 	} else {
@@ -104,7 +104,7 @@ func diffVerdict(want, got Verdict) []string {
 				sums[c] += r.Violations
 				names[c] = append(names[c], r.Name)
 			case !r.Valid:
-				out = append(out, fmt.Sprintf("invariant %s (not in the record) is broken: %v", r.Name, r.Details))
+				out = append(out, fmt.Sprintf("invariant %s (not in the record) is broken %d times", r.Name, r.Violations))
 			}
 		}
 		for c, n := range sums {

@@ -121,7 +121,7 @@ func Judge(h []history.Event, faults []FaultRecord, s State) Verdict {
 	in.Tally.observe(&v)
 	for _, inv := range Invariants {
 		d := inv.Check(in)
-		v.Invariants = append(v.Invariants, Result{Name: inv.Name, Valid: len(d) == 0, Violations: len(d), Details: d})
+		v.Invariants = append(v.Invariants, Result{Name: inv.Name, Valid: len(d) == 0, Violations: len(d)})
 		v.Details = append(v.Details, d...)
 		if inv.Counter != nil {
 			*inv.Counter(&v) += len(d)
