@@ -11,6 +11,16 @@ const (
 	AlertRelayFailed   = "RELAY_FAILED"   // an outbox row FAILED: its payload cannot be sent
 )
 
+// alertContract: every loss is told by the alert of its kind, every
+// parked message carries its reason, every row past alert-attempt failed
+// publishes has its RELAY_ATTEMPTS alert (AlertContract).
+var alertContract = Invariant{
+	Name:    "alert-contract",
+	Doc:     "every loss told by the alert of its kind; parked messages carry their reason; RELAY_ATTEMPTS at alert-attempt",
+	Check:   func(in Input) []string { return AlertContract(in.State) },
+	Counter: func(v *Verdict) *int { return &v.AlertBroken },
+}
+
 // alertsFor names the alert kinds that may account for each final state:
 // a row in that state must be named by an alert of one of them. A visible
 // loss whose only alert is of another kind (an EXPIRED row named by a

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/outboxchaos/outboxchaos/history"
 )
 
 // TestBackoffViolations: each failure's wait is checked against its own
@@ -12,28 +14,28 @@ func TestBackoffViolations(t *testing.T) {
 	t.Parallel()
 	steps := []time.Duration{time.Minute, 2 * time.Minute, 4 * time.Minute}
 	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	fail := func(attempt int, wait time.Duration) Event {
-		return Event{Pod: "relay-1", Name: "publish-failed", Attrs: map[string]any{"outbox_id": float64(1), "attempt": float64(attempt),
+	fail := func(attempt int, wait time.Duration) history.Event {
+		return history.Event{Pod: "relay-1", Name: "publish-failed", Attrs: map[string]any{"outbox_id": float64(1), "attempt": float64(attempt),
 			"failed_at": t0.Format(time.RFC3339Nano), "next_attempt_at": t0.Add(wait).Format(time.RFC3339Nano)}}
 	}
-	good := []Event{fail(1, time.Minute), fail(2, 2*time.Minute), fail(3, 4*time.Minute), fail(7, 4*time.Minute)}
+	good := []history.Event{fail(1, time.Minute), fail(2, 2*time.Minute), fail(3, 4*time.Minute), fail(7, 4*time.Minute)}
 	if got := BackoffViolations(good, steps); len(got) != 0 {
 		t.Fatalf("the schedule itself: %q", got)
 	}
-	flat := []Event{fail(1, time.Minute), fail(2, time.Minute), fail(3, time.Minute)}
+	flat := []history.Event{fail(1, time.Minute), fail(2, time.Minute), fail(3, time.Minute)}
 	if got := BackoffViolations(flat, steps); len(got) != 2 || !strings.Contains(got[0], "failed publish 2 waits 1m0s, want 2m0s") {
 		t.Fatalf("a flat schedule: %q", got)
 	}
 	if got := BackoffViolations(flat, nil); len(got) != 0 {
 		t.Fatalf("no recorded schedule is not checked: %q", got)
 	}
-	broken := Event{Pod: "relay-1", Name: "publish-failed", Attrs: map[string]any{"outbox_id": float64(1)}}
-	if got := BackoffViolations([]Event{broken}, steps); len(got) != 1 {
+	broken := history.Event{Pod: "relay-1", Name: "publish-failed", Attrs: map[string]any{"outbox_id": float64(1)}}
+	if got := BackoffViolations([]history.Event{broken}, steps); len(got) != 1 {
 		t.Fatalf("an event without its times: %q", got)
 	}
 	other := fail(2, time.Minute)
 	other.Pod = "worker-1"
-	if got := BackoffViolations([]Event{other}, steps); len(got) != 0 {
+	if got := BackoffViolations([]history.Event{other}, steps); len(got) != 0 {
 		t.Fatalf("only the relays' events count: %q", got)
 	}
 	if v := Judge(flat, nil, State{Backoff: steps, Settled: true}); v.OK() || v.BackoffBroken != 2 {
@@ -47,12 +49,5 @@ func TestBackoffViolations(t *testing.T) {
 func TestFlatBackoffCaughtOnlyByTheSchedule(t *testing.T) {
 	t.Parallel()
 	rec := loadRun(t, "backoff-schedule-seed650027-flat-backoff")
-	v := Judge(rec.History, rec.Faults, rec.State)
-	if v.BackoffBroken == 0 || v.OK() {
-		t.Fatalf("verdict %s, want the backoff rule red", v)
-	}
-	v.BackoffBroken = 0
-	if !v.OK() {
-		t.Fatalf("without the backoff rule: %s, want the rest of the contract to hold", v)
-	}
+	onlyBroken(t, rec, "backoff")
 }

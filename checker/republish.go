@@ -3,7 +3,18 @@ package checker
 import (
 	"fmt"
 	"sort"
+
+	"github.com/outboxchaos/outboxchaos/history"
 )
+
+// republishBound: no row is published, and no copy reaches workers, more
+// often than the history explains (RepublishViolations).
+var republishBound = Invariant{
+	Name:    "republish-bound",
+	Doc:     "no row published, and no fresh copy delivered, more often than its failures, reclaims, retries and replays explain",
+	Check:   func(in Input) []string { return RepublishViolations(in.History, in.Faults) },
+	Counter: func(v *Verdict) *int { return &v.Republished },
+}
 
 // RepublishViolations bounds how often each outbox row our relay claimed
 // was published, by what the history says caused it. A republish storm
@@ -23,13 +34,13 @@ import (
 //
 // Rows no "claim" event names (a relay under test of another make) are
 // not judged.
-func RepublishViolations(history []Event, faults []FaultRecord) []string {
+func RepublishViolations(h []history.Event, faults []FaultRecord) []string {
 	claims := map[int64]int{}
-	for _, e := range history {
-		if e.Name != "claim" || !podMatches(e.Pod, "relay-") {
+	for _, e := range h {
+		if e.Name != history.Claim || !podMatches(e.Pod, "relay-") {
 			continue
 		}
-		for _, id := range idList(e) {
+		for _, id := range e.IDs(history.KeyIDs) {
 			claims[id]++
 		}
 	}
@@ -39,27 +50,27 @@ func RepublishViolations(history []Event, faults []FaultRecord) []string {
 	pubs, failed, reclaims := map[int64]int{}, map[int64]int{}, map[int64]int{}
 	fresh, retries, replays := map[string]int{}, map[string]int{}, map[string]int{}
 	retryAcks := map[string]int{}
-	for _, e := range history {
+	for _, e := range h {
 		switch {
-		case e.Name == "publish" && podMatches(e.Pod, "relay-"):
-			id, _ := e.Int("outbox_id")
+		case e.Name == history.Publish && podMatches(e.Pod, "relay-"):
+			id, _ := e.Int(history.KeyOutboxID)
 			pubs[id]++
-			if e.Str("outcome") != "confirmed" {
+			if e.Str(history.KeyOutcome) != history.OutcomeConfirmed {
 				failed[id]++
 			}
-		case e.Name == "reclaim" && podMatches(e.Pod, "relay-"):
-			for _, id := range idList(e) {
+		case e.Name == history.Reclaim && podMatches(e.Pod, "relay-"):
+			for _, id := range e.IDs(history.KeyIDs) {
 				reclaims[id]++
 			}
-		case e.Name == "delivery" && e.Str("redelivered") == "false":
-			fresh[e.Str("message_id")]++
-		case e.Name == "republish" && e.Str("to") == "retry":
+		case e.Name == history.Delivery && isFresh(e):
+			fresh[e.Str(history.KeyMessageID)]++
+		case e.Name == history.Republish && e.Str(history.KeyTo) == history.ToRetry:
 			// Logged before the publish: an upper bound even when the
 			// worker died before it knew whether the copy went out.
-			retries[e.Str("message_id")]++
-		case e.Name == "ack" && e.Str("why") == "retry":
-			// Histories recorded before workers logged "republish".
-			retryAcks[e.Str("message_id")]++
+			retries[e.Str(history.KeyMessageID)]++
+		case e.Name == history.Ack && e.Str(history.KeyStep) == history.StepRetry:
+			// Histories recorded before workers logged Republish.
+			retryAcks[e.Str(history.KeyMessageID)]++
 		}
 	}
 	for m, n := range retryAcks {
@@ -90,14 +101,8 @@ func RepublishViolations(history []Event, faults []FaultRecord) []string {
 	return out
 }
 
-// idList reads an event's "ids" attribute (a JSON array of numbers).
-func idList(e Event) []int64 {
-	raw, _ := e.Attrs["ids"].([]any)
-	out := make([]int64, 0, len(raw))
-	for _, x := range raw {
-		if f, ok := x.(float64); ok {
-			out = append(out, int64(f))
-		}
-	}
-	return out
+// isFresh reports whether a delivery is a copy's first (not a redelivery).
+func isFresh(e history.Event) bool {
+	redelivered, ok := e.Bool(history.KeyRedelivered)
+	return ok && !redelivered
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+
+	"github.com/outboxchaos/outboxchaos/history"
 )
 
 // Rule is one row-specific expectation of a scenario, as data: the name of
@@ -75,7 +77,7 @@ var rules = map[string]struct {
 		return want("vendor calls for "+mid, n, r.N)
 	}},
 	"confirmed-publishes": {"exactly n publishes of outbox row msg a relay logged as confirmed (a finished message is not published again)", func(r Rule, rec Record, _ Verdict) error {
-		n := Count(rec.History, "publish", "relay-", map[string]string{"message_id": MessageID(r.Msg), "outcome": "confirmed"})
+		n := Count(rec.History, history.Publish, "relay-", map[string]string{history.KeyMessageID: MessageID(r.Msg), history.KeyOutcome: history.OutcomeConfirmed})
 		return want("confirmed publishes of "+MessageID(r.Msg), n, r.N)
 	}},
 	"settled": {"exactly n inbox rows settled by the reconciler as status (RECONCILED_SENT, RECONCILED_FAILED, RESENT)", func(r Rule, rec Record, _ Verdict) error {
@@ -92,14 +94,14 @@ var rules = map[string]struct {
 	"returned-counted": {"a publish that came back returned counts as a failed attempt", returnedCounted},
 	"late-mark": {"the pod's second mark wrote exactly n rows (it lost every lease)", func(r Rule, rec Record, _ Verdict) error {
 		got := -1
-		var marks []Event
-		for _, e := range rec.Events("mark") {
+		var marks []history.Event
+		for _, e := range rec.Events(history.Mark) {
 			if e.Pod == r.Pod {
 				marks = append(marks, e)
 			}
 		}
 		if len(marks) >= 2 {
-			n, _ := marks[1].Int("count")
+			n, _ := marks[1].Int(history.KeyCount)
 			got = int(n)
 		}
 		return want("rows "+r.Pod+" marked in its second run", got, r.N)
@@ -171,8 +173,8 @@ func atLeast(what string, got, n int) error {
 
 func disjointClaims(_ Rule, rec Record, _ Verdict) error {
 	owner := map[int64]string{}
-	for _, e := range rec.Events("claim") {
-		for _, id := range idList(e) {
+	for _, e := range rec.Events(history.Claim) {
+		for _, id := range e.IDs(history.KeyIDs) {
 			if prev, ok := owner[id]; ok {
 				return fmt.Errorf("outbox row %d claimed by %s and again by %s", id, prev, e.Pod)
 			}
@@ -187,9 +189,9 @@ func disjointClaims(_ Rule, rec Record, _ Verdict) error {
 
 func returnedCounted(_ Rule, rec Record, _ Verdict) error {
 	returned := map[int64]bool{}
-	for _, e := range rec.Events("publish") {
-		if e.Str("outcome") == "returned" {
-			id, _ := e.Int("outbox_id")
+	for _, e := range rec.Events(history.Publish) {
+		if e.Str(history.KeyOutcome) == history.OutcomeReturned {
+			id, _ := e.Int(history.KeyOutboxID)
 			returned[id] = true
 		}
 	}

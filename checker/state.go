@@ -4,6 +4,11 @@
 // construction: it imports nothing that talks to a database, a broker or
 // the network, so a verdict can always be recomputed from a saved run
 // (testdata/runs/*/run.json), as porcupine checks a saved history.
+//
+// The contract is a registry of named invariants (Invariants, one file
+// each: inv_*.go, alerts.go, backoff.go, republish.go), composed by Judge
+// into one Verdict that lists each invariant's result. The history is
+// read by the constants of package history, never by a message's text.
 package checker
 
 import (

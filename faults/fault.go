@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/outboxchaos/outboxchaos/fakevendor"
+	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/world"
 )
 
@@ -81,7 +82,7 @@ type PodHandle interface {
 	Continue() error
 	// Output is everything the pod wrote; Events its parsed log events.
 	Output() string
-	Events() []world.Event
+	Events() []history.Event
 	// Stop sends SIGTERM, then SIGKILL after timeout, and waits for exit.
 	Stop(timeout time.Duration) error
 	// Kill sends SIGKILL.

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/system/notification"
 )
 
@@ -73,7 +74,7 @@ func (*Unbind) Recover(ctx context.Context, w World) error { return w.Broker().S
 func (*Unbind) Fired(w World) (bool, string) {
 	for _, p := range w.Pods() {
 		for _, e := range p.Events() {
-			if e.Name == "publish" && e.Str("outcome") == "returned" {
+			if e.Name == history.Publish && e.Str(history.KeyOutcome) == history.OutcomeReturned {
 				return true, "publish returned to " + p.Name()
 			}
 		}

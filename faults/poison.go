@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/system/clock"
 	"github.com/outboxchaos/outboxchaos/system/notification"
 )
@@ -83,8 +84,8 @@ func (p *Poison) Fired(w World) (bool, string) {
 	mid := p.messageID()
 	for _, pod := range w.Pods() {
 		for _, e := range pod.Events() {
-			if e.Name == "park" && e.Str("message_id") == mid {
-				return true, pod.Name() + " parked it: " + e.Str("reason")
+			if e.Name == history.Park && e.Str(history.KeyMessageID) == mid {
+				return true, pod.Name() + " parked it: " + e.Str(history.KeyReason)
 			}
 		}
 	}

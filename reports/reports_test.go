@@ -7,16 +7,17 @@ import (
 	"time"
 
 	"github.com/outboxchaos/outboxchaos/checker"
+	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/scenarios"
 )
 
 func sample() scenarios.Result {
-	ev := func(at int, pod, name string, attrs map[string]any) checker.Event {
-		return checker.Event{At: time.Duration(at) * time.Millisecond, Pod: pod, Name: name, Attrs: attrs}
+	ev := func(at int, pod, name string, attrs map[string]any) history.Event {
+		return history.Event{At: time.Duration(at) * time.Millisecond, Pod: pod, Name: name, Attrs: attrs}
 	}
 	return scenarios.Result{
 		Name: "confirm-timeout", Row: "4", Seed: 7,
-		Events: []checker.Event{
+		Events: []history.Event{
 			ev(10, "relay-1", "claim", map[string]any{"count": 1.0, "ids": []any{1.0}}),
 			ev(20, "relay-1", "publish", map[string]any{"message_id": "notification-outbox-1", "outcome": "timed-out"}),
 			ev(30, "worker-1", "delivery", map[string]any{"message_id": "notification-outbox-1", "redelivered": false}),

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/scenarios"
 )
 
@@ -29,99 +30,99 @@ func Sequence(r scenarios.Result) string {
 		steps = append(steps, step{at, fmt.Sprintf(format, args...)})
 	}
 	for _, ev := range r.Events {
-		mid, _ := ev.Attrs["message_id"].(string)
+		mid, _ := ev.Attrs[history.KeyMessageID].(string)
 		role := strings.SplitN(ev.Pod, "-", 2)[0]
 		actor := map[string]string{"relay": "Relay", "worker": "Worker", "job": "Job", "cleanup": "Cleanup"}[role]
 		if actor == "" {
 			continue
 		}
-		mine := mid == focus || (mid == "" && idsContain(ev.Attrs["ids"], focusID)) || fmt.Sprint(ev.Attrs["outbox_id"]) == focusID
+		mine := mid == focus || (mid == "" && idsContain(ev.Attrs[history.KeyIDs], focusID)) || fmt.Sprint(ev.Attrs[history.KeyOutboxID]) == focusID
 		switch ev.Name {
-		case "job":
-			if ev.Attrs["kind"] != nil && fmt.Sprint(ev.Attrs["inserted"]) != "0" {
-				add(ev.At, "Job->>Outbox: insert-ignore %v (%v new)", ev.Attrs["kind"], ev.Attrs["inserted"])
+		case history.Job:
+			if ev.Attrs[history.KeyKind] != nil && fmt.Sprint(ev.Attrs["inserted"]) != "0" {
+				add(ev.At, "Job->>Outbox: insert-ignore %v (%v new)", ev.Attrs[history.KeyKind], ev.Attrs["inserted"])
 			}
-		case "claim":
+		case history.Claim:
 			if role == "relay" && mine {
-				add(ev.At, "%s->>Outbox: claim %v rows with a lease", ev.Pod, ev.Attrs["count"])
+				add(ev.At, "%s->>Outbox: claim %v rows with a lease", ev.Pod, ev.Attrs[history.KeyCount])
 			} else if role == "worker" && mine {
 				add(ev.At, "%s->>Inbox: INSERT SENDING", ev.Pod)
 			}
-		case "reclaim":
+		case history.Reclaim:
 			add(ev.At, "Note over Outbox: lease passed: PUBLISHING → PENDING (CLAIM_EXPIRED)")
-		case "publish":
+		case history.Publish:
 			if mine {
 				arrow := "->>"
-				if ev.Attrs["outcome"] != "confirmed" {
+				if ev.Attrs[history.KeyOutcome] != history.OutcomeConfirmed {
 					arrow = "-x"
 				}
-				add(ev.At, "%s%sRabbitMQ: publish %s (%v)", ev.Pod, arrow, focus, ev.Attrs["outcome"])
+				add(ev.At, "%s%sRabbitMQ: publish %s (%v)", ev.Pod, arrow, focus, ev.Attrs[history.KeyOutcome])
 			}
-		case "publish-failed":
+		case history.PublishFailed:
 			if mine {
-				add(ev.At, "%s->>Outbox: PENDING, backoff (attempt %v)", ev.Pod, ev.Attrs["attempt"])
+				add(ev.At, "%s->>Outbox: PENDING, backoff (attempt %v)", ev.Pod, ev.Attrs[history.KeyAttempt])
 			}
-		case "mark":
-			add(ev.At, "%s->>Outbox: mark PUBLISHED (%v rows)", ev.Pod, ev.Attrs["count"])
-		case "lost-lease":
+		case history.Mark:
+			add(ev.At, "%s->>Outbox: mark PUBLISHED (%v rows)", ev.Pod, ev.Attrs[history.KeyCount])
+		case history.LostLease:
 			if mine {
 				add(ev.At, "Note over %s: lease lost: writes 0 rows", ev.Pod)
 			}
-		case "outbox-final":
+		case history.OutboxFinal:
 			if mine {
-				add(ev.At, "%s->>Outbox: %v (%v)", ev.Pod, ev.Attrs["status"], ev.Attrs["reason"])
+				add(ev.At, "%s->>Outbox: %v (%v)", ev.Pod, ev.Attrs[history.KeyStatus], ev.Attrs[history.KeyReason])
 			}
-		case "ad-deferred":
+		case history.AdDeferred:
 			if mine {
 				add(ev.At, "%s->>Outbox: ad deferred to %v", ev.Pod, ev.Attrs["until"])
 			}
-		case "delivery":
+		case history.Delivery:
 			if mine {
-				add(ev.At, "RabbitMQ->>%s: deliver %s (redelivered=%v)", ev.Pod, focus, ev.Attrs["redelivered"])
+				add(ev.At, "RabbitMQ->>%s: deliver %s (redelivered=%v)", ev.Pod, focus, ev.Attrs[history.KeyRedelivered])
 			}
-		case "claim-lost":
+		case history.ClaimLost:
 			if mine {
 				add(ev.At, "Inbox-->>%s: already claimed: do not send", ev.Pod)
 			}
-		case "claim-failed":
+		case history.ClaimFailed:
 			if mine {
 				add(ev.At, "%s-xInbox: claim response lost", ev.Pod)
 			}
-		case "vendor-call":
+		case history.VendorCall:
 			if mine {
 				arrow := "->>"
-				if ev.Attrs["outcome"] != "SENT" {
+				if ev.Attrs[history.KeyOutcome] != "SENT" {
 					arrow = "-x"
 				}
-				add(ev.At, "%s%sVendor: send refkey=%s (%v %v)", ev.Pod, arrow, focus, ev.Attrs["outcome"], ev.Attrs["code"])
+				add(ev.At, "%s%sVendor: send refkey=%s (%v %v)", ev.Pod, arrow, focus, ev.Attrs[history.KeyOutcome], ev.Attrs["code"])
 			}
-		case "result", "result-failed":
+		case history.Result, history.ResultFailed:
 			if mine {
 				arrow := "->>"
-				if ev.Name == "result-failed" {
+				if ev.Name == history.ResultFailed {
 					arrow = "-x"
 				}
-				add(ev.At, "%s%sInbox: %v", ev.Pod, arrow, ev.Attrs["status"])
+				add(ev.At, "%s%sInbox: %v", ev.Pod, arrow, ev.Attrs[history.KeyStatus])
 			}
-		case "release":
+		case history.Release:
 			if mine {
 				add(ev.At, "%s->>Inbox: delete claim (definitely not sent)", ev.Pod)
 			}
-		case "ack", "requeue", "park":
+		case history.Ack, history.Requeue, history.Park:
 			if mine {
-				add(ev.At, "%s->>RabbitMQ: %s (%s)", ev.Pod, ev.Name, nonEmpty(ev.Attrs["why"], ev.Attrs["reason"]))
+				add(ev.At, "%s->>RabbitMQ: %s (%s)", ev.Pod, ev.Name, nonEmpty(ev.Attrs[history.KeyWhy], ev.Attrs[history.KeyReason]))
 			}
-		case "sending-timeout":
+		case history.SendingTimeout:
 			if mine {
 				add(ev.At, "Cleanup->>Inbox: SENDING too old → ERROR")
 			}
-		case "alert":
+		case history.Alert:
 			if mine || mid == "" {
-				add(ev.At, "%s->>Ops: alert %v", ev.Pod, ev.Attrs["kind"])
+				add(ev.At, "%s->>Ops: alert %v", ev.Pod, ev.Attrs[history.KeyKind])
 			}
-		case "skip":
+		case history.Skip:
 			if mine {
-				add(ev.At, "Note over %s: skipped (%v)", ev.Pod, ev.Attrs["reason"])
+				add(ev.At, "Note over %s: skipped (%v)", ev.Pod, ev.Attrs[history.KeyReason])
 			}
 		}
 	}
@@ -192,7 +193,7 @@ func actorOf(pod string) string {
 		return "Relay"
 	case "worker":
 		return "Worker"
-	case "job":
+	case history.Job:
 		return "Job"
 	case "cleanup":
 		return "Cleanup"
@@ -216,19 +217,19 @@ func idsContain(v any, id string) bool {
 // focusMessage picks the message the fault touched first.
 func focusMessage(r scenarios.Result) string {
 	for _, ev := range r.Events {
-		mid, _ := ev.Attrs["message_id"].(string)
+		mid, _ := ev.Attrs[history.KeyMessageID].(string)
 		if mid == "" {
 			continue
 		}
 		switch ev.Name {
-		case "claim-failed", "result-failed", "release", "park", "requeue", "sending-timeout":
+		case history.ClaimFailed, history.ResultFailed, history.Release, history.Park, history.Requeue, history.SendingTimeout:
 			return mid
-		case "vendor-call":
-			if ev.Attrs["outcome"] != "SENT" {
+		case history.VendorCall:
+			if ev.Attrs[history.KeyOutcome] != "SENT" {
 				return mid
 			}
-		case "publish":
-			if ev.Attrs["outcome"] != "confirmed" {
+		case history.Publish:
+			if ev.Attrs[history.KeyOutcome] != history.OutcomeConfirmed {
 				return mid
 			}
 		}

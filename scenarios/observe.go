@@ -10,6 +10,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/outboxchaos/outboxchaos/checker"
+	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/system/broker"
 	"github.com/outboxchaos/outboxchaos/system/clock"
 	"github.com/outboxchaos/outboxchaos/system/inbox"
@@ -135,8 +136,8 @@ func (e *Env) Snapshot(ctx context.Context) (checker.State, error) {
 	s.Production = e.Cfg.Production
 	s.AlertAttempt = e.Cfg.AlertAttempt
 	s.Backoff = append([]time.Duration(nil), e.Cfg.Backoff...)
-	for _, ev := range e.Events("skip") {
-		if m := ev.Str("message_id"); m != "" {
+	for _, ev := range e.Events(history.Skip) {
+		if m := ev.Str(history.KeyMessageID); m != "" {
 			s.WorkerSkips = append(s.WorkerSkips, m)
 		}
 	}
@@ -206,8 +207,8 @@ func (e *Env) queues(ctx context.Context) (parked []checker.ParkedRecord, d chec
 }
 
 // Events returns the events of every pod.
-func (e *Env) Events(name string) []world.Event {
-	var out []world.Event
+func (e *Env) Events(name string) []history.Event {
+	var out []history.Event
 	for _, p := range e.Pods() {
 		for _, ev := range p.Events() {
 			if name == "" || ev.Name == name {
@@ -234,10 +235,10 @@ func (e *Env) Count(ctx context.Context, sql string, args ...any) (int, error) {
 
 // history returns every pod's events as the checker's history, in time
 // order, at their offsets from the start of the run.
-func (e *Env) history() []checker.Event {
-	var out []checker.Event
-	for _, ev := range e.Events("") {
-		out = append(out, checker.Event{At: ev.At.Sub(e.TL.Start()), Pod: ev.Pod, Name: ev.Name, Attrs: ev.Attrs})
+func (e *Env) history() []history.Event {
+	out := e.Events("")
+	for i := range out {
+		out[i].At = out[i].Time.Sub(e.TL.Start())
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].At < out[j].At })
 	return out

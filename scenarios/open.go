@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/outboxchaos/outboxchaos/checker"
+	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/system/app"
 	"github.com/outboxchaos/outboxchaos/world"
 )
@@ -43,4 +43,4 @@ func (e *Env) StartRole(ctx context.Context, role string, env, args []string) (*
 }
 
 // History returns every pod's events as the checker's history.
-func (e *Env) History() []checker.Event { return e.history() }
+func (e *Env) History() []history.Event { return e.history() }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/faults"
+	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/system/app"
 )
 
@@ -25,7 +26,7 @@ type Result struct {
 	Err      error // a row-specific rule, an unfired fault, or a harness failure
 	Duration time.Duration
 	Timeline string
-	Events   []checker.Event
+	Events   []history.Event
 	// Record is what the checker judged; Artifacts is the folder it was
 	// written to, if it was.
 	Record    checker.Record

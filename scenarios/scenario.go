@@ -205,17 +205,3 @@ func Names() []string {
 	}
 	return out
 }
-
-// Notable reports whether a timeline line is worth printing in the short
-// timeline: harness and operator lines, faults, kill-points, and the
-// pipeline's state changes (not every delivery and ack).
-func Notable(line string) bool {
-	for _, k := range []string{"harness", "operator", "KILLPOINT", "FAILPOINT", "fault", "toxic", "claimed rows", "reclaim",
-		"publish outcome", "publish failed", "marked published", "parked", "vendor call", "result", "alert", "SENDING timed out",
-		"claim lost", "lost", "deferred", "finished", "history row exists", "reconnect", "job done", "exited", "started"} {
-		if strings.Contains(line, k) {
-			return true
-		}
-	}
-	return false
-}

@@ -17,7 +17,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/outboxchaos/outboxchaos/checker"
+	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/system/killpoint"
 )
 
@@ -33,24 +33,6 @@ type PodSpec struct {
 	Env    []string // KEY=VALUE entries appended to the harness's environment
 }
 
-// Event is one JSON log line of a pod that has an "event" key (the pipeline
-// logs with slog's JSON handler). JSON numbers decode as float64; use Int.
-type Event struct {
-	Pod   string
-	At    time.Time      // the line's "time", or when it was read if absent
-	Name  string         // the "event" value
-	Attrs map[string]any // every key but time, level, msg and event
-	Raw   string
-}
-
-// Str returns the attribute key as a string ("" if absent; non-strings are
-// formatted with fmt).
-func (e Event) Str(key string) string { return checker.AttrStr(e.Attrs, key) }
-
-// Int returns the attribute key as an integer, accepting JSON numbers and
-// numeric strings.
-func (e Event) Int(key string) (int64, bool) { return checker.AttrInt(e.Attrs, key) }
-
 // Pod is a running (or finished) child process. Its stdout and stderr are
 // read line by line: every line goes to Output and to the Timeline, JSON
 // lines with an "event" key become Events, and a kill-point's dying line is
@@ -65,7 +47,7 @@ type Pod struct {
 	mu       sync.Mutex
 	exitCode int
 	lines    []string
-	events   []Event
+	events   []history.Event
 	kpName   string
 	kpHit    bool
 	pausedAt string // the pause-point it froze at, if any
@@ -241,39 +223,26 @@ func parsePausepoint(line string) (string, bool) {
 	return "", false
 }
 
-// standardKeys are the slog JSON handler's own keys.
-var standardKeys = []string{"time", "level", "msg", "event"}
-
 // summaryAttrs is how many attributes a timeline summary shows.
 const summaryAttrs = 4
 
-// parseLine turns a JSON log line into an Event (if it has an "event" key)
-// and a short timeline summary: level (unless INFO), msg, event and a few
+// parseLine turns a JSON log line into an event (history.ParseLine) and a
+// short timeline summary: level (unless INFO), msg, event and a few
 // attributes. Other lines are summarised as themselves.
-func parseLine(pod, text string, now time.Time) (Event, bool, string) {
-	if !strings.HasPrefix(strings.TrimSpace(text), "{") {
-		return Event{}, false, text
+func parseLine(pod, text string, now time.Time) (history.Event, bool, string) {
+	ev, m, isEvent := history.ParseLine(pod, text, now)
+	if m == nil {
+		return history.Event{}, false, text
 	}
-	var m map[string]any
-	if err := json.Unmarshal([]byte(text), &m); err != nil {
-		return Event{}, false, text
-	}
-	attrs := make(map[string]any, len(m))
-	for k, v := range m {
-		if !slices.Contains(standardKeys, k) {
-			attrs[k] = v
-		}
-	}
+	attrs := history.Attrs(m)
 	var b strings.Builder
 	if lvl, _ := m["level"].(string); lvl != "" && lvl != "INFO" {
 		b.WriteString(lvl + " ")
 	}
 	msg, _ := m["msg"].(string)
 	b.WriteString(msg)
-	name, isEvent := m["event"].(string)
-	isEvent = isEvent && name != ""
 	if isEvent {
-		fmt.Fprintf(&b, " [%s]", name)
+		fmt.Fprintf(&b, " [%s]", ev.Name)
 	}
 	// The pod name already says which instance and component it is; the
 	// message and outbox ids come first because a timeline follows them.
@@ -297,16 +266,7 @@ func parseLine(pod, text string, now time.Time) (Event, bool, string) {
 		}
 		fmt.Fprintf(&b, " %s=%s", k, shortValue(attrs[k]))
 	}
-	if !isEvent {
-		return Event{}, false, b.String()
-	}
-	at := now
-	if s, ok := m["time"].(string); ok {
-		if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-			at = t
-		}
-	}
-	return Event{Pod: pod, At: at, Name: name, Attrs: attrs, Raw: text}, true, b.String()
+	return ev, isEvent, b.String()
 }
 
 // summaryRank orders the attributes a timeline shows first.
@@ -399,10 +359,10 @@ func (p *Pod) Continue() error {
 
 // Events returns a copy of the pod's events so far, in output order (stdout
 // and stderr interleaved as read).
-func (p *Pod) Events() []Event {
+func (p *Pod) Events() []history.Event {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return append([]Event(nil), p.events...)
+	return append([]history.Event(nil), p.events...)
 }
 
 // Output returns every output line so far, newline-terminated.

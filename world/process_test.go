@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/system/killpoint"
 )
 
@@ -134,7 +135,7 @@ func TestPodEventsAndOutput(t *testing.T) {
 	if len(events) != 2 {
 		t.Fatalf("got %d events, want 2: %+v", len(events), events)
 	}
-	byName := map[string]Event{}
+	byName := map[string]history.Event{}
 	for _, e := range events {
 		byName[e.Name] = e
 	}
@@ -151,11 +152,8 @@ func TestPodEventsAndOutput(t *testing.T) {
 	if _, has := pub.Attrs["msg"]; has {
 		t.Errorf("Attrs holds the standard key msg: %v", pub.Attrs)
 	}
-	if pub.At.Before(started.Add(-time.Second)) || pub.At.After(time.Now()) {
-		t.Errorf("At = %s, want the line's time (run started %s)", pub.At, started)
-	}
-	if !strings.Contains(pub.Raw, `"event":"relay.published"`) {
-		t.Errorf("Raw = %q", pub.Raw)
+	if pub.Time.Before(started.Add(-time.Second)) || pub.Time.After(time.Now()) {
+		t.Errorf("Time = %s, want the line's time (run started %s)", pub.Time, started)
 	}
 	if _, ok := byName["worker.claim-lost"]; !ok {
 		t.Errorf("stderr event missing from %+v", events)
@@ -354,8 +352,8 @@ func TestParseLine(t *testing.T) {
 		}
 	}
 	ev, _, _ := parseLine("pod", `{"msg":"m","event":"e"}`, now)
-	if !ev.At.Equal(now) {
-		t.Errorf("At = %s for a line without time, want the read time %s", ev.At, now)
+	if !ev.Time.Equal(now) {
+		t.Errorf("Time = %s for a line without time, want the read time %s", ev.Time, now)
 	}
 	if name, ok := parseKillpoint("KILLPOINT worker.after-claim hit 3"); !ok || name != "worker.after-claim" {
 		t.Errorf("parseKillpoint = %q, %t", name, ok)

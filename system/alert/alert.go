@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/system/crashpoint"
 )
 
@@ -101,8 +102,8 @@ func NewWebhook(url string, timeout time.Duration, log *slog.Logger) *Webhook {
 // Send logs the alert (event "alert", so a harness sees it even when the
 // webhook is down) and posts it to the webhook.
 func (w *Webhook) Send(ctx context.Context, a Alert) {
-	w.log.Warn(a.Text(), "event", "alert", "kind", a.Kind, "outbox_id", a.OutboxID,
-		"message_id", a.MessageID, "dedup_key", a.DedupKey, "reason", a.Reason)
+	w.log.Warn(a.Text(), history.KeyEvent, history.Alert, history.KeyKind, a.Kind, history.KeyOutboxID, a.OutboxID,
+		history.KeyMessageID, a.MessageID, history.KeyDedupKey, a.DedupKey, history.KeyReason, a.Reason)
 	if w.url == "" {
 		return
 	}
@@ -122,18 +123,18 @@ func (w *Webhook) post(ctx context.Context, a Alert) {
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.url, bytes.NewReader(b))
 	if err != nil {
-		w.log.Error("build alert request", "event", "alert-failed", "err", err)
+		w.log.Error("build alert request", history.KeyEvent, history.AlertFailed, history.KeyErr, err)
 		return
 	}
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := w.client.Do(req)
 	if err != nil {
-		w.log.Error("deliver alert", "event", "alert-failed", "err", err, "message_id", a.MessageID)
+		w.log.Error("deliver alert", history.KeyEvent, history.AlertFailed, history.KeyErr, err, history.KeyMessageID, a.MessageID)
 		return
 	}
 	_ = resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		w.log.Error("deliver alert", "event", "alert-failed", "status", resp.StatusCode, "message_id", a.MessageID)
+		w.log.Error("deliver alert", history.KeyEvent, history.AlertFailed, history.KeyStatus, resp.StatusCode, history.KeyMessageID, a.MessageID)
 	}
 }
 

@@ -18,15 +18,17 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/system/canary"
 	"github.com/outboxchaos/outboxchaos/system/config"
 )
 
-// Routing keys on the exchange.
+// Routing keys on the exchange. A worker logs the key it republishes to
+// (history.KeyTo), so retry and parking are the history's names.
 const (
 	KeySend    = "send"
-	KeyRetry   = "retry"
-	KeyParking = "parking"
+	KeyRetry   = history.ToRetry
+	KeyParking = history.ToParking
 )
 
 // Header names carried on messages.

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/system/alert"
 	"github.com/outboxchaos/outboxchaos/system/canary"
 	"github.com/outboxchaos/outboxchaos/system/clock"
@@ -85,7 +86,7 @@ func (c *Cleanup) RunOnce(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	if !ok {
-		c.log.Debug("cleanup lock held elsewhere", "event", "cleanup-skip")
+		c.log.Debug("cleanup lock held elsewhere", history.KeyEvent, history.CleanupSkip)
 		return 0, nil
 	}
 	defer func() {
@@ -108,8 +109,8 @@ func (c *Cleanup) RunOnce(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	for _, r := range rows {
-		c.log.Warn("SENDING timed out", "event", "sending-timeout", "message_id", r.MessageID,
-			"outbox_id", r.OutboxID, "dedup_key", r.DedupKey)
+		c.log.Warn("SENDING timed out", history.KeyEvent, history.SendingTimeout, history.KeyMessageID, r.MessageID,
+			history.KeyOutboxID, r.OutboxID, history.KeyDedupKey, r.DedupKey)
 		if !c.alertTimeouts {
 			continue
 		}
@@ -126,7 +127,7 @@ func (c *Cleanup) RunOnce(ctx context.Context) (int, error) {
 func (c *Cleanup) Start(ctx context.Context) error {
 	err := c.loop.Start(ctx, c.cfg.CleanupInterval, func(ctx context.Context) {
 		if _, err := c.RunOnce(ctx); err != nil && ctx.Err() == nil {
-			c.log.Error("cleanup run failed", "event", "run-failed", "err", err)
+			c.log.Error("cleanup run failed", history.KeyEvent, history.RunFailed, history.KeyErr, err)
 		}
 	})
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/system/alert"
 	"github.com/outboxchaos/outboxchaos/system/canary"
 	"github.com/outboxchaos/outboxchaos/system/clock"
@@ -133,7 +134,7 @@ func (r *Runner) Run(ctx context.Context, kinds []notification.Kind) (Stats, err
 		if err != nil {
 			return total, fmt.Errorf("job %s: %w", k, err)
 		}
-		r.Log.Info("job done", "event", "job", "kind", k, "inserted", st.Inserted, "existing", st.Existing, "lost", st.Lost)
+		r.Log.Info("job done", history.KeyEvent, history.Job, history.KeyKind, k, "inserted", st.Inserted, "existing", st.Existing, "lost", st.Lost)
 		total.Inserted += st.Inserted
 		total.Existing += st.Existing
 		total.Lost += st.Lost
@@ -340,8 +341,8 @@ func (r *Runner) issueCoupon(ctx context.Context, tx pgx.Tx, now time.Time, temp
 		return fmt.Errorf("roll back the failed outbox insert of %s: %w", e.DedupKey, rerr)
 	}
 	st.Lost++
-	r.Log.Error("anniversary outbox insert failed; notification lost on purpose", "event", "anniversary-lost",
-		"dedup_key", e.DedupKey, "member_id", member, "err", err)
+	r.Log.Error("anniversary outbox insert failed; notification lost on purpose", history.KeyEvent, history.AnniversaryLost,
+		history.KeyDedupKey, e.DedupKey, "member_id", member, history.KeyErr, err)
 	if !r.silentLoss {
 		r.Alerts.Send(ctx, alert.Alert{Kind: alert.KindAnniversaryLost, DedupKey: e.DedupKey,
 			Reason: err.Error(), At: now})

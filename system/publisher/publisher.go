@@ -18,6 +18,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/system/broker"
 	"github.com/outboxchaos/outboxchaos/system/canary"
 	"github.com/outboxchaos/outboxchaos/system/crashpoint"
@@ -37,9 +38,11 @@ const (
 	WriteFailed                  // publish frame could not be written: indefinite
 )
 
-var outcomeNames = [...]string{"confirmed", "nacked", "returned", "timed-out", "channel-closed", "write-failed"}
+// outcomeNames are the names a history reads (history.Outcome*).
+var outcomeNames = [...]string{history.OutcomeConfirmed, history.OutcomeNacked, history.OutcomeReturned,
+	history.OutcomeTimedOut, history.OutcomeChannelClosed, history.OutcomeWriteFailed}
 
-// String names the outcome.
+// String names the outcome, as the relay logs it (history.KeyOutcome).
 func (o Outcome) String() string { return outcomeNames[o] }
 
 // Indefinite reports whether the message might have been enqueued although

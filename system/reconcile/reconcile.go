@@ -31,6 +31,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/system/alert"
 	"github.com/outboxchaos/outboxchaos/system/canary"
 	"github.com/outboxchaos/outboxchaos/system/cleanup"
@@ -178,7 +179,7 @@ func (r *Reconciler) lookup(ctx context.Context, mid string) (answer, reason str
 	default:
 		answer = AnswerPending
 	}
-	r.log.Info("vendor report", "event", "lookup", "message_id", mid, "answer", answer, "reason", reason)
+	r.log.Info("vendor report", history.KeyEvent, history.Lookup, history.KeyMessageID, mid, "answer", answer, history.KeyReason, reason)
 	return answer, reason
 }
 
@@ -192,7 +193,7 @@ func (r *Reconciler) again(ctx context.Context, u inbox.Unsettled, answer string
 			Instance: r.cfg.Instance, At: now})
 	}
 	if _, err := inbox.NoteLookup(ctx, r.pool, u, answer, now.Add(r.cfg.ReconcileRetry), now); err != nil {
-		r.log.Error("note lookup failed", "event", "reconcile-failed", "message_id", u.MessageID, "err", err)
+		r.log.Error("note lookup failed", history.KeyEvent, history.ReconcileFailed, history.KeyMessageID, u.MessageID, history.KeyErr, err)
 	}
 }
 
@@ -205,11 +206,11 @@ func (r *Reconciler) settle(ctx context.Context, u inbox.Unsettled, status, how,
 	ok, err := inbox.Settle(ctx, r.pool, u, status, how, reason, now)
 	switch {
 	case err != nil:
-		r.log.Error("settle failed", "event", "reconcile-failed", "message_id", u.MessageID, "err", err)
+		r.log.Error("settle failed", history.KeyEvent, history.ReconcileFailed, history.KeyMessageID, u.MessageID, history.KeyErr, err)
 	case !ok:
-		r.log.Warn("row moved on before its settlement", "event", "settle-lost", "message_id", u.MessageID)
+		r.log.Warn("row moved on before its settlement", history.KeyEvent, history.SettleLost, history.KeyMessageID, u.MessageID)
 	default:
-		r.log.Info("settled", "event", "settle", "message_id", u.MessageID, "status", status, "how", how, "reason", reason)
+		r.log.Info("settled", history.KeyEvent, history.Settle, history.KeyMessageID, u.MessageID, history.KeyStatus, status, "how", how, history.KeyReason, reason)
 	}
 	return err == nil && ok
 }
@@ -219,9 +220,9 @@ func (r *Reconciler) Start(ctx context.Context) error {
 	err := r.loop.Start(ctx, r.cfg.ReconcileInterval, func(ctx context.Context) {
 		st, err := r.RunOnce(ctx)
 		if err != nil && ctx.Err() == nil {
-			r.log.Error("reconcile run failed", "event", "run-failed", "err", err)
+			r.log.Error("reconcile run failed", history.KeyEvent, history.RunFailed, history.KeyErr, err)
 		} else if st.Looked > 0 {
-			r.log.Info("reconcile run", "event", "reconcile-run", "looked", st.Looked, "sent", st.Sent,
+			r.log.Info("reconcile run", history.KeyEvent, history.ReconcileRun, "looked", st.Looked, "sent", st.Sent,
 				"failed", st.Failed, "resent", st.Resent, "again", st.Again, "stuck", st.Stuck)
 		}
 	})

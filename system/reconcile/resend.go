@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/system/alert"
 	"github.com/outboxchaos/outboxchaos/system/inbox"
 	"github.com/outboxchaos/outboxchaos/system/killpoint"
@@ -31,12 +32,12 @@ func (r *Reconciler) resend(ctx context.Context, u inbox.Unsettled) bool {
 		return false
 	}
 	if err != nil {
-		r.log.Error("load payload for re-send", "event", "reconcile-failed", "message_id", u.MessageID, "err", err)
+		r.log.Error("load payload for re-send", history.KeyEvent, history.ReconcileFailed, history.KeyMessageID, u.MessageID, history.KeyErr, err)
 		return false
 	}
 	v, err := precheck.Check(ctx, r.pool, &r.cfg, now, u.MessageID, body)
 	if err != nil {
-		r.log.Error("pre-check before re-send", "event", "reconcile-failed", "message_id", u.MessageID, "err", err)
+		r.log.Error("pre-check before re-send", history.KeyEvent, history.ReconcileFailed, history.KeyMessageID, u.MessageID, history.KeyErr, err)
 		return false
 	}
 	if v.Reason != "" {
@@ -47,16 +48,16 @@ func (r *Reconciler) resend(ctx context.Context, u inbox.Unsettled) bool {
 	ok, err := inbox.ClaimResend(ctx, r.pool, u, now)
 	if err != nil || !ok {
 		if err != nil {
-			r.log.Error("claim re-send", "event", "reconcile-failed", "message_id", u.MessageID, "err", err)
+			r.log.Error("claim re-send", history.KeyEvent, history.ReconcileFailed, history.KeyMessageID, u.MessageID, history.KeyErr, err)
 		}
 		return false
 	}
-	r.log.Info("re-send claimed", "event", "resend-claim", "message_id", u.MessageID, "resend", u.Resends+1)
+	r.log.Info("re-send claimed", history.KeyEvent, history.ResendClaim, history.KeyMessageID, u.MessageID, "resend", u.Resends+1)
 	killpoint.Hit(killpoint.ReconcileAfterResendClaim)
 	res := r.vendor.Send(ctx, sms.Request{RefKey: u.MessageID, Phone: v.Payload.Phone, From: r.cfg.SenderNumber,
 		TemplateCode: v.Rendered.TemplateCode, Text: v.Rendered.Text, Fallback: v.Rendered.Fallback,
 		ExpireAt: now.Add(r.cfg.VendorAcceptWindow)})
-	r.log.Info("vendor call", "event", "vendor-call", "message_id", u.MessageID, "outcome", res.Outcome.String(),
+	r.log.Info("vendor call", history.KeyEvent, history.VendorCall, history.KeyMessageID, u.MessageID, history.KeyOutcome, res.Outcome.String(),
 		"code", res.Code, "resend", u.Resends+1)
 	killpoint.Hit(killpoint.ReconcileAfterResend)
 	at := r.clock.Now()
@@ -77,11 +78,11 @@ func (r *Reconciler) resend(ctx context.Context, u inbox.Unsettled) bool {
 	case err != nil:
 		// The row stays RESENDING; cleanup turns it into ERROR (with its
 		// alert) and the next lookups settle it.
-		r.log.Error("re-send result write failed", "event", "result-failed", "message_id", u.MessageID, "err", err)
+		r.log.Error("re-send result write failed", history.KeyEvent, history.ResultFailed, history.KeyMessageID, u.MessageID, history.KeyErr, err)
 	case !written:
-		r.log.Warn("re-send result not written: row no longer RESENDING", "event", "result-late", "message_id", u.MessageID)
+		r.log.Warn("re-send result not written: row no longer RESENDING", history.KeyEvent, history.ResultLate, history.KeyMessageID, u.MessageID)
 	default:
-		r.log.Info("re-send result written", "event", "result", "message_id", u.MessageID, "status", status)
+		r.log.Info("re-send result written", history.KeyEvent, history.Result, history.KeyMessageID, u.MessageID, history.KeyStatus, status)
 	}
 	return res.Outcome == sms.Sent
 }

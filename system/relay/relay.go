@@ -28,6 +28,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/system/alert"
 	"github.com/outboxchaos/outboxchaos/system/broker"
 	"github.com/outboxchaos/outboxchaos/system/canary"
@@ -270,7 +271,7 @@ func (r *Relay) prepare(ctx context.Context, reclaim bool) (*batch, Stats, error
 	if len(rows) == 0 {
 		return nil, st, nil
 	}
-	r.log.Info("claimed rows", "event", "claim", "count", len(rows), "ids", ids(rows))
+	r.log.Info("claimed rows", history.KeyEvent, history.Claim, history.KeyCount, len(rows), history.KeyIDs, ids(rows))
 	if r.markBeforePublish {
 		if _, err := r.markPublished(ctx, ids(rows)); err != nil {
 			return nil, st, err
@@ -331,8 +332,8 @@ func (r *Relay) settle(b *batch, results []publisher.Result, pubErr error) (Stat
 	var ok []int64
 	for i, res := range results {
 		row := b.rows[i]
-		r.log.Info("publish outcome", "event", "publish", "outbox_id", row.id, "message_id", res.MessageID,
-			"dedup_key", row.dedupKey, "outcome", res.Outcome.String(), "indefinite", res.Outcome.Indefinite())
+		r.log.Info("publish outcome", history.KeyEvent, history.Publish, history.KeyOutboxID, row.id, history.KeyMessageID, res.MessageID,
+			history.KeyDedupKey, row.dedupKey, history.KeyOutcome, res.Outcome.String(), "indefinite", res.Outcome.Indefinite())
 		if res.Outcome == publisher.Confirmed && !batchFailed {
 			ok = append(ok, row.id)
 			continue
@@ -388,12 +389,12 @@ func (r *Relay) tick(ctx context.Context) {
 	st, err := run(ctx)
 	if err == nil && !r.polled {
 		r.polled = true
-		r.log.Info("first relay run", "event", "first-run", "claimed", st.Claimed)
+		r.log.Info("first relay run", history.KeyEvent, history.FirstRun, history.KeyClaimed, st.Claimed)
 	}
 	if err != nil && ctx.Err() == nil {
-		r.log.Error("relay run failed", "event", "run-failed", "err", err)
+		r.log.Error("relay run failed", history.KeyEvent, history.RunFailed, history.KeyErr, err)
 	} else if st.Claimed > 0 || st.Reclaimed > 0 {
-		r.log.Info("relay run", "event", "run", "claimed", st.Claimed, "published", st.Published,
+		r.log.Info("relay run", history.KeyEvent, history.Run, history.KeyClaimed, st.Claimed, "published", st.Published,
 			"failed", st.Failed, "expired", st.Expired, "deferred", st.Deferred, "skipped", st.Skipped)
 	}
 }

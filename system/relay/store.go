@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/system/alert"
 	"github.com/outboxchaos/outboxchaos/system/killpoint"
 	"github.com/outboxchaos/outboxchaos/system/notification"
@@ -32,7 +33,7 @@ func (r *Relay) reclaim(ctx context.Context, now time.Time) (int, error) {
 		return 0, fmt.Errorf("reclaim expired leases: %w", err)
 	}
 	if len(ids) > 0 {
-		r.log.Info("reclaimed expired leases", "event", "reclaim", "count", len(ids), "ids", ids)
+		r.log.Info("reclaimed expired leases", history.KeyEvent, history.Reclaim, history.KeyCount, len(ids), history.KeyIDs, ids)
 	}
 	return len(ids), nil
 }
@@ -85,17 +86,17 @@ func (r *Relay) claim(ctx context.Context, now time.Time) ([]claimed, map[int64]
 func (r *Relay) finish(ctx context.Context, row claimed, status, reason, alertKind string, now time.Time) {
 	tx, err := r.pool.Begin(ctx)
 	if err != nil {
-		r.log.Error("write final status", "event", "write-failed", "outbox_id", row.id, "status", status, "err", err)
+		r.log.Error("write final status", history.KeyEvent, history.WriteFailed, history.KeyOutboxID, row.id, history.KeyStatus, status, history.KeyErr, err)
 		return
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
 	tag, err := tx.Exec(ctx, r.sql.finish, row.id, r.cfg.Instance, status, reason, now)
 	if err != nil {
-		r.log.Error("write final status", "event", "write-failed", "outbox_id", row.id, "status", status, "err", err)
+		r.log.Error("write final status", history.KeyEvent, history.WriteFailed, history.KeyOutboxID, row.id, history.KeyStatus, status, history.KeyErr, err)
 		return
 	}
 	if tag.RowsAffected() == 0 {
-		r.log.Warn("lease lost, status not written", "event", "lost-lease", "outbox_id", row.id, "status", status)
+		r.log.Warn("lease lost, status not written", history.KeyEvent, history.LostLease, history.KeyOutboxID, row.id, history.KeyStatus, status)
 		return
 	}
 	if alertKind != "" {
@@ -107,23 +108,23 @@ func (r *Relay) finish(ctx context.Context, row claimed, status, reason, alertKi
 		err = killpoint.Fail(killpoint.FailFinishResponse)
 	}
 	if err != nil {
-		r.log.Error("write final status: outcome unknown, alert already sent", "event", "write-failed",
-			"outbox_id", row.id, "status", status, "err", err)
+		r.log.Error("write final status: outcome unknown, alert already sent", history.KeyEvent, history.WriteFailed,
+			history.KeyOutboxID, row.id, history.KeyStatus, status, history.KeyErr, err)
 		return
 	}
 	killpoint.Hit(killpoint.RelayAfterFinish)
-	r.log.Info("row finished", "event", "outbox-final", "outbox_id", row.id, "dedup_key", row.dedupKey,
-		"status", status, "reason", reason)
+	r.log.Info("row finished", history.KeyEvent, history.OutboxFinal, history.KeyOutboxID, row.id, history.KeyDedupKey, row.dedupKey,
+		history.KeyStatus, status, history.KeyReason, reason)
 }
 
 func (r *Relay) defer_(ctx context.Context, row claimed, until, now time.Time) {
 	tag, err := r.pool.Exec(ctx, r.sql.deferAd, row.id, r.cfg.Instance, until, now)
 	if err != nil {
-		r.log.Error("defer ad", "event", "write-failed", "outbox_id", row.id, "err", err)
+		r.log.Error("defer ad", history.KeyEvent, history.WriteFailed, history.KeyOutboxID, row.id, history.KeyErr, err)
 		return
 	}
 	if tag.RowsAffected() == 1 {
-		r.log.Info("ad deferred past cut-off", "event", "ad-deferred", "outbox_id", row.id, "until", until.Format(time.RFC3339))
+		r.log.Info("ad deferred past cut-off", history.KeyEvent, history.AdDeferred, history.KeyOutboxID, row.id, "until", until.Format(time.RFC3339))
 	}
 }
 
@@ -139,17 +140,17 @@ func (r *Relay) fail(ctx context.Context, row claimed, why string, now time.Time
 	re := r.rules.failure(row, now)
 	tx, err := r.pool.Begin(ctx)
 	if err != nil {
-		r.log.Error("release failed row", "event", "write-failed", "outbox_id", row.id, "err", err)
+		r.log.Error("release failed row", history.KeyEvent, history.WriteFailed, history.KeyOutboxID, row.id, history.KeyErr, err)
 		return
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
 	tag, err := tx.Exec(ctx, r.sql.fail, row.id, r.cfg.Instance, re.attempt, re.next, why, now)
 	if err != nil {
-		r.log.Error("release failed row", "event", "write-failed", "outbox_id", row.id, "err", err)
+		r.log.Error("release failed row", history.KeyEvent, history.WriteFailed, history.KeyOutboxID, row.id, history.KeyErr, err)
 		return
 	}
 	if tag.RowsAffected() == 0 {
-		r.log.Warn("lease lost, failure not written", "event", "lost-lease", "outbox_id", row.id)
+		r.log.Warn("lease lost, failure not written", history.KeyEvent, history.LostLease, history.KeyOutboxID, row.id)
 		return
 	}
 	if re.alert && r.attemptsAlert {
@@ -157,12 +158,12 @@ func (r *Relay) fail(ctx context.Context, row claimed, why string, now time.Time
 			DedupKey: row.dedupKey, Reason: fmt.Sprintf("attempt %d: %s", re.attempt, why), Instance: r.cfg.Instance, At: now})
 	}
 	if err := tx.Commit(ctx); err != nil {
-		r.log.Error("release failed row: outcome unknown", "event", "write-failed", "outbox_id", row.id, "err", err)
+		r.log.Error("release failed row: outcome unknown", history.KeyEvent, history.WriteFailed, history.KeyOutboxID, row.id, history.KeyErr, err)
 		return
 	}
 	killpoint.Hit(killpoint.RelayAfterFail)
-	r.log.Warn("publish failed, backing off", "event", "publish-failed", "outbox_id", row.id, "attempt", re.attempt,
-		"failed_at", now.Format(time.RFC3339Nano), "next_attempt_at", re.next.Format(time.RFC3339Nano), "err", why)
+	r.log.Warn("publish failed, backing off", history.KeyEvent, history.PublishFailed, history.KeyOutboxID, row.id, history.KeyAttempt, re.attempt,
+		history.KeyFailedAt, now.Format(time.RFC3339Nano), history.KeyNextAttemptAt, re.next.Format(time.RFC3339Nano), history.KeyErr, why)
 }
 
 func (r *Relay) markPublished(ctx context.Context, ids []int64) (int, error) {
@@ -185,10 +186,10 @@ func (r *Relay) markPublished(ctx context.Context, ids []int64) (int, error) {
 	}
 	for _, id := range ids {
 		if !marked[id] {
-			r.log.Warn("lease lost before marking", "event", "lost-lease", "outbox_id", id)
+			r.log.Warn("lease lost before marking", history.KeyEvent, history.LostLease, history.KeyOutboxID, id)
 		}
 	}
-	r.log.Info("marked published", "event", "mark", "count", len(marked))
+	r.log.Info("marked published", history.KeyEvent, history.Mark, history.KeyCount, len(marked))
 	return len(marked), nil
 }
 

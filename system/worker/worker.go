@@ -30,6 +30,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/system/alert"
 	"github.com/outboxchaos/outboxchaos/system/broker"
 	"github.com/outboxchaos/outboxchaos/system/canary"
@@ -119,7 +120,7 @@ func (w *Worker) connect() (*amqp.Connection, <-chan amqp.Delivery, error) {
 		_ = conn.Close()
 		return nil, nil, fmt.Errorf("consume: %w", err)
 	}
-	w.log.Info("consuming", "event", "consume-start", "queue", broker.NamesFor(w.cfg.Prefix).Main, "node", broker.Redacted(node))
+	w.log.Info("consuming", history.KeyEvent, history.ConsumeStart, "queue", broker.NamesFor(w.cfg.Prefix).Main, "node", broker.Redacted(node))
 	return conn, d, nil
 }
 
@@ -130,7 +131,7 @@ func (w *Worker) run(ctx context.Context, conn *amqp.Connection, deliveries <-ch
 		w.consume(ctx, deliveries)
 		_ = conn.Close()
 		if !w.policy.reconnect && ctx.Err() == nil {
-			w.log.Error("broker connection lost; not reconnecting", "event", "gave-up")
+			w.log.Error("broker connection lost; not reconnecting", history.KeyEvent, history.GaveUp)
 			<-ctx.Done()
 			return
 		}
@@ -138,7 +139,7 @@ func (w *Worker) run(ctx context.Context, conn *amqp.Connection, deliveries <-ch
 			if ctx.Err() != nil {
 				return
 			}
-			w.log.Warn("broker connection lost, reconnecting", "event", "reconnect")
+			w.log.Warn("broker connection lost, reconnecting", history.KeyEvent, history.Reconnect)
 			select {
 			case <-ctx.Done():
 				return
@@ -183,20 +184,22 @@ func (w *Worker) Stop() {
 	<-done
 }
 
-func (w *Worker) ack(d amqp.Delivery, mid, why string) {
+// ack acks d, logging the step it was settled at (a history.Step* value,
+// which readers compare) and why (for people).
+func (w *Worker) ack(d amqp.Delivery, mid, step, why string) {
 	if err := d.Ack(false); err != nil {
-		w.log.Warn("ack failed; the copy will be redelivered", "event", "ack-failed", "message_id", mid, "err", err)
+		w.log.Warn("ack failed; the copy will be redelivered", history.KeyEvent, history.AckFailed, history.KeyMessageID, mid, history.KeyErr, err)
 		return
 	}
-	w.log.Info("acked", "event", "ack", "message_id", mid, "why", why)
+	w.log.Info("acked", history.KeyEvent, history.Ack, history.KeyMessageID, mid, history.KeyStep, step, history.KeyWhy, why)
 }
 
 func (w *Worker) requeue(d amqp.Delivery, mid, why string) {
 	if err := d.Nack(false, true); err != nil {
-		w.log.Warn("nack failed", "event", "nack-failed", "message_id", mid, "err", err)
+		w.log.Warn("nack failed", history.KeyEvent, history.NackFailed, history.KeyMessageID, mid, history.KeyErr, err)
 		return
 	}
-	w.log.Info("requeued", "event", "requeue", "message_id", mid, "why", why, "deliveries", deliveryCount(d)+1)
+	w.log.Info("requeued", history.KeyEvent, history.Requeue, history.KeyMessageID, mid, history.KeyWhy, why, "deliveries", deliveryCount(d)+1)
 }
 
 // headerDeliveryCount is the quorum queue's count of a message's returns.
@@ -219,10 +222,10 @@ func deliveryCount(d amqp.Delivery) int64 {
 // Handle processes one delivery through the five steps.
 func (w *Worker) Handle(ctx context.Context, d amqp.Delivery) {
 	mid := d.MessageId
-	w.log.Info("delivered", "event", "delivery", "message_id", mid, "redelivered", d.Redelivered, "deliveries", deliveryCount(d)+1)
+	w.log.Info("delivered", history.KeyEvent, history.Delivery, history.KeyMessageID, mid, history.KeyRedelivered, d.Redelivered, "deliveries", deliveryCount(d)+1)
 	killpoint.Hit(killpoint.WorkerOnDelivery)
 	if w.policy.ackOnDelivery {
-		w.ack(d, mid, "auto-ack on delivery")
+		w.ack(d, mid, history.StepAutoAck, "auto-ack on delivery")
 		d.Acknowledger = noAck{}
 	}
 	if ctx.Err() != nil {
@@ -245,27 +248,27 @@ func (w *Worker) Handle(ctx context.Context, d amqp.Delivery) {
 		exists = false
 	}
 	if err != nil {
-		w.log.Error("peek failed", "event", "peek-failed", "message_id", mid, "err", err)
+		w.log.Error("peek failed", history.KeyEvent, history.PeekFailed, history.KeyMessageID, mid, history.KeyErr, err)
 		w.pause(ctx)
 		w.requeue(d, mid, "peek failed")
 		return
 	}
 	if exists {
-		w.ack(d, mid, "history row exists")
+		w.ack(d, mid, history.StepPeek, "history row exists")
 		return
 	}
 	// Step 2: pre-checks.
 	p, rendered, reason, skip, err := w.precheck(ctx, mid, d.Body)
 	if err != nil {
-		w.log.Error("pre-check failed", "event", "precheck-failed", "message_id", mid, "err", err)
+		w.log.Error("pre-check failed", history.KeyEvent, history.PrecheckFailed, history.KeyMessageID, mid, history.KeyErr, err)
 		w.pause(ctx)
 		w.requeue(d, mid, "pre-check failed")
 		return
 	}
 	if reason != "" {
 		if skip {
-			w.log.Info("skipped", "event", "skip", "message_id", mid, "outbox_id", p.OutboxID, "reason", reason)
-			w.ack(d, mid, "skipped: "+reason)
+			w.log.Info("skipped", history.KeyEvent, history.Skip, history.KeyMessageID, mid, history.KeyOutboxID, p.OutboxID, history.KeyReason, reason)
+			w.ack(d, mid, history.StepSkip, "skipped: "+reason)
 			return
 		}
 		w.park(ctx, d, p, reason)
@@ -336,16 +339,16 @@ func (w *Worker) claimAndSend(ctx context.Context, d amqp.Delivery, p notificati
 			// The INSERT may or may not have committed. Nothing was sent:
 			// requeue. If it did commit, the copy is blocked by its own row
 			// and cleanup turns it into ERROR + alert (a known loss window).
-			w.log.Error("claim failed", "event", "claim-failed", "message_id", mid, "err", err)
+			w.log.Error("claim failed", history.KeyEvent, history.ClaimFailed, history.KeyMessageID, mid, history.KeyErr, err)
 			w.requeue(d, mid, "claim failed")
 			return
 		}
 		if !won {
-			w.log.Info("claim lost to another copy", "event", "claim-lost", "message_id", mid)
-			w.ack(d, mid, "claimed by another copy")
+			w.log.Info("claim lost to another copy", history.KeyEvent, history.ClaimLost, history.KeyMessageID, mid)
+			w.ack(d, mid, history.StepClaim, "claimed by another copy")
 			return
 		}
-		w.log.Info("claimed", "event", "claim", "message_id", mid, "outbox_id", p.OutboxID, "dedup_key", p.DedupKey)
+		w.log.Info("claimed", history.KeyEvent, history.Claim, history.KeyMessageID, mid, history.KeyOutboxID, p.OutboxID, history.KeyDedupKey, p.DedupKey)
 		killpoint.Hit(killpoint.WorkerAfterClaim)
 
 		// Third non-production layer, right before the vendor call.
@@ -355,8 +358,8 @@ func (w *Worker) claimAndSend(ctx context.Context, d amqp.Delivery, p notificati
 			if err != nil {
 				w.requeue(d, mid, "number check failed")
 			} else {
-				w.log.Info("skipped", "event", "skip", "message_id", mid, "reason", "NON_PRODUCTION_NUMBER")
-				w.ack(d, mid, "skipped: NON_PRODUCTION_NUMBER")
+				w.log.Info("skipped", history.KeyEvent, history.Skip, history.KeyMessageID, mid, history.KeyReason, "NON_PRODUCTION_NUMBER")
+				w.ack(d, mid, history.StepSkip, "skipped: NON_PRODUCTION_NUMBER")
 			}
 			return
 		}
@@ -364,11 +367,11 @@ func (w *Worker) claimAndSend(ctx context.Context, d amqp.Delivery, p notificati
 		// Step 4: send.
 		res := w.vendor.Send(ctx, sms.Request{RefKey: mid, Phone: p.Phone, From: w.cfg.SenderNumber,
 			TemplateCode: r.TemplateCode, Text: r.Text, Fallback: r.Fallback, ExpireAt: claimedAt.Add(w.cfg.VendorAcceptWindow)})
-		w.log.Info("vendor call", "event", "vendor-call", "message_id", mid, "outcome", res.Outcome.String(),
-			"code", res.Code, "attempt", attempt+1)
+		w.log.Info("vendor call", history.KeyEvent, history.VendorCall, history.KeyMessageID, mid, history.KeyOutcome, res.Outcome.String(),
+			"code", res.Code, history.KeyAttempt, attempt+1)
 		acked := false
 		if w.policy.ackBeforeResult && res.Outcome == sms.Sent {
-			w.ack(d, mid, "sent (acked before the result)")
+			w.ack(d, mid, history.StepSent, "sent (acked before the result)")
 			acked = true
 		}
 		if w.policy.releaseOnCancel && ctx.Err() != nil {
@@ -387,7 +390,7 @@ func (w *Worker) claimAndSend(ctx context.Context, d amqp.Delivery, p notificati
 			w.result(ctx, c, inbox.StatusSent, res.Code, "")
 			killpoint.Hit(killpoint.WorkerAfterResult)
 			if !acked {
-				w.ack(d, mid, "sent")
+				w.ack(d, mid, history.StepSent, "sent")
 			}
 			return
 		case sms.Unknown:
@@ -400,12 +403,12 @@ func (w *Worker) claimAndSend(ctx context.Context, d amqp.Delivery, p notificati
 			w.result(ctx, c, inbox.StatusError, res.Code, errText(res.Err))
 			killpoint.Hit(killpoint.WorkerAfterErrorResult)
 			killpoint.Hit(killpoint.WorkerAfterResult)
-			w.ack(d, mid, "vendor outcome unknown: ERROR, never retried")
+			w.ack(d, mid, history.StepUnknown, "vendor outcome unknown: ERROR, never retried")
 			return
 		}
 		// Definitely not sent: free the claim, then retry.
 		if !w.release(ctx, c, p) {
-			w.ack(d, mid, "claim could not be released")
+			w.ack(d, mid, history.StepRelease, "claim could not be released")
 			return
 		}
 		if attempt < w.cfg.InListenerRetries {
@@ -414,7 +417,7 @@ func (w *Worker) claimAndSend(ctx context.Context, d amqp.Delivery, p notificati
 		}
 		n := retryCount(d)
 		if n < w.cfg.RetryMax {
-			w.republish(ctx, d, broker.KeyRetry, amqp.Table{broker.HeaderRetryCount: int32(n + 1)}, "retry")
+			w.republish(ctx, d, broker.KeyRetry, amqp.Table{broker.HeaderRetryCount: int32(n + 1)}, history.StepRetry)
 			return
 		}
 		w.park(ctx, d, p, "VENDOR_REJECTED:"+res.Code)
@@ -447,26 +450,26 @@ func (w *Worker) result(ctx context.Context, c inbox.Claim, status, code, errTex
 		}
 	}
 	if err != nil {
-		w.log.Error("result write failed", "event", "result-failed", "message_id", c.MessageID, "status", status, "err", err)
+		w.log.Error("result write failed", history.KeyEvent, history.ResultFailed, history.KeyMessageID, c.MessageID, history.KeyStatus, status, history.KeyErr, err)
 		w.alerts.Send(ctx, alert.Alert{Kind: alert.KindResultWriteFailed, OutboxID: c.OutboxID, MessageID: c.MessageID,
 			DedupKey: c.DedupKey, Reason: fmt.Sprintf("%s not written: %v", status, err), Instance: w.cfg.Instance, At: w.clock.Now()})
 		return
 	}
 	if !ok {
-		w.log.Warn("result not written: row no longer SENDING", "event", "result-late", "message_id", c.MessageID, "status", status)
+		w.log.Warn("result not written: row no longer SENDING", history.KeyEvent, history.ResultLate, history.KeyMessageID, c.MessageID, history.KeyStatus, status)
 		return
 	}
-	w.log.Info("result written", "event", "result", "message_id", c.MessageID, "status", status)
+	w.log.Info("result written", history.KeyEvent, history.Result, history.KeyMessageID, c.MessageID, history.KeyStatus, status)
 }
 
 func (w *Worker) release(ctx context.Context, c inbox.Claim, p notification.Payload) bool {
 	if _, err := inbox.Release(ctx, w.pool, c.MessageID); err != nil {
-		w.log.Error("release claim failed", "event", "release-failed", "message_id", c.MessageID, "err", err)
+		w.log.Error("release claim failed", history.KeyEvent, history.ReleaseFailed, history.KeyMessageID, c.MessageID, history.KeyErr, err)
 		w.alerts.Send(ctx, alert.Alert{Kind: alert.KindClaimReleaseFail, OutboxID: p.OutboxID, MessageID: c.MessageID,
 			DedupKey: p.DedupKey, Reason: err.Error(), Instance: w.cfg.Instance, At: w.clock.Now()})
 		return false
 	}
-	w.log.Info("claim released", "event", "release", "message_id", c.MessageID)
+	w.log.Info("claim released", history.KeyEvent, history.Release, history.KeyMessageID, c.MessageID)
 	return true
 }
 
@@ -481,14 +484,15 @@ func (w *Worker) park(ctx context.Context, d amqp.Delivery, p notification.Paylo
 	if !w.policy.parkReason {
 		extra = nil
 	}
-	if w.republish(ctx, d, broker.KeyParking, extra, "park") {
+	if w.republish(ctx, d, broker.KeyParking, extra, history.StepPark) {
 		killpoint.Hit(killpoint.WorkerAfterPark)
-		w.log.Warn("parked", "event", "park", "message_id", d.MessageId, "outbox_id", p.OutboxID, "reason", reason)
+		w.log.Warn("parked", history.KeyEvent, history.Park, history.KeyMessageID, d.MessageId, history.KeyOutboxID, p.OutboxID, history.KeyReason, reason)
 	}
 }
 
 // republish copies d (same message_id, headers merged) to routing key and
-// acks it once the broker confirmed; otherwise it requeues d.
+// acks it once the broker confirmed, at step what (history.StepRetry or
+// history.StepPark); otherwise it requeues d.
 func (w *Worker) republish(ctx context.Context, d amqp.Delivery, key string, extra amqp.Table, what string) bool {
 	h := amqp.Table{}
 	for k, v := range d.Headers {
@@ -505,17 +509,18 @@ func (w *Worker) republish(ctx context.Context, d amqp.Delivery, key string, ext
 	// Said before the publish: a copy this process may have put on the
 	// queue is on record even if it dies before it learns the outcome
 	// (the checker's republish bound counts it).
-	w.log.Info("republishing", "event", "republish", "message_id", d.MessageId, "to", key)
+	w.log.Info("republishing", history.KeyEvent, history.Republish, history.KeyMessageID, d.MessageId, history.KeyTo, key)
 	res, err := w.pub.PublishBatch(ctx, []publisher.Message{{MessageID: d.MessageId, RoutingKey: key, Body: d.Body, Headers: h}})
 	if err == nil && res[0].Outcome != publisher.Confirmed {
 		err = fmt.Errorf("%s: %v", res[0].Outcome, res[0].Err)
 	}
 	if err != nil {
-		w.log.Error("republish failed", "event", what+"-failed", "message_id", d.MessageId, "err", err)
+		// history.RetryFailed or history.ParkFailed.
+		w.log.Error("republish failed", history.KeyEvent, what+"-failed", history.KeyMessageID, d.MessageId, history.KeyErr, err)
 		w.requeue(d, d.MessageId, what+" failed")
 		return false
 	}
-	w.ack(d, d.MessageId, what)
+	w.ack(d, d.MessageId, what, what)
 	return true
 }
 

@@ -6,57 +6,9 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/outboxchaos/outboxchaos/history"
 )
-
-// Event is one recorded event of a run: a pod's structured log line with
-// an "event" key, at its offset from the start of the run.
-type Event struct {
-	At    time.Duration  `json:"at"`
-	Pod   string         `json:"pod"`
-	Name  string         `json:"event"`
-	Attrs map[string]any `json:"attrs,omitempty"`
-}
-
-// Str returns attribute key as a string ("" if absent).
-func (e Event) Str(key string) string { return AttrStr(e.Attrs, key) }
-
-// Int returns attribute key as an integer (JSON numbers and numeric strings).
-func (e Event) Int(key string) (int64, bool) { return AttrInt(e.Attrs, key) }
-
-// AttrStr returns attrs[key] as a string ("" if absent; non-strings are
-// formatted with fmt).
-func AttrStr(attrs map[string]any, key string) string {
-	v, ok := attrs[key]
-	if !ok || v == nil {
-		return ""
-	}
-	if s, ok := v.(string); ok {
-		return s
-	}
-	return fmt.Sprint(v)
-}
-
-// AttrInt returns attrs[key] as an integer, accepting JSON numbers (also
-// json.Number) and numeric strings.
-func AttrInt(attrs map[string]any, key string) (int64, bool) {
-	switch v := attrs[key].(type) {
-	case float64:
-		return int64(v), v == float64(int64(v))
-	case int64:
-		return v, true
-	case int:
-		return int64(v), true
-	case json.Number:
-		n, err := v.Int64()
-		return n, err == nil
-	case string:
-		var n int64
-		if _, err := fmt.Sscan(v, &n); err == nil {
-			return n, true
-		}
-	}
-	return 0, false
-}
 
 // FaultRecord is one injected fault and whether it fired, as the fault
 // engine recorded it.
@@ -83,10 +35,10 @@ type Record struct {
 	// Expect are the scenario's row-specific rules, beyond the contract.
 	Expect []Rule `json:"expect,omitempty"`
 	// AllowUnfired accepts faults that never fired (random schedules).
-	AllowUnfired bool          `json:"allow_unfired,omitempty"`
-	History      []Event       `json:"history"`
-	Faults       []FaultRecord `json:"faults"`
-	State        State         `json:"state"`
+	AllowUnfired bool            `json:"allow_unfired,omitempty"`
+	History      []history.Event `json:"history"`
+	Faults       []FaultRecord   `json:"faults"`
+	State        State           `json:"state"`
 	// HarnessError is why the run could not be driven to its end (a
 	// condition that never came, a pod that would not start), if it could not.
 	HarnessError string `json:"harness_error,omitempty"`
@@ -96,8 +48,8 @@ type Record struct {
 }
 
 // Events returns the history's events called name, in time order.
-func (r Record) Events(name string) []Event {
-	var out []Event
+func (r Record) Events(name string) []history.Event {
+	var out []history.Event
 	for _, e := range r.History {
 		if name == "" || e.Name == name {
 			out = append(out, e)
@@ -109,9 +61,9 @@ func (r Record) Events(name string) []Event {
 
 // Count counts the events called name logged by pods whose name is pod or,
 // when pod ends in "-", starts with it; whose attributes match attrs.
-func Count(history []Event, name, pod string, attrs map[string]string) int {
+func Count(h []history.Event, name, pod string, attrs map[string]string) int {
 	n := 0
-	for _, e := range history {
+	for _, e := range h {
 		if e.Name == name && podMatches(e.Pod, pod) && attrsMatch(e, attrs) {
 			n++
 		}
@@ -129,7 +81,7 @@ func podMatches(got, want string) bool {
 	return got == want
 }
 
-func attrsMatch(e Event, attrs map[string]string) bool {
+func attrsMatch(e history.Event, attrs map[string]string) bool {
 	for k, v := range attrs {
 		if e.Str(k) != v {
 			return false
@@ -140,11 +92,11 @@ func attrsMatch(e Event, attrs map[string]string) bool {
 
 // Copies counts the message_ids delivered to a worker more than once: the
 // copies a fault made that the inbox had to absorb.
-func Copies(history []Event) int {
+func Copies(h []history.Event) int {
 	per := map[string]int{}
-	for _, e := range history {
-		if e.Name == "delivery" {
-			per[e.Str("message_id")]++
+	for _, e := range h {
+		if e.Name == history.Delivery {
+			per[e.Str(history.KeyMessageID)]++
 		}
 	}
 	n := 0
@@ -158,8 +110,8 @@ func Copies(history []Event) int {
 
 // PeekSkips counts redeliveries the worker acked at the peek because the
 // message's history row already existed.
-func PeekSkips(history []Event) int {
-	return Count(history, "ack", "", map[string]string{"why": "history row exists"})
+func PeekSkips(h []history.Event) int {
+	return Count(h, history.Ack, "", map[string]string{history.KeyStep: history.StepPeek})
 }
 
 // FaultsFired fails a run whose faults never happened, unless allowed.
