@@ -144,28 +144,46 @@ func orNone(s []string) string {
 // WriteCapacity writes the capacity tables.
 func WriteCapacity(b *strings.Builder, c *Capacity) {
 	fmt.Fprintf(b, "## Capacity, measured by simulating\n\n")
-	fmt.Fprintf(b, "Each row is a simulated evening (`outboxchaos simulate capacity`, %s of wall time in all): an advertising job enqueues more members at 19:55 than can make it, and the table counts the messages on a phone before the worker's 20:50 cut-off. The queue is first in, first out, so that count is the largest member count whose messages all go out. No faults; one worker.\n\n", c.Wall.Round(time.Second))
-	fmt.Fprintf(b, "| vendor latency (median) | relay | offered | on a phone before 20:50 | without compression's share | rate | compression |\n|---:|---|---:|---:|---:|---:|---|\n")
+	fmt.Fprintf(b, "Each row is a simulated evening (`outboxchaos simulate capacity`, %s of wall time in all), run once per seed (%s) where real timing decides the answer: an advertising job enqueues more members at 19:55 than can make it, and the table counts the messages on a phone before the worker's 20:50 cut-off. The queue is first in, first out, so that count is the largest member count whose messages all go out. No faults; one worker. Rows by vendor latency.\n\n", c.Wall.Round(time.Second), seedList(c.Seeds))
+	fmt.Fprintf(b, "| vendor latency, median (ms) | relay | offered (members) | on a phone before 20:50 (messages, median) | range over runs | without compression's share (messages) | rate (virtual s per real s) | compression (added share of the cycle, worst run) |\n|---:|---|---:|---:|---:|---:|---:|---|\n")
 	for _, a := range c.Ad {
 		relay := fmt.Sprintf("batch %d per 5-min run", a.BatchSize)
 		if a.Drain {
 			relay = fmt.Sprintf("drain (batch %d)", a.BatchSize)
 		}
-		fmt.Fprintf(b, "| %g ms | %s | %d | **%d** | %s | %.0f | %s |\n", a.LatencyMS, relay, a.Offered, a.BeforeCutoff, a.Corrected(), a.Rate, validity(a.Lag))
+		rng := a.Range()
+		if len(a.Runs) == 1 && !a.Drain {
+			rng = "one run: set by the relay's schedule"
+		}
+		fmt.Fprintf(b, "| %g | %s | %d | **%d** | %s | %s | %.0f | %s |\n", a.LatencyMS, relay, a.Offered, a.BeforeCutoff, rng, a.Corrected(), a.Rate, validityOf(a.LagValid, a.MaxShare, a.LagWhy))
 	}
-	fmt.Fprintf(b, "\nWhere the worker is the bottleneck (drain), \"without compression's share\" scales the count by the cycle the worker would have had without what compression added (cycle ÷ (cycle − added)); where the relay is (50 rows per 5-minute run, the production setting), the count is 50 × the runs between the job and 20:40 at any latency, and compression changes nothing.\n")
-	fmt.Fprintf(b, "\nERROR rows and alerts at a vendor timeout rate (2,000 grade renewals, vendor at 150 ms median; half of the timed-out sends had reached the phone):\n\n")
-	fmt.Fprintf(b, "| vendor timeouts | messages | ERROR rows | alerts | ERROR per 10,000 | alerts per 10,000 | compression |\n|---:|---:|---:|---:|---:|---:|---|\n")
+	fmt.Fprintf(b, "\nWhere the worker is the bottleneck (drain), \"without compression's share\" scales the median count by the cycle the worker would have had without what compression added (cycle ÷ (cycle − added)); where the relay is (50 rows per 5-minute run, the production setting), the count is 50 × the runs between the job and 20:40 at any latency, and compression and timing change nothing, so that row runs once.\n")
+	fmt.Fprintf(b, "\nERROR rows and alerts at a vendor timeout rate (2,000 grade renewals a run, vendor at 150 ms median; half of the timed-out sends had reached the phone), pooled over %d runs (seeds %s). The 95 %% interval is the Wilson score interval of the pooled count: with a few dozen events the rate is known to about ± a third.\n\n", len(c.Seeds), seedList(c.Seeds))
+	fmt.Fprintf(b, "| vendor timeouts (%% of sends) | messages (all runs) | ERROR rows (all runs) | alerts (all runs) | ERROR per 10,000 messages | 95 %% interval | range over runs | alerts per 10,000 messages | compression (added share of the cycle, worst run) |\n|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 	for _, e := range c.Errors {
-		fmt.Fprintf(b, "| %.1f %% | %d | %d | %d | %.0f | %.0f | %s |\n", 100*e.Timeout, e.Messages, e.Errors, e.Alerts,
-			e.PerTenThousand(e.Errors), e.PerTenThousand(e.Alerts), validity(e.Lag))
+		lo, hi := e.Interval(e.Errors)
+		var lags []Lag
+		for _, r := range e.Runs {
+			lags = append(lags, r.Lag)
+		}
+		valid, share, why := lagSummary(lags)
+		fmt.Fprintf(b, "| %.1f | %d | %d | %d | %.0f | %.0f–%.0f | %s | %.0f | %s |\n", 100*e.Timeout, e.Messages, e.Errors, e.Alerts,
+			e.PerTenThousand(e.Errors), lo, hi, e.RunRange(func(r ErrorRun) int { return r.Errors }), e.PerTenThousand(e.Alerts), validityOf(valid, share, why))
 	}
 	fmt.Fprintln(b)
 }
 
-func validity(l Lag) string {
-	if l.Valid {
-		return fmt.Sprintf("valid (+%.0f %%)", 100*l.Share)
+func seedList(seeds []int64) string {
+	var s []string
+	for _, x := range seeds {
+		s = append(s, fmt.Sprint(x))
 	}
-	return "NOT valid: " + l.Why
+	return strings.Join(s, ", ")
+}
+
+func validityOf(valid bool, share float64, why string) string {
+	if valid {
+		return fmt.Sprintf("valid (+%.0f %%)", 100*share)
+	}
+	return "NOT valid: " + why
 }

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -17,6 +18,15 @@ type Figures struct {
 	// ExpiredDelivered are EXPIRED outbox rows whose message did reach a
 	// phone: an alert announcing a loss that did not happen.
 	ExpiredDelivered int
+}
+
+// MarshalJSON writes the latencies as duration text, not nanoseconds.
+func (f Figures) MarshalJSON() ([]byte, error) {
+	type counts Figures
+	return json.Marshal(struct {
+		counts
+		P50, P90, P99, Max string
+	}{counts(f), durText(f.P50), durText(f.P90), durText(f.P99), durText(f.Max)})
 }
 
 // Figures computes the headline numbers from the final state.
