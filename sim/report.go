@@ -155,7 +155,11 @@ func WriteCapacity(b *strings.Builder, c *Capacity) {
 		if len(a.Runs) == 1 && !a.Drain {
 			rng = "one run: set by the relay's schedule"
 		}
-		fmt.Fprintf(b, "| %g | %s | %d | **%d** | %s | %s | %.0f | %s |\n", a.LatencyMS, relay, a.Offered, a.BeforeCutoff, rng, a.Corrected(), a.Rate, validityOf(a.LagValid, a.MaxShare, a.LagWhy))
+		comp := validityOf(a.LagValid, a.MaxShare, a.LagWhy)
+		if !a.Drain && !a.LagValid {
+			comp = fmt.Sprintf("+%.0f %%: does not change a count the relay's schedule sets", 100*a.MaxShare)
+		}
+		fmt.Fprintf(b, "| %g | %s | %d | **%d** | %s | %s | %.0f | %s |\n", a.LatencyMS, relay, a.Offered, a.BeforeCutoff, rng, a.Corrected(), a.Rate, comp)
 	}
 	fmt.Fprintf(b, "\nWhere the worker is the bottleneck (drain), \"without compression's share\" scales the median count by the cycle the worker would have had without what compression added (cycle ÷ (cycle − added)); where the relay is (50 rows per 5-minute run, the production setting), the count is 50 × the runs between the job and 20:40 at any latency, and compression and timing change nothing, so that row runs once.\n")
 	fmt.Fprintf(b, "\nERROR rows and alerts at a vendor timeout rate (2,000 grade renewals a run, vendor at 150 ms median; half of the timed-out sends had reached the phone), pooled over %d runs (seeds %s). The 95 %% interval is the Wilson score interval of the pooled count: with a few dozen events the rate is known to about ± a third.\n\n", len(c.Seeds), seedList(c.Seeds))
