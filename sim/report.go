@@ -42,24 +42,26 @@ func WriteReport(path string, r *Result, capacity *Capacity, command string) err
 	}
 	w("- Compression: %s — %s.\n\n", valid, r.Lag.Why)
 
-	w("## The day in figures\n\n| | |\n|---|---:|\n")
+	w("## The day in figures\n\nEvery figure is read once, at the end of the run (after the next morning's relay runs): none comes from another window or another population than the checker's line above.\n\n| figure (what it counts) | |\n|---|---:|\n")
 	for _, row := range [][2]string{
-		{"outbox rows (notifications enqueued)", fmt.Sprint(f.Enqueued)},
-		{"sent (inbox SENT)", fmt.Sprint(f.Sent)},
-		{"skipped (consent withdrawn)", fmt.Sprint(f.Skipped)},
-		{"ERROR (outcome unknown, alerted)", fmt.Sprint(f.Errors)},
-		{"FAILED (definitely not sent, alerted)", fmt.Sprint(f.Failed)},
-		{"EXPIRED (past their date, alerted)", fmt.Sprint(f.Expired)},
-		{"… of which had reached a phone (an alert for a loss that did not happen)", fmt.Sprint(f.ExpiredDelivered)},
-		{"parked", fmt.Sprint(f.Parked)},
-		{"alerts", fmt.Sprint(f.Alerts)},
-		{"vendor send requests", fmt.Sprint(f.VendorCalls)},
-		{"advertising enqueued / on a phone before 20:50", fmt.Sprintf("%d / %d", f.AdEnqueued, f.AdBeforeCutoff)},
-		{"enqueue → handset p50 / p90 / p99 / max", fmt.Sprintf("%s / %s / %s / %s", round(f.P50), round(f.P90), round(f.P99), round(f.Max))},
+		{"outbox rows (notifications enqueued, one row each)", fmt.Sprint(f.Enqueued)},
+		{"inbox SENT (the vendor accepted the send and the worker recorded it)", fmt.Sprint(f.Sent)},
+		{"outbox SKIPPED (consent withdrawn: not sent, on purpose)", fmt.Sprint(f.Skipped)},
+		{"inbox ERROR (outcome unknown to the worker: vendor timeout or 5xx, or a killed worker's send; alerted)", fmt.Sprint(f.Errors)},
+		{"ERROR rows that reached a phone (the checker, from the vendor's handset ledger)", fmt.Sprint(f.ErrorDelivered)},
+		{"inbox FAILED (definitely not sent, alerted)", fmt.Sprint(f.Failed)},
+		{"outbox EXPIRED (past their date, alerted)", fmt.Sprint(f.Expired)},
+		{"EXPIRED rows that reached a phone (an alert for a loss that did not happen)", fmt.Sprint(f.ExpiredDelivered)},
+		{"parked (in the parking queue, alerted)", fmt.Sprint(f.Parked)},
+		{"alerts (sent to the operators, every kind)", fmt.Sprint(f.Alerts)},
+		{"vendor send requests (retries included)", fmt.Sprint(f.VendorCalls)},
+		{"advertising enqueued / on a phone before 20:50 (messages)", fmt.Sprintf("%d / %d", f.AdEnqueued, f.AdBeforeCutoff)},
+		{"enqueue → handset p50 / p90 / p99 / max (virtual time)", fmt.Sprintf("%s / %s / %s / %s", round(f.P50), round(f.P90), round(f.P99), round(f.Max))},
 	} {
 		w("| %s | %s |\n", row[0], row[1])
 	}
 	w("\nAlerts by kind: %s.\n\n", kinds(r.Final.AlertKinds))
+	writeIdentities(&b, r.Identities())
 
 	w("## Charts\n\n")
 	for _, c := range charts {
@@ -90,6 +92,35 @@ func WriteReport(path string, r *Result, capacity *Capacity, command string) err
 		Verdict string
 	}{r.Day, r.Seed, f, r.Lag, r.Verdict.String()}, "", "  ")
 	return os.WriteFile(filepath.Join(base, "summary.json"), append(js, '\n'), 0o644)
+}
+
+// writeIdentities writes how the figures add up, one identity a line:
+// "- **total** name = **n** name + **n** name − **n** name", then why.
+// TestSimulationPageAddsUp reads them back from the committed page.
+func writeIdentities(b *strings.Builder, ids []Identity) {
+	fmt.Fprintf(b, "### How the figures add up\n\n")
+	fmt.Fprintf(b, "The pipeline's own tables (outbox, inbox) say what it wrote; the checker says what reached a phone. They differ where the pipeline could not know: a message whose send ended in ERROR may have arrived. Each line is a sum a reader can check:\n\n")
+	for _, id := range ids {
+		fmt.Fprintf(b, "- **%d** %s =", id.Total.N, id.Total.Name)
+		for i, t := range id.Terms {
+			op := "+"
+			if t.Sub {
+				op = "−"
+			}
+			if i == 0 && !t.Sub {
+				op = ""
+			} else {
+				op += " "
+			}
+			fmt.Fprintf(b, " %s**%d** %s", op, t.N, t.Name)
+		}
+		mark := ""
+		if !id.Holds() {
+			mark = " **(does not add up: a defect of the pipeline or the report)**"
+		}
+		fmt.Fprintf(b, "%s\n  (%s)\n", mark, id.Why)
+	}
+	fmt.Fprintln(b)
 }
 
 func kinds(m map[string]int) string {
