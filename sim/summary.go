@@ -75,6 +75,8 @@ func (r *Result) Summary() string {
 		r.Day.Name, r.Seed, r.Rate, r.Wall.Round(time.Second), r.Skipped.Round(time.Minute), r.Jumps)
 	fmt.Fprintf(&b, "  outbox %d rows: sent %d, skipped %d, ERROR %d, FAILED %d, EXPIRED %d, parked %d; %d alerts; %d vendor calls\n",
 		f.Enqueued, f.Sent, f.Skipped, f.Errors, f.Failed, f.Expired, f.Parked, f.Alerts, f.VendorCalls)
+	fmt.Fprintf(&b, "  checker: %d delivered once = %d SENT + %d ERROR rows that had reached a phone + %d EXPIRED that had\n",
+		r.Verdict.DeliveredOnce, f.Sent, f.ErrorDelivered, f.ExpiredDelivered)
 	fmt.Fprintf(&b, "  advertising: %d enqueued, %d on a phone before 20:50\n", f.AdEnqueued, f.AdBeforeCutoff)
 	if f.ExpiredDelivered > 0 {
 		fmt.Fprintf(&b, "  %d EXPIRED rows (each alerted as lost) had reached a phone\n", f.ExpiredDelivered)
