@@ -71,7 +71,9 @@ func holdsPaused(_ context.Context, p *probe, c *Cond) (bool, error) {
 
 func describeExited(c *Cond) string { return c.Exited + " exited" }
 
-func holdsExited(_ context.Context, p *probe, c *Cond) (bool, error) { return p.exited(c.Exited, false) }
+func holdsExited(_ context.Context, p *probe, c *Cond) (bool, error) {
+	return p.exited(c.Exited, false)
+}
 
 func describeSucceeded(c *Cond) string { return c.Succeeded + " exited 0" }
 
