@@ -178,17 +178,18 @@ func errorDay(timeout float64) Day {
 	}
 }
 
-// RunCapacity answers both capacity questions by simulating, each row
-// repeat times with seeds o.Seed, o.Seed+1, …. A run that compression
+// RunCapacity answers both capacity questions by simulating: each ERROR
+// row errRuns times and each draining advertising row adRuns times, with
+// seeds o.Seed, o.Seed+1, …. A run that compression
 // distorted is run again at the rate it suggests, once, where timing
 // decides the answer. The relay-bound advertising row (50 rows per
 // 5-minute run) is counted by the relay's schedule, not by timing: it runs
 // once, and its compression figure is reported, not acted on.
-func RunCapacity(ctx context.Context, o Options, repeat int, say func(string)) (*Capacity, error) {
+func RunCapacity(ctx context.Context, o Options, errRuns, adRuns int, say func(string)) (*Capacity, error) {
 	start := time.Now()
-	repeat = max(repeat, 1)
+	errRuns, adRuns = max(errRuns, 1), max(adRuns, 1)
 	c := &Capacity{}
-	for i := range repeat {
+	for i := range max(errRuns, adRuns) {
 		c.Seeds = append(c.Seeds, o.Seed+int64(i))
 	}
 	overhead := assumedOverhead
@@ -220,7 +221,7 @@ func RunCapacity(ctx context.Context, o Options, repeat int, say func(string)) (
 		drain   bool
 		offered int
 	}{{150, 50, false, 800}, {500, 500, true, 7500}, {1000, 500, true, 4000}} {
-		seeds := c.Seeds
+		seeds := c.Seeds[:adRuns]
 		if !q.drain {
 			seeds = seeds[:1]
 		}
@@ -257,7 +258,7 @@ func RunCapacity(ctx context.Context, o Options, repeat int, say func(string)) (
 	})
 	for _, t := range []float64{0.005, 0.02, 0.05} {
 		row := ErrorRow{Timeout: t}
-		for _, seed := range c.Seeds {
+		for _, seed := range c.Seeds[:errRuns] {
 			say(fmt.Sprintf("ERROR rows at a %.1f %% vendor timeout rate, seed %d", 100*t, seed))
 			res, err := run(errorDay(t), seed, true)
 			if err != nil {

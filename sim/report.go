@@ -175,8 +175,8 @@ func orNone(s []string) string {
 // WriteCapacity writes the capacity tables.
 func WriteCapacity(b *strings.Builder, c *Capacity) {
 	fmt.Fprintf(b, "## Capacity, measured by simulating\n\n")
-	fmt.Fprintf(b, "Each row is a simulated evening (`outboxchaos simulate capacity`, %s of wall time in all), run once per seed (%s) where real timing decides the answer: an advertising job enqueues more members at 19:55 than can make it, and the table counts the messages on a phone before the worker's 20:50 cut-off. The queue is first in, first out, so that count is the largest member count whose messages all go out. No faults; one worker. Rows by vendor latency.\n\n", c.Wall.Round(time.Second), seedList(c.Seeds))
-	fmt.Fprintf(b, "| vendor latency, median (ms) | relay | offered (members) | on a phone before 20:50 (messages, median) | range over runs | without compression's share (messages) | rate (virtual s per real s) | compression (added share of the cycle, worst run) |\n|---:|---|---:|---:|---:|---:|---:|---|\n")
+	fmt.Fprintf(b, "Each row is a simulated evening (`outboxchaos simulate capacity`, %s of wall time in all), each draining row run once per seed where real timing decides the answer (seeds %s; the runs column says how many): an advertising job enqueues more members at 19:55 than can make it, and the table counts the messages on a phone before the worker's 20:50 cut-off. The queue is first in, first out, so that count is the largest member count whose messages all go out. No faults; one worker. Rows by vendor latency.\n\n", c.Wall.Round(time.Second), seedList(c.Seeds))
+	fmt.Fprintf(b, "| vendor latency, median (ms) | relay | offered (members) | runs | on a phone before 20:50 (messages, median) | range over runs | without compression's share (messages) | rate (virtual s per real s) | compression (added share of the cycle, worst run) |\n|---:|---|---:|---:|---:|---:|---:|---:|---|\n")
 	for _, a := range c.Ad {
 		relay := fmt.Sprintf("batch %d per 5-min run", a.BatchSize)
 		if a.Drain {
@@ -190,10 +190,10 @@ func WriteCapacity(b *strings.Builder, c *Capacity) {
 		if !a.Drain && !a.LagValid {
 			comp = fmt.Sprintf("+%.0f %%: does not change a count the relay's schedule sets", 100*a.MaxShare)
 		}
-		fmt.Fprintf(b, "| %g | %s | %d | **%d** | %s | %s | %.0f | %s |\n", a.LatencyMS, relay, a.Offered, a.BeforeCutoff, rng, a.Corrected(), a.Rate, comp)
+		fmt.Fprintf(b, "| %g | %s | %d | %d | **%d** | %s | %s | %.0f | %s |\n", a.LatencyMS, relay, a.Offered, len(a.Runs), a.BeforeCutoff, rng, a.Corrected(), a.Rate, comp)
 	}
 	fmt.Fprintf(b, "\nWhere the worker is the bottleneck (drain), \"without compression's share\" scales the median count by the cycle the worker would have had without what compression added (cycle ÷ (cycle − added)); where the relay is (50 rows per 5-minute run, the production setting), the count is 50 × the runs between the job and 20:40 at any latency, and compression and timing change nothing, so that row runs once.\n")
-	fmt.Fprintf(b, "\nERROR rows and alerts at a vendor timeout rate (2,000 grade renewals a run, vendor at 150 ms median; half of the timed-out sends had reached the phone), pooled over %d runs (seeds %s). The 95 %% interval is the Wilson score interval of the pooled count: with a few dozen events the rate is known to about ± a third.\n\n", len(c.Seeds), seedList(c.Seeds))
+	fmt.Fprintf(b, "\nERROR rows and alerts at a vendor timeout rate (2,000 grade renewals a run, vendor at 150 ms median; half of the timed-out sends had reached the phone), pooled over %d runs a row (seeds %s). The 95 %% interval is the Wilson score interval of the pooled count: with a few dozen events the rate is known to about ± a third.\n\n", errorRuns(c), seedList(c.Seeds[:errorRuns(c)]))
 	fmt.Fprintf(b, "| vendor timeouts (%% of sends) | messages (all runs) | ERROR rows (all runs) | alerts (all runs) | ERROR per 10,000 messages | 95 %% interval | range over runs | alerts per 10,000 messages | compression (added share of the cycle, worst run) |\n|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 	for _, e := range c.Errors {
 		lo, hi := e.Interval(e.Errors)
@@ -206,6 +206,14 @@ func WriteCapacity(b *strings.Builder, c *Capacity) {
 			e.PerTenThousand(e.Errors), lo, hi, e.RunRange(func(r ErrorRun) int { return r.Errors }), e.PerTenThousand(e.Alerts), validityOf(valid, share, why))
 	}
 	fmt.Fprintln(b)
+}
+
+// errorRuns is how many runs each ERROR row pooled.
+func errorRuns(c *Capacity) int {
+	if len(c.Errors) == 0 {
+		return 0
+	}
+	return min(len(c.Errors[0].Runs), len(c.Seeds))
 }
 
 func seedList(seeds []int64) string {
