@@ -182,7 +182,7 @@ func TestPhaseOf_NamesThePipelineStatements(t *testing.T) {
 	cases := map[string]string{
 		relay.ClaimSQL:            "sql claim (UPDATE … SKIP LOCKED)",
 		relay.ClaimWithLookupsSQL: "sql claim + consent lookup (one statement)",
-		markSQL:                   "sql mark PUBLISHED",
+		relay.MarkSQL:             "sql mark PUBLISHED",
 		inbox.ClaimSQL:            "sql inbox claim INSERT",
 		inbox.FinishSQL:           "sql inbox result UPDATE",
 		`SELECT EXISTS (SELECT 1 FROM notification_histories WHERE message_id = $1)`: "sql inbox peek",

@@ -136,15 +136,9 @@ func RawPublish(ctx context.Context, e *Env, id string, count, window int) (res 
 	return res
 }
 
-// markSQL is system/relay's mark statement (relay.markPublished).
-const markSQL = `UPDATE notification_outbox
-	SET status = 'PUBLISHED', published_at = $3, status_reason = NULL, updated_at = $3
-	WHERE id = ANY($1) AND status = 'PUBLISHING' AND claimed_by = $2
-	RETURNING id`
-
 // RawRelaySQL drains a backlog of n rows with the relay's two statements
 // alone, no broker: relay.ClaimSQL for batch rows (SKIP LOCKED, committed),
-// then the mark PUBLISHED of those rows.
+// then relay.MarkSQL, the mark PUBLISHED of those rows.
 func RawRelaySQL(ctx context.Context, e *Env, id string, n, batch int) Result {
 	res := Result{ID: id, Group: groupRaw, Latency: "claim + mark of its batch",
 		Name: fmt.Sprintf("relay SQL alone: claim %d (SKIP LOCKED) + mark PUBLISHED", batch)}
@@ -186,7 +180,7 @@ func RawRelaySQL(ctx context.Context, e *Env, id string, n, batch int) Result {
 		if len(ids) == 0 {
 			break
 		}
-		tag, err := e.Pool.Exec(ctx, markSQL, ids, instance, e.Clock.Now())
+		tag, err := e.Pool.Exec(ctx, relay.MarkSQL, ids, instance, e.Clock.Now())
 		if err != nil {
 			return res.fail(fmt.Errorf("mark: %w", err))
 		}

@@ -33,6 +33,52 @@ type Cond struct {
 	All       []Cond     `json:"all,omitempty"`        // all of these hold
 }
 
+// condition is one kind of condition, registered in conditions under the
+// JSON key of its field in Cond: what it means (docs/harness.md lists the
+// same), whether a Cond sets it, and how it is described and probed.
+// Validate is optional.
+type condition struct {
+	doc      string
+	set      func(c *Cond) bool
+	describe func(c *Cond) string
+	holds    func(ctx context.Context, p *probe, c *Cond) (bool, error)
+	validate func(c *Cond) error
+}
+
+// conditions is the registry of conditions. A new condition is its field
+// in Cond, a file with its functions, and one line here. The combinators
+// any and all are not in it: they hold conditions, not facts.
+var conditions = map[string]condition{
+	"rows":       {"exactly n rows of a table match", func(c *Cond) bool { return c.Rows != nil }, describeRows, holdsRows, validateRows},
+	"ledger":     {"at least n messages reached a handset", func(c *Cond) bool { return c.Ledger > 0 }, describeLedger, holdsLedger, nil},
+	"event":      {"at least n matching events were logged", func(c *Cond) bool { return c.Event != nil }, describeEvent, holdsEvent, validateEvent},
+	"killed":     {"the pod died at its kill-point", func(c *Cond) bool { return c.Killed != "" }, describeKilled, holdsKilled, nil},
+	"paused":     {"the pod froze at its pause-point", func(c *Cond) bool { return c.Paused != "" }, describePaused, holdsPaused, nil},
+	"exited":     {"the pod (or every pod of role-) exited", func(c *Cond) bool { return c.Exited != "" }, describeExited, holdsExited, nil},
+	"succeeded":  {"the pod (or every pod of role-) exited 0", func(c *Cond) bool { return c.Succeeded != "" }, describeSucceeded, holdsSucceeded, nil},
+	"in_flight":  {"a send request for outbox row n reached the vendor", func(c *Cond) bool { return c.InFlight > 0 }, describeInFlight, holdsInFlight, nil},
+	"copies":     {"at least n messages delivered twice to a worker", func(c *Cond) bool { return c.Copies > 0 }, describeCopies, holdsCopies, nil},
+	"peek_skips": {"at least n redeliveries skipped at the peek", func(c *Cond) bool { return c.PeekSkips > 0 }, describePeekSkips, holdsPeekSkips, nil},
+	"waiters":    {"at least n backends wait on the step's hold", func(c *Cond) bool { return c.Waiters > 0 }, describeWaiters, holdsWaiters, nil},
+	"migrators":  {"n migrate pods wait on the step's held migration", func(c *Cond) bool { return c.Migrators > 0 }, describeMigrators, holdsMigrators, nil},
+	"queue":      {"a queue holds exactly n ready messages", func(c *Cond) bool { return c.Queue != nil }, describeQueue, holdsQueue, validateQueue},
+	"blocked":    {"the pod's connection waits on the step's hold", func(c *Cond) bool { return c.Blocked != "" }, describeBlocked, holdsBlocked, nil},
+}
+
+// combinators are the conditions made of conditions.
+var combinators = []string{"any", "all"}
+
+// ConditionNames lists every condition's JSON key, combinators included,
+// sorted.
+func ConditionNames() []string {
+	out := slices.Clone(combinators)
+	for name := range conditions {
+		out = append(out, name)
+	}
+	sort.Strings(out)
+	return out
+}
+
 // Rows counts rows of a table: outbox, inbox or coupons, filtered.
 type Rows struct {
 	Table       string `json:"table"`
@@ -70,32 +116,38 @@ var tables = map[string]string{"outbox": "notification_outbox", "inbox": "notifi
 
 func (c Cond) set() []string {
 	var out []string
-	for name, on := range map[string]bool{"rows": c.Rows != nil, "ledger": c.Ledger > 0, "event": c.Event != nil,
-		"killed": c.Killed != "", "paused": c.Paused != "", "exited": c.Exited != "", "succeeded": c.Succeeded != "", "in_flight": c.InFlight > 0,
-		"copies": c.Copies > 0, "peek_skips": c.PeekSkips > 0, "waiters": c.Waiters > 0, "migrators": c.Migrators > 0,
-		"queue": c.Queue != nil, "blocked": c.Blocked != "", "any": len(c.Any) > 0, "all": len(c.All) > 0} {
-		if on {
+	for name, k := range conditions {
+		if k.set(&c) {
 			out = append(out, name)
 		}
 	}
+	if len(c.Any) > 0 {
+		out = append(out, "any")
+	}
+	if len(c.All) > 0 {
+		out = append(out, "all")
+	}
 	sort.Strings(out)
 	return out
+}
+
+// kind is the registered condition c sets, if it sets one (not a
+// combinator); validate has made sure it sets exactly one.
+func (c *Cond) kind() (condition, bool) {
+	for _, k := range conditions {
+		if k.set(c) {
+			return k, true
+		}
+	}
+	return condition{}, false
 }
 
 func (c Cond) validate() error {
 	if set := c.set(); len(set) != 1 {
 		return fmt.Errorf("a condition sets exactly one of its fields, this one sets %v", set)
 	}
-	if c.Rows != nil {
-		if _, ok := tables[c.Rows.Table]; !ok {
-			return fmt.Errorf("rows: unknown table %q (outbox, inbox, coupons)", c.Rows.Table)
-		}
-	}
-	if c.Queue != nil && !slices.Contains(queueNames, c.Queue.Queue) {
-		return fmt.Errorf("queue: unknown queue %q (%s)", c.Queue.Queue, strings.Join(queueNames, ", "))
-	}
-	if c.Event != nil && c.Event.Name == "" {
-		return errors.New("event: needs name")
+	if k, ok := c.kind(); ok && k.validate != nil {
+		return k.validate(&c)
 	}
 	var errs []error
 	for _, sub := range append(slices.Clone(c.Any), c.All...) {
@@ -140,36 +192,8 @@ func (r Rows) sql() (string, []any) {
 
 // String describes the condition.
 func (c Cond) String() string {
-	switch {
-	case c.Rows != nil:
-		q, args := c.Rows.sql()
-		return fmt.Sprintf("%d from %s %v", c.Rows.N, q, args)
-	case c.Ledger > 0:
-		return fmt.Sprintf("%d messages on handsets", c.Ledger)
-	case c.Event != nil:
-		return fmt.Sprintf("%d× event %s %s %v", max(c.Event.N, 1), c.Event.Name, c.Event.Pod, c.Event.Attrs)
-	case c.Killed != "":
-		return c.Killed + " killed at its kill-point"
-	case c.Paused != "":
-		return c.Paused + " frozen at its pause-point"
-	case c.Exited != "":
-		return c.Exited + " exited"
-	case c.Succeeded != "":
-		return c.Succeeded + " exited 0"
-	case c.InFlight > 0:
-		return "a vendor call for " + checker.MessageID(c.InFlight) + " in flight"
-	case c.Copies > 0:
-		return fmt.Sprintf("%d messages delivered twice", c.Copies)
-	case c.PeekSkips > 0:
-		return fmt.Sprintf("%d redeliveries skipped at the peek", c.PeekSkips)
-	case c.Waiters > 0:
-		return fmt.Sprintf("%d backends waiting on the hold", c.Waiters)
-	case c.Migrators > 0:
-		return fmt.Sprintf("%d migrators at the held migration", c.Migrators)
-	case c.Queue != nil:
-		return fmt.Sprintf("%d ready in the %s queue", c.Queue.N, c.Queue.Queue)
-	case c.Blocked != "":
-		return c.Blocked + " waits on the hold inside Postgres"
+	if k, ok := c.kind(); ok {
+		return k.describe(&c)
 	}
 	var parts []string
 	for _, s := range append(slices.Clone(c.Any), c.All...) {
@@ -211,55 +235,10 @@ func (r *runner) newProbe(c *Cond) *probe {
 var errFailed = errors.New("condition failed")
 
 func (p *probe) holds(ctx context.Context, c *Cond) (bool, error) {
-	e := p.r.e
-	switch {
-	case c.Rows != nil:
-		q, args := c.Rows.sql()
-		n, err := e.Count(ctx, q, args...)
-		if err != nil {
-			return false, err
-		}
-		return n == c.Rows.N, nil
-	case c.Ledger > 0:
-		return len(e.vendor.Ledger()) >= c.Ledger, nil
-	case c.Event != nil:
-		n := checker.Count(e.history(), c.Event.Name, c.Event.Pod, c.Event.Attrs) - p.base[c.Event]
-		return n >= max(c.Event.N, 1), nil
-	case c.Killed != "":
-		return p.killed(c.Killed)
-	case c.Paused != "":
-		pod, err := p.r.e.Pod(c.Paused)
-		if err != nil {
-			return false, err
-		}
-		return pod.Frozen(), nil
-	case c.Exited != "", c.Succeeded != "":
-		return p.exited(c.Exited+c.Succeeded, c.Succeeded != "")
-	case c.InFlight > 0:
-		return e.vendor.Count(checker.MessageID(c.InFlight)) >= 1, nil
-	case c.Copies > 0:
-		return checker.Copies(e.history()) >= c.Copies, nil
-	case c.PeekSkips > 0:
-		return checker.PeekSkips(e.history()) >= c.PeekSkips, nil
-	case c.Waiters > 0:
-		h, err := p.r.hold()
-		if err != nil {
-			return false, err
-		}
-		n, err := h.Waiters(ctx)
-		return n >= c.Waiters, err
-	case c.Migrators > 0:
-		return p.migrators(ctx, c.Migrators)
-	case c.Blocked != "":
-		return p.blocked(ctx, c.Blocked)
-	case c.Queue != nil:
-		d, err := e.depths()
-		if err != nil {
-			return false, err
-		}
-		n := map[string]int{"main": d.Main, "retry": d.Retry, "parking": d.Parking}[c.Queue.Queue]
-		return n == c.Queue.N, nil
-	case len(c.Any) > 0:
+	if k, ok := c.kind(); ok {
+		return k.holds(ctx, p, c)
+	}
+	if len(c.Any) > 0 {
 		var errs []error
 		for i := range c.Any {
 			ok, err := p.holds(ctx, &c.Any[i])
@@ -269,14 +248,13 @@ func (p *probe) holds(ctx context.Context, c *Cond) (bool, error) {
 			errs = append(errs, err)
 		}
 		return false, errors.Join(errs...)
-	default:
-		for i := range c.All {
-			if ok, err := p.holds(ctx, &c.All[i]); !ok || err != nil {
-				return false, err
-			}
-		}
-		return true, nil
 	}
+	for i := range c.All {
+		if ok, err := p.holds(ctx, &c.All[i]); !ok || err != nil {
+			return false, err
+		}
+	}
+	return true, nil
 }
 
 // killed: the pod exited at its kill-point (SIGKILL, exit 137).

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync"
 	"time"
 
@@ -35,64 +34,13 @@ func (r *runner) steps(ctx context.Context, steps []Step) error {
 	return nil
 }
 
+// step carries out one step through its verb in the registry.
 func (r *runner) step(ctx context.Context, st Step) error {
-	switch st.Do {
-	case "enqueue":
-		ps, err := r.podSpec(st)
-		if err != nil {
-			return err
-		}
-		if st.PerKind > 0 {
-			ps.args = append(ps.args, "--per-kind", strconv.Itoa(st.PerKind))
-		}
-		if len(st.Kinds) > 0 {
-			ps.args = append(ps.args, "--kinds", kindsArg(st.Kinds))
-		}
-		_, err = r.e.Run(ctx, "job", ps)
-		return err
-	case "start":
-		return r.start(ctx, st)
-	case "await":
-		return r.await(ctx, st.Cond, st.Timeout, r.newProbe(st.Cond))
-	case "assert":
-		ok, err := r.newProbe(st.Cond).holds(ctx, st.Cond)
-		if err == nil && !ok {
-			err = errors.New("does not hold")
-		}
-		return err
-	case "inject":
-		for _, sp := range st.Faults {
-			f, _ := sp.Build()
-			if err := r.eng.Inject(ctx, f); err != nil {
-				return err
-			}
-		}
-		return nil
-	case "during":
-		return r.during(ctx, st)
-	case "parallel":
-		return r.parallel(ctx, st.Steps)
-	case "restart":
-		p, err := r.e.Pod(st.Pod)
-		if err != nil {
-			return err
-		}
-		if st.NewName {
-			_, err = r.e.Replace(ctx, p)
-		} else {
-			_, err = r.e.Restart(ctx, p)
-		}
-		return err
-	case "replace":
-		return r.replace(ctx, st)
-	case "stop":
-		p, err := r.e.Pod(st.Pod)
-		if err != nil {
-			return err
-		}
-		return p.Stop(5 * time.Second)
+	v, ok := verbs[st.Do]
+	if !ok {
+		return fmt.Errorf("unknown step %q", st.Do)
 	}
-	return fmt.Errorf("unknown step %q", st.Do)
+	return v.run(r, ctx, st)
 }
 
 // podSpec arms the step's pod faults in the pod's environment.
@@ -220,6 +168,9 @@ func (r *runner) hold() (*faults.Hold, error) {
 	}
 	return nil, errors.New("no hold in place: waiters and migrators need a hold-rows or hold-migration fault")
 }
+
+// parallelStep runs the step's inner steps concurrently.
+func (r *runner) parallelStep(ctx context.Context, st Step) error { return r.parallel(ctx, st.Steps) }
 
 // parallel runs steps concurrently and returns their errors joined.
 func (r *runner) parallel(ctx context.Context, steps []Step) error {

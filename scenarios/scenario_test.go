@@ -84,16 +84,26 @@ func TestHarnessDocNamesEverything(t *testing.T) {
 	}
 	doc := string(raw)
 	var names []string
-	names = append(names, verbs...)
+	// Verbs and conditions each have a row of their table: named in its
+	// first cell, not just in passing.
+	rows := map[string]bool{}
+	for _, line := range strings.Split(doc, "\n") {
+		if cells := strings.Split(line, "|"); len(cells) > 2 && strings.HasPrefix(line, "|") {
+			for _, f := range strings.Split(cells[1], "`") {
+				rows[f] = true
+			}
+		}
+	}
+	for _, n := range append(VerbNames(), ConditionNames()...) {
+		if !rows[n] {
+			t.Errorf("docs/harness.md has no table row for `%s`", n)
+		}
+	}
 	for _, k := range faults.Kinds() {
 		names = append(names, strings.SplitN(k, ":", 2)[0])
 	}
 	for r := range checker.RuleNames() {
 		names = append(names, r)
-	}
-	ct := reflect.TypeOf(Cond{})
-	for i := 0; i < ct.NumField(); i++ {
-		names = append(names, strings.SplitN(ct.Field(i).Tag.Get("json"), ",", 2)[0])
 	}
 	for _, n := range names {
 		if !strings.Contains(doc, "`"+n+"`") {
@@ -130,5 +140,46 @@ func TestScheduleFaultsAreSpecs(t *testing.T) {
 				t.Fatalf("seed %d: %d kill-points armed in %s: %s", seed, n, role, s)
 			}
 		}
+	}
+}
+
+// TestConditionsRegistryCoversCond: every field of Cond is a registered
+// condition or a combinator, every registered condition is a field, and
+// a Cond that sets the field sets that condition and no other.
+func TestConditionsRegistryCoversCond(t *testing.T) {
+	t.Parallel()
+	ct := reflect.TypeOf(Cond{})
+	fields := map[string]int{}
+	for i := 0; i < ct.NumField(); i++ {
+		fields[strings.SplitN(ct.Field(i).Tag.Get("json"), ",", 2)[0]] = i
+	}
+	for _, name := range ConditionNames() {
+		i, ok := fields[name]
+		if !ok {
+			t.Errorf("condition %q has no field in Cond", name)
+			continue
+		}
+		delete(fields, name)
+		var c Cond
+		fv := reflect.ValueOf(&c).Elem().Field(i)
+		switch fv.Kind() {
+		case reflect.Pointer:
+			fv.Set(reflect.New(fv.Type().Elem()))
+		case reflect.String:
+			fv.SetString("relay-1")
+		case reflect.Int, reflect.Int64:
+			fv.SetInt(1)
+		case reflect.Slice:
+			fv.Set(reflect.ValueOf([]Cond{{Ledger: 1}}))
+		}
+		if got := c.set(); len(got) != 1 || got[0] != name {
+			t.Errorf("a Cond with only %s set sets %v", name, got)
+		}
+		if c.String() == "" {
+			t.Errorf("condition %s describes itself as nothing", name)
+		}
+	}
+	for name := range fields {
+		t.Errorf("Cond field %q is not a registered condition", name)
 	}
 }

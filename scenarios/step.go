@@ -1,29 +1,19 @@
 package scenarios
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/outboxchaos/outboxchaos/faults"
 	"github.com/outboxchaos/outboxchaos/system/notification"
 )
 
-// Step is one step of a scenario, as data. Do says what it does:
-//
-//	enqueue   run the batch job to completion (per_kind, kinds; faults armed in it)
-//	start     start one pod per role in roles (faults armed in the first; env, link, supervise)
-//	await     wait until cond holds (timeout, default 30 s)
-//	assert    cond must hold now
-//	inject    put faults in place until the end of the run
-//	during    put faults in place, run steps, wait for cond (or for "for"), then recover them;
-//	          "after" delays the start (random schedules)
-//	parallel  run steps concurrently and wait for all
-//	restart   start pod again without its kill-point or failpoints (new_name: as role-N+1)
-//	replace   wait until pod died at its crash point (or exited, or the run is quiescent);
-//	          a killed pod is replaced by a new pod of its role under a new name
-//	stop      stop pod (SIGTERM, then SIGKILL)
+// Step is one step of a scenario, as data. Do names its verb, one of the
+// registry verbs, which says what the verb does and needs.
 type Step struct {
 	Do        string              `json:"do"`
 	Note      string              `json:"note,omitempty"` // why the step is there
@@ -51,31 +41,51 @@ type Step struct {
 // roles a start step may name.
 var roles = []string{"relay", "worker", "cleanup", "reconciler", "job", "migrate"}
 
-// verbs are the step verbs, in the order docs/harness.md lists them.
-var verbs = []string{"enqueue", "start", "await", "assert", "inject", "during", "parallel", "restart", "replace", "stop"}
+// verb is one step verb: what it does (docs/harness.md says the same at
+// length), what it needs of its step, and how the runner carries it out.
+type verb struct {
+	doc      string
+	validate func(s Step) error
+	run      func(r *runner, ctx context.Context, st Step) error // a runner method expression
+}
+
+// verbs is the registry of step verbs. A new verb is a file with its
+// functions and one line here. It is filled in init: verbs that hold
+// steps (during, parallel) run and validate them through it.
+var verbs map[string]verb
+
+func init() {
+	verbs = map[string]verb{
+		"enqueue":  {"run the batch job to completion (per_kind, kinds; faults armed in it)", validateEnqueue, (*runner).enqueue},
+		"start":    {"start one pod per role in roles (faults armed in the first; env, link, supervise)", Step.validateStart, (*runner).start},
+		"await":    {"wait until cond holds (timeout, default 30 s)", needCond, (*runner).awaitStep},
+		"assert":   {"cond must hold now", needCond, (*runner).assert},
+		"inject":   {"put faults in place until the end of the run", validateInject, (*runner).inject},
+		"during":   {"put faults in place, run steps, wait for cond (or for \"for\", after \"after\"), then recover them", Step.validateDuring, (*runner).during},
+		"parallel": {"run steps concurrently and wait for all", validateParallel, (*runner).parallelStep},
+		"restart":  {"start pod again without its kill-point or failpoints (new_name: as role-N+1)", needPod, (*runner).restart},
+		"replace":  {"wait until pod died at its crash point (or exited, or the run is quiescent); replace a dead pod by a new one of its role", needPod, (*runner).replace},
+		"stop":     {"stop pod (SIGTERM, then SIGKILL)", needPod, (*runner).stop},
+	}
+}
+
+// VerbNames lists the step verbs, sorted.
+func VerbNames() []string {
+	var out []string
+	for v := range verbs {
+		out = append(out, v)
+	}
+	sort.Strings(out)
+	return out
+}
 
 // validate checks what the step's verb requires.
 func (s Step) validate() error {
-	var err error
-	switch s.Do {
-	case "enqueue":
-		err = podFaultsOnly(s.Faults)
-	case "start":
-		err = s.validateStart()
-	case "await", "assert":
-		err = needCond(s)
-	case "inject":
-		err = liveFaults(s.Faults)
-	case "during":
-		err = s.validateDuring()
-	case "parallel":
-		err = validSteps(s.Steps)
-	case "restart", "stop", "replace":
-		err = needPod(s)
-	default:
-		return fmt.Errorf("unknown step %q (steps: %s)", s.Do, strings.Join(verbs, ", "))
+	v, ok := verbs[s.Do]
+	if !ok {
+		return fmt.Errorf("unknown step %q (steps: %s)", s.Do, strings.Join(VerbNames(), ", "))
 	}
-	if err != nil {
+	if err := v.validate(s); err != nil {
 		return err
 	}
 	for _, k := range s.Kinds {
@@ -85,6 +95,10 @@ func (s Step) validate() error {
 	}
 	return nil
 }
+
+func validateEnqueue(s Step) error  { return podFaultsOnly(s.Faults) }
+func validateInject(s Step) error   { return liveFaults(s.Faults) }
+func validateParallel(s Step) error { return validSteps(s.Steps) }
 
 func (s Step) validateStart() error {
 	if len(s.Roles) == 0 {

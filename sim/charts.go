@@ -3,7 +3,6 @@ package sim
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"time"
 
@@ -13,7 +12,7 @@ import (
 	"gonum.org/v1/plot/vg"
 )
 
-// Chart is one SVG the report links, with its caption.
+// Chart is one PNG the report links, with its caption.
 type Chart struct {
 	File, Title, Caption string
 }
@@ -39,8 +38,9 @@ func newDayPlot(title, ylabel string) *plot.Plot {
 		ticks = append(ticks, plot.Tick{Value: float64(h), Label: label})
 	}
 	p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	p.Y.Min = 0
+	p.Y.Tick.Marker = countTicks{}
 	p.Add(plotter.NewGrid())
-	p.Legend.Top, p.Legend.Left = true, true
 	return p
 }
 
@@ -58,25 +58,28 @@ func series(r *Result, value func(Sample) float64) plotter.XYs {
 	return xys
 }
 
-func save(p *plot.Plot, dir, file string) error {
-	if err := p.Save(18*vg.Centimeter, 9*vg.Centimeter, filepath.Join(dir, file)); err != nil {
-		return fmt.Errorf("draw %s: %w", file, err)
-	}
-	return nil
-}
-
 // WriteCharts draws the day's charts into dir and returns them.
 func WriteCharts(r *Result, dir string) ([]Chart, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("chart folder: %w", err)
 	}
 	var out []Chart
-	add := func(p *plot.Plot, file, title, caption string) error {
+	day, _ := r.Day.date()
+	marks := faultMarks(r)
+	addPlain := func(p *plot.Plot, file, title, caption string) error {
 		if err := save(p, dir, file); err != nil {
 			return err
 		}
 		out = append(out, Chart{File: file, Title: title, Caption: caption})
 		return nil
+	}
+	// add marks the faults on p's time axis, then draws it.
+	add := func(p *plot.Plot, file, title, caption string) error {
+		atLeastOne(p)
+		if err := markFaults(p, marks, func(t time.Time) float64 { return hourOf(day, t) }); err != nil {
+			return err
+		}
+		return addPlain(p, file, title, caption+faultCaption(marks))
 	}
 	st := func(m func(Sample) map[string]int, k string) func(Sample) float64 {
 		return func(s Sample) float64 { return float64(m(s)[k]) }
@@ -139,6 +142,7 @@ func WriteCharts(r *Result, dir string) ([]Chart, error) {
 	p = plot.New()
 	p.Title.Text = "ERROR, EXPIRED and alerts per hour"
 	p.Y.Label.Text = "count"
+	p.X.Label.Text = "virtual hour of day (Asia/Seoul); +1d: 08:00–08:15 the next morning"
 	labels, errs, exps, alerts := lossesByHour(r)
 	w := vg.Points(6)
 	for i, v := range []plotter.Values{errs, exps, alerts} {
@@ -152,10 +156,25 @@ func WriteCharts(r *Result, dir string) ([]Chart, error) {
 		p.Add(b)
 		p.Legend.Add([]string{"ERROR rows", "EXPIRED rows", "alerts"}[i], b)
 	}
-	p.Legend.Top, p.Legend.Left = true, true
 	p.NominalX(labels...)
+	p.Y.Min = 0
+	p.Y.Tick.Marker = countTicks{}
 	p.Add(plotter.NewGrid())
-	if err := add(p, "losses.png", "ERROR, EXPIRED and alerts per hour", "New ERROR inbox rows, new EXPIRED outbox rows and alerts sent in each virtual hour; \"next morning\" is 08:00–08:15 the day after, when the relay expires the advertising rows the 20:40 cut-off deferred."); err != nil {
+	atLeastOne(p)
+	// Bar i is the hour labels[i]: a fault at hh:mm sits at i − ½ + mm/60.
+	if err := markFaults(p, marks, func(t time.Time) float64 {
+		h := int(t.Sub(day) / time.Hour)
+		frac := float64(t.Sub(day)%time.Hour) / float64(time.Hour)
+		for i, l := range labels {
+			if l == fmt.Sprintf("%02d", h) {
+				return float64(i) - 0.5 + frac
+			}
+		}
+		return -1
+	}); err != nil {
+		return nil, err
+	}
+	if err := addPlain(p, "losses.png", "ERROR, EXPIRED and alerts per hour", "New ERROR inbox rows, new EXPIRED outbox rows and alerts sent in each virtual hour; \"+1d\" is 08:00–08:15 the day after, when the relay expires the advertising rows the 20:40 cut-off deferred."+faultCaption(marks)); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -211,7 +230,7 @@ func lossesByHour(r *Result) (labels []string, errs, exps, alerts plotter.Values
 		h := int(s.At.Sub(day) / time.Hour)
 		label := fmt.Sprintf("%02d", h)
 		if h >= 24 {
-			label = "next morning"
+			label = "+1d"
 		}
 		b, ok := buckets[label]
 		if !ok {

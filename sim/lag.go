@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"time"
@@ -129,3 +130,20 @@ func deliveries(ctx context.Context, env *scenarios.Env) ([]Delivery, error) {
 	}
 	return out, rows.Err()
 }
+
+// MarshalJSON writes the durations as Go duration text ("206.616ms"), not
+// bare nanoseconds, so the figure files read without a calculator.
+func (l Lag) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Pairs                                                         int
+		Cycle, Latency, Overhead, RealOverhead, Added, ScheduleLagMax string
+		Share                                                         float64
+		Valid                                                         bool
+		Why                                                           string
+		SuggestedRate                                                 float64
+	}{l.Pairs, durText(l.Cycle), durText(l.Latency), durText(l.Overhead), durText(l.RealOverhead), durText(l.Added), durText(l.ScheduleLagMax),
+		l.Share, l.Valid, l.Why, l.SuggestedRate})
+}
+
+// durText is a duration as JSON text, to the microsecond.
+func durText(d time.Duration) string { return d.Round(time.Microsecond).String() }

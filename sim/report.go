@@ -42,24 +42,26 @@ func WriteReport(path string, r *Result, capacity *Capacity, command string) err
 	}
 	w("- Compression: %s — %s.\n\n", valid, r.Lag.Why)
 
-	w("## The day in figures\n\n| | |\n|---|---:|\n")
+	w("## The day in figures\n\nEvery figure is read once, at the end of the run (after the next morning's relay runs): none comes from another window or another population than the checker's line above.\n\n| figure (what it counts) | |\n|---|---:|\n")
 	for _, row := range [][2]string{
-		{"outbox rows (notifications enqueued)", fmt.Sprint(f.Enqueued)},
-		{"sent (inbox SENT)", fmt.Sprint(f.Sent)},
-		{"skipped (consent withdrawn)", fmt.Sprint(f.Skipped)},
-		{"ERROR (outcome unknown, alerted)", fmt.Sprint(f.Errors)},
-		{"FAILED (definitely not sent, alerted)", fmt.Sprint(f.Failed)},
-		{"EXPIRED (past their date, alerted)", fmt.Sprint(f.Expired)},
-		{"… of which had reached a phone (an alert for a loss that did not happen)", fmt.Sprint(f.ExpiredDelivered)},
-		{"parked", fmt.Sprint(f.Parked)},
-		{"alerts", fmt.Sprint(f.Alerts)},
-		{"vendor send requests", fmt.Sprint(f.VendorCalls)},
-		{"advertising enqueued / on a phone before 20:50", fmt.Sprintf("%d / %d", f.AdEnqueued, f.AdBeforeCutoff)},
-		{"enqueue → handset p50 / p90 / p99 / max", fmt.Sprintf("%s / %s / %s / %s", round(f.P50), round(f.P90), round(f.P99), round(f.Max))},
+		{"outbox rows (notifications enqueued, one row each)", fmt.Sprint(f.Enqueued)},
+		{"inbox SENT (the vendor accepted the send and the worker recorded it)", fmt.Sprint(f.Sent)},
+		{"outbox SKIPPED (consent withdrawn: not sent, on purpose)", fmt.Sprint(f.Skipped)},
+		{"inbox ERROR (outcome unknown to the worker: vendor timeout or 5xx, or a killed worker's send; alerted)", fmt.Sprint(f.Errors)},
+		{"ERROR rows that reached a phone (the checker, from the vendor's handset ledger)", fmt.Sprint(f.ErrorDelivered)},
+		{"inbox FAILED (definitely not sent, alerted)", fmt.Sprint(f.Failed)},
+		{"outbox EXPIRED (past their date, alerted)", fmt.Sprint(f.Expired)},
+		{"EXPIRED rows that reached a phone (an alert for a loss that did not happen)", fmt.Sprint(f.ExpiredDelivered)},
+		{"parked (in the parking queue, alerted)", fmt.Sprint(f.Parked)},
+		{"alerts (sent to the operators, every kind)", fmt.Sprint(f.Alerts)},
+		{"vendor send requests (retries included)", fmt.Sprint(f.VendorCalls)},
+		{"advertising enqueued / on a phone before 20:50 (messages)", fmt.Sprintf("%d / %d", f.AdEnqueued, f.AdBeforeCutoff)},
+		{"enqueue → handset p50 / p90 / p99 / max (virtual time)", fmt.Sprintf("%s / %s / %s / %s", round(f.P50), round(f.P90), round(f.P99), round(f.Max))},
 	} {
 		w("| %s | %s |\n", row[0], row[1])
 	}
 	w("\nAlerts by kind: %s.\n\n", kinds(r.Final.AlertKinds))
+	writeIdentities(&b, r.Identities())
 
 	w("## Charts\n\n")
 	for _, c := range charts {
@@ -91,6 +93,35 @@ func WriteReport(path string, r *Result, capacity *Capacity, command string) err
 		Verdict string
 	}{r.Day, r.Seed, f, r.Lag, r.Verdict.String()}, "", "  ")
 	return os.WriteFile(filepath.Join(base, "summary.json"), append(js, '\n'), 0o644)
+}
+
+// writeIdentities writes how the figures add up, one identity a line:
+// "- **total** name = **n** name + **n** name − **n** name", then why.
+// TestSimulationPageAddsUp reads them back from the committed page.
+func writeIdentities(b *strings.Builder, ids []Identity) {
+	fmt.Fprintf(b, "### How the figures add up\n\n")
+	fmt.Fprintf(b, "The pipeline's own tables (outbox, inbox) say what it wrote; the checker says what reached a phone. They differ where the pipeline could not know: a message whose send ended in ERROR may have arrived. Each line is a sum a reader can check:\n\n")
+	for _, id := range ids {
+		fmt.Fprintf(b, "- **%d** %s =", id.Total.N, id.Total.Name)
+		for i, t := range id.Terms {
+			op := "+"
+			if t.Sub {
+				op = "−"
+			}
+			if i == 0 && !t.Sub {
+				op = ""
+			} else {
+				op += " "
+			}
+			fmt.Fprintf(b, " %s**%d** %s", op, t.N, t.Name)
+		}
+		mark := ""
+		if !id.Holds() {
+			mark = " **(does not add up: a defect of the pipeline or the report)**"
+		}
+		fmt.Fprintf(b, "%s\n  (%s)\n", mark, id.Why)
+	}
+	fmt.Fprintln(b)
 }
 
 func kinds(m map[string]int) string {
@@ -145,30 +176,60 @@ func orNone(s []string) string {
 // WriteCapacity writes the capacity tables.
 func WriteCapacity(b *strings.Builder, c *Capacity) {
 	fmt.Fprintf(b, "## Capacity, measured by simulating\n\n")
-	fmt.Fprintf(b, "Each row is a simulated evening (`outboxchaos simulate capacity`, %s of wall time in all): an advertising job enqueues more members at 19:55 than can make it, and the table counts the messages on a phone before the worker's 20:50 cut-off. The queue is first in, first out, so that count is the largest member count whose messages all go out. No faults; one worker.\n\n", c.Wall.Round(time.Second))
-	fmt.Fprintf(b, "| vendor latency (median) | relay | offered | on a phone before 20:50 | without compression's share | rate | compression |\n|---:|---|---:|---:|---:|---:|---|\n")
+	fmt.Fprintf(b, "Each row is a simulated evening (`outboxchaos simulate capacity`, %s of wall time in all), each draining row run once per seed where real timing decides the answer (seeds %s; the runs column says how many): an advertising job enqueues more members at 19:55 than can make it, and the table counts the messages on a phone before the worker's 20:50 cut-off. The queue is first in, first out, so that count is the largest member count whose messages all go out. No faults; one worker. Rows by vendor latency.\n\n", c.Wall.Round(time.Second), seedList(c.Seeds))
+	fmt.Fprintf(b, "| vendor latency, median (ms) | relay | offered (members) | runs | on a phone before 20:50 (messages, median) | range over runs | without compression's share (messages) | rate (virtual s per real s) | compression (added share of the cycle, worst run) |\n|---:|---|---:|---:|---:|---:|---:|---:|---|\n")
 	for _, a := range c.Ad {
 		relay := fmt.Sprintf("batch %d per 5-min run", a.BatchSize)
 		if a.Drain {
 			relay = fmt.Sprintf("drain (batch %d)", a.BatchSize)
 		}
-		fmt.Fprintf(b, "| %g ms | %s | %d | **%d** | %s | %.0f | %s |\n", a.LatencyMS, relay, a.Offered, a.BeforeCutoff, a.Corrected(), a.Rate, validity(a.Lag))
+		rng := a.Range()
+		if len(a.Runs) == 1 && !a.Drain {
+			rng = "one run: set by the relay's schedule"
+		}
+		comp := validityOf(a.LagValid, a.MaxShare, a.LagWhy)
+		if !a.Drain && !a.LagValid {
+			comp = fmt.Sprintf("+%.0f %%: does not change a count the relay's schedule sets", 100*a.MaxShare)
+		}
+		fmt.Fprintf(b, "| %g | %s | %d | %d | **%d** | %s | %s | %.0f | %s |\n", a.LatencyMS, relay, a.Offered, len(a.Runs), a.BeforeCutoff, rng, a.Corrected(), a.Rate, comp)
 	}
-	fmt.Fprintf(b, "\nWhere the worker is the bottleneck (drain), \"without compression's share\" scales the count by the cycle the worker would have had without what compression added (cycle ÷ (cycle − added)); where the relay is (50 rows per 5-minute run, the production setting), the count is 50 × the runs between the job and 20:40 at any latency, and compression changes nothing.\n")
-	fmt.Fprintf(b, "\nERROR rows and alerts at a vendor timeout rate (2,000 grade renewals, vendor at 150 ms median; half of the timed-out sends had reached the phone):\n\n")
-	fmt.Fprintf(b, "| vendor timeouts | messages | ERROR rows | alerts | ERROR per 10,000 | alerts per 10,000 | compression |\n|---:|---:|---:|---:|---:|---:|---|\n")
+	fmt.Fprintf(b, "\nWhere the worker is the bottleneck (drain), \"without compression's share\" scales the median count by the cycle the worker would have had without what compression added (cycle ÷ (cycle − added)); where the relay is (50 rows per 5-minute run, the production setting), the count is 50 × the runs between the job and 20:40 at any latency, and compression and timing change nothing, so that row runs once.\n")
+	fmt.Fprintf(b, "\nERROR rows and alerts at a vendor timeout rate (2,000 grade renewals a run, vendor at 150 ms median; half of the timed-out sends had reached the phone), pooled over %d runs a row (seeds %s). The 95 %% interval is the Wilson score interval of the pooled count: with a few dozen events the rate is known to about ± a third.\n\n", errorRuns(c), seedList(c.Seeds[:errorRuns(c)]))
+	fmt.Fprintf(b, "| vendor timeouts (%% of sends) | messages (all runs) | ERROR rows (all runs) | alerts (all runs) | ERROR per 10,000 messages | 95 %% interval | range over runs | alerts per 10,000 messages | compression (added share of the cycle, worst run) |\n|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 	for _, e := range c.Errors {
-		fmt.Fprintf(b, "| %.1f %% | %d | %d | %d | %.0f | %.0f | %s |\n", 100*e.Timeout, e.Messages, e.Errors, e.Alerts,
-			e.PerTenThousand(e.Errors), e.PerTenThousand(e.Alerts), validity(e.Lag))
+		lo, hi := e.Interval(e.Errors)
+		var lags []Lag
+		for _, r := range e.Runs {
+			lags = append(lags, r.Lag)
+		}
+		valid, share, why := lagSummary(lags)
+		fmt.Fprintf(b, "| %.1f | %d | %d | %d | %.0f | %.0f–%.0f | %s | %.0f | %s |\n", 100*e.Timeout, e.Messages, e.Errors, e.Alerts,
+			e.PerTenThousand(e.Errors), lo, hi, e.RunRange(func(r ErrorRun) int { return r.Errors }), e.PerTenThousand(e.Alerts), validityOf(valid, share, why))
 	}
 	fmt.Fprintln(b)
 }
 
-func validity(l Lag) string {
-	if l.Valid {
-		return fmt.Sprintf("valid (+%.0f %%)", 100*l.Share)
+// errorRuns is how many runs each ERROR row pooled.
+func errorRuns(c *Capacity) int {
+	if len(c.Errors) == 0 {
+		return 0
 	}
-	return "NOT valid: " + l.Why
+	return min(len(c.Errors[0].Runs), len(c.Seeds))
+}
+
+func seedList(seeds []int64) string {
+	var s []string
+	for _, x := range seeds {
+		s = append(s, fmt.Sprint(x))
+	}
+	return strings.Join(s, ", ")
+}
+
+func validityOf(valid bool, share float64, why string) string {
+	if valid {
+		return fmt.Sprintf("valid (+%.0f %%)", 100*share)
+	}
+	return "NOT valid: " + why
 }
 
 // writeLedger writes the fault engine's ledger of the day: each planned

@@ -92,13 +92,14 @@ const claimSQLRecentOnly = `
 // The NoClaimedBy canary's variants ("…AnyClaimer") drop the claimed_by
 // condition ($2 is still bound, and only checked for NULL).
 
-// markSQL marks confirmed rows PUBLISHED ($1 ids, $2 instance, $3 now).
-const markSQL = `UPDATE notification_outbox
+// MarkSQL marks confirmed rows PUBLISHED ($1 ids, $2 instance, $3 now);
+// exported, as ClaimSQL is, so the benchmarks run the relay's own statement.
+const MarkSQL = `UPDATE notification_outbox
 		SET status = 'PUBLISHED', published_at = $3, status_reason = NULL, updated_at = $3
 		WHERE id = ANY($1) AND status = 'PUBLISHING' AND claimed_by = $2
 		RETURNING id`
 
-// markSQLAnyClaimer is markSQL for the NoClaimedBy canary.
+// markSQLAnyClaimer is MarkSQL for the NoClaimedBy canary.
 const markSQLAnyClaimer = `UPDATE notification_outbox
 		SET status = 'PUBLISHED', published_at = $3, status_reason = NULL, updated_at = $3
 		WHERE id = ANY($1) AND status = 'PUBLISHING' AND $2::text IS NOT NULL
@@ -145,7 +146,7 @@ type statements struct {
 // statementsFor returns the relay's statements with canary bug (a canary
 // name, "" for none) armed.
 func statementsFor(bug string) statements {
-	s := statements{claim: ClaimSQL, mark: markSQL, finish: finishSQL, deferAd: deferSQL, fail: failSQL}
+	s := statements{claim: ClaimSQL, mark: MarkSQL, finish: finishSQL, deferAd: deferSQL, fail: failSQL}
 	switch bug {
 	case canary.NoSkipLocked:
 		s.claim = claimSQLNoSkipLocked

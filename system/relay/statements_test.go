@@ -25,7 +25,7 @@ func TestCanaryStatementsDifferOnlyWhereMeant(t *testing.T) {
 		{"recent-only claim", ClaimSQL, claimSQLRecentOnly, [][2]string{
 			{"next_attempt_at <= $3", "next_attempt_at <= $3 AND created_at >= $5"},
 		}},
-		{"no-claimed-by mark", markSQL, markSQLAnyClaimer, [][2]string{{mine, anyClaimer}}},
+		{"no-claimed-by mark", MarkSQL, markSQLAnyClaimer, [][2]string{{mine, anyClaimer}}},
 		{"no-claimed-by finish", finishSQL, finishSQLAnyClaimer, [][2]string{{mine, anyClaimer}}},
 		{"no-claimed-by defer", deferSQL, deferSQLAnyClaimer, [][2]string{{mine, anyClaimer}}},
 		{"no-claimed-by fail", failSQL, failSQLAnyClaimer, [][2]string{{mine, anyClaimer}}},
@@ -47,10 +47,10 @@ func TestCanaryStatementsDifferOnlyWhereMeant(t *testing.T) {
 // canary swaps exactly its own.
 func TestStatementsFor(t *testing.T) {
 	t.Parallel()
-	real := statements{claim: ClaimSQL, mark: markSQL, finish: finishSQL, deferAd: deferSQL, fail: failSQL}
+	real := statements{claim: ClaimSQL, mark: MarkSQL, finish: finishSQL, deferAd: deferSQL, fail: failSQL}
 	want := map[string]statements{
-		canary.NoSkipLocked: {claim: claimSQLNoSkipLocked, mark: markSQL, finish: finishSQL, deferAd: deferSQL, fail: failSQL},
-		canary.RecentOnly:   {claim: claimSQLRecentOnly, claimWindow: true, mark: markSQL, finish: finishSQL, deferAd: deferSQL, fail: failSQL},
+		canary.NoSkipLocked: {claim: claimSQLNoSkipLocked, mark: MarkSQL, finish: finishSQL, deferAd: deferSQL, fail: failSQL},
+		canary.RecentOnly:   {claim: claimSQLRecentOnly, claimWindow: true, mark: MarkSQL, finish: finishSQL, deferAd: deferSQL, fail: failSQL},
 		canary.NoClaimedBy: {claim: ClaimSQL, mark: markSQLAnyClaimer, finish: finishSQLAnyClaimer,
 			deferAd: deferSQLAnyClaimer, fail: failSQLAnyClaimer},
 	}
