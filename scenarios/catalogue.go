@@ -120,7 +120,12 @@ func tableCatalogue() []*Scenario {
 		},
 		{
 			Name: "stale-relay", Row: "3/5",
-			Kinds:       []notification.Kind{notification.GradeRenewal, notification.MonthlyAwardsWinning},
+			Kinds: []notification.Kind{notification.GradeRenewal, notification.MonthlyAwardsWinning},
+			// While its confirms are held relay-1 hears nothing from the
+			// broker: with the 5 s heartbeat it dropped the connection
+			// (channel-closed) before a loaded harness had relay-2 reclaim.
+			// The heartbeat (the broker caps it at 60 s) outlasts the run.
+			Config:      map[string]string{"amqp-heartbeat": "600s"},
 			Description: "a relay run loses its lease while waiting for confirms; another run takes the rows over",
 			Fault:       "relay-1's confirms held back (its confirm timeout, 5 min, outlasts the run) until relay-2 has reclaimed the rows and died after their confirm",
 			Outcome:     "the run that lost its lease writes 0 rows; the rows are republished with the same message_id; each sent once",
