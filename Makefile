@@ -21,7 +21,7 @@ CHAOSSEED := $(if $(SEED),$(SEED),$(shell date +%s%N | cut -c1-15))
 # River twice from one nested module (go.mod: v0.51.2, go047.mod: v0.47.0).
 PEER_BINS := bin/peer-watermill bin/peer-river047 bin/peer-river0512
 
-.PHONY: all build images infra peer-bins peers demo test unit vet fmt-check scenario scenarios canaries crashpoints explore chaos report simulate simulate-short capacity bench bench-quick clean
+.PHONY: all build images infra peer-bins peers demo test unit vet fmt-check scenario scenarios canaries crashpoints explore chaos chaos-load report simulate simulate-short capacity bench bench-quick clean
 
 all: build
 
@@ -109,6 +109,26 @@ chaos:
 	$(GOTESTSUM) --junitfile $(ART)/chaos-junit.xml --format testname -- \
 		-race -count=1 -timeout 40m $(CHAOSFLAGS) -tags chaos ./scenarios/ -rapid.checks=$(CHECKS) -rapid.seed=$(CHAOSSEED) $(if $(SHARD),-shard=$(SHARD),) -v \
 		2>&1 | tee $(ART)/chaos.log; exit $${PIPESTATUS[0]}
+
+# chaos-load runs the named catalogue (LOADRUN) twice at once, each copy
+# with -parallel=$(LOADPAR); HOG=1 also keeps one core busy (yes >/dev/null)
+# while they run. A verdict must not depend on that load: both copies pass
+# or the target fails. Logs: $(ART)/chaos-load-a.log and -b.log.
+LOADRUN ?= ^TestScenario$$
+LOADPAR ?= 8
+HOG     ?=
+LOADART := $(abspath $(ART))
+
+## chaos-load: the named catalogue with -parallel=8 while a second copy runs beside it (HOG=1: and one core kept busy); fails if either copy fails
+chaos-load:
+	@mkdir -p $(LOADART)
+	$(GO) test -c -race -tags chaos -o $(LOADART)/chaos-load.test ./scenarios/
+	@cd scenarios && { \
+		hog=; if [ -n "$(HOG)" ]; then yes > /dev/null & hog=$$!; trap 'kill $$hog' EXIT; fi; \
+		run() { $(LOADART)/chaos-load.test -test.run '$(LOADRUN)' -test.parallel $(LOADPAR) -test.count 1 -test.timeout 30m -test.v > $(LOADART)/chaos-load-$$1.log 2>&1; }; \
+		run b & b=$$!; run a; a=$$?; wait $$b; bs=$$?; \
+		echo "chaos-load: copy a exit $$a ($$(grep -c -- '^    --- PASS' $(LOADART)/chaos-load-a.log) passed, $$(grep -c -- '^    --- FAIL' $(LOADART)/chaos-load-a.log) failed), copy b exit $$bs ($$(grep -c -- '^    --- PASS' $(LOADART)/chaos-load-b.log) passed, $$(grep -c -- '^    --- FAIL' $(LOADART)/chaos-load-b.log) failed)$(if $(HOG), with a CPU hog,)"; \
+		[ $$a -eq 0 ] && [ $$bs -eq 0 ]; }
 
 ## report: run everything and write reports/RELIABILITY.md
 report: build

@@ -38,6 +38,9 @@
 //
 //   - accept: record, answer 200 code 1000.
 //   - accept-hang: record, then hang past the client timeout.
+//   - accept-hold: record, then hold the answer, with no timer, until the
+//     rules are reset (the harness recovers the fault); then answer 500.
+//     A harness acts while the call is provably in flight.
 //   - hang: hang past the client timeout without recording.
 //   - undelivered: hang like hang; the report then says FAILED
 //     "3101 undeliverable".

@@ -15,6 +15,7 @@ type Mode string
 const (
 	Accept      Mode = "accept"       // record in the ledger, answer 200 code 1000
 	AcceptHang  Mode = "accept-hang"  // record, then hang past the client timeout: sent, outcome unknown
+	AcceptHold  Mode = "accept-hold"  // record, then hold the answer until the rules are reset; then answer 500: sent, outcome unknown
 	Hang        Mode = "hang"         // hang without recording
 	Undelivered Mode = "undelivered"  // hang without recording; the report then says FAILED "3101 undeliverable"
 	LandLate    Mode = "land-late"    // hold without answering or recording; the request lands later (see the package doc)
@@ -67,7 +68,7 @@ func (k reqKind) String() string {
 
 // modes maps every defined mode to the kind of request it applies to.
 var modes = map[Mode]reqKind{
-	Accept: sendReq, AcceptHang: sendReq, Hang: sendReq, Undelivered: sendReq, LandLate: sendReq,
+	Accept: sendReq, AcceptHang: sendReq, AcceptHold: sendReq, Hang: sendReq, Undelivered: sendReq, LandLate: sendReq,
 	Accept5xx: sendReq, Fail5xx: sendReq, Status401: sendReq, Status403: sendReq, Status429: sendReq,
 	Reset: sendReq, AcceptReset: sendReq, FailCode: sendReq, LateBody: sendReq, Malformed: sendReq,
 
@@ -98,7 +99,7 @@ func joinModes(ms []Mode) string {
 // records reports whether a send handled in mode m reaches the phone on
 // arrival (unless its expireat has passed).
 func (m Mode) records() bool {
-	return m == Accept || m == AcceptHang || m == Accept5xx || m == AcceptReset || m == LateBody || m == Malformed
+	return m == Accept || m == AcceptHang || m == AcceptHold || m == Accept5xx || m == AcceptReset || m == LateBody || m == Malformed
 }
 
 // kind is the kind of request m applies to (sendReq for an unknown mode).
@@ -191,11 +192,14 @@ func (s *Server) SetDefault(m Mode) error {
 // ResetRules removes every rule and restores the Accept default. The ledger,
 // the call and lookup logs, counters and fired counts are kept, and so are
 // the land-late requests still held: removing a fault does not take back a
-// request already in flight.
+// request already in flight. The accept-hold requests are answered: their
+// hold lasts exactly as long as the fault that made it.
 func (s *Server) ResetRules() {
 	s.mu.Lock()
 	s.rules = nil
 	s.def = Accept
+	close(s.release)
+	s.release = make(chan struct{})
 	s.mu.Unlock()
 	s.log.Info("rules reset")
 }

@@ -229,6 +229,44 @@ func TestAcceptHangAnswersAfterHangTimeout(t *testing.T) {
 	}
 }
 
+// An accept-hold send is recorded at once and answered only when the rules
+// are reset, however long that takes: no timer of the vendor's ends it.
+func TestAcceptHoldAnswersWhenRulesReset(t *testing.T) {
+	t.Parallel()
+	fv, base := newServer(t, fakevendor.Options{HangTimeout: time.Millisecond})
+	if err := fv.AddRule(fakevendor.Rule{RefKey: "k", Mode: fakevendor.AcceptHold}); err != nil {
+		t.Fatal(err)
+	}
+	tok := mustToken(t, base)
+	type answer struct {
+		status int
+		code   string
+		err    error
+	}
+	got := make(chan answer, 1)
+	go func() {
+		status, a, err := send(context.Background(), base, tok, "k")
+		got <- answer{status, a.Code, err}
+	}()
+	for fv.Count("k") == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	// Far past HangTimeout: still held.
+	select {
+	case a := <-got:
+		t.Fatalf("answered before the reset: %+v", a)
+	case <-time.After(100 * time.Millisecond):
+	}
+	fv.ResetRules()
+	a := <-got
+	if a.err != nil || a.status != http.StatusInternalServerError {
+		t.Fatalf("after the reset: %d %s %v, want 500", a.status, a.code, a.err)
+	}
+	if fv.Count("k") != 1 || fv.Fired()[fakevendor.AcceptHold] != 1 {
+		t.Fatalf("count %d fired %v, want recorded once", fv.Count("k"), fv.Fired())
+	}
+}
+
 // A hang must end as soon as the client gives up, not after HangTimeout.
 func TestHangEndsWhenClientGivesUp(t *testing.T) {
 	t.Parallel()

@@ -66,6 +66,7 @@ type Server struct {
 	lookups    []Lookup
 	attempts   map[string]int    // sends per refkey, for Plan
 	held       map[int]*heldSend // land-late requests not yet landed, by call number
+	release    chan struct{}     // closed (and replaced) by ResetRules: the accept-hold requests answer
 	failed     map[string]bool   // refkeys of undelivered sends: the report says FAILED
 	srv        *http.Server
 	serveDone  chan struct{}
@@ -95,6 +96,7 @@ func New(opts Options) *Server {
 		tokens:  map[string]time.Time{},
 		fired:   map[Mode]int{},
 		held:    map[int]*heldSend{},
+		release: make(chan struct{}),
 		failed:  map[string]bool{},
 
 		attempts: map[string]int{},

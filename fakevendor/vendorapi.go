@@ -169,6 +169,7 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 		s.failed[body.RefKey] = true
 	}
 	s.calls = append(s.calls, call)
+	release := s.release
 	if call.Mode == LandLate {
 		s.holdLocked(n, body)
 	}
@@ -217,6 +218,10 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 		if s.wait(w, r, s.opts.HangTimeout, log) {
 			writeJSON(w, okStatus, ok)
 		}
+	case AcceptHold:
+		if s.hold(w, r, release, log) {
+			writeJSON(w, http.StatusInternalServerError, sendResponse{Code: "9999", Description: "internal error"})
+		}
 	case Hang, Undelivered, LandLate:
 		if s.wait(w, r, s.opts.HangTimeout, log) {
 			writeJSON(w, http.StatusGatewayTimeout, sendResponse{Code: "9998", Description: "timed out"})
@@ -262,6 +267,25 @@ func (s *Server) wait(w http.ResponseWriter, r *http.Request, d time.Duration, l
 	defer t.Stop()
 	select {
 	case <-t.C:
+		return true
+	case <-r.Context().Done():
+		return false
+	case <-s.closed:
+		log.Info("request released by Close")
+		s.abort(w, log)
+		return false
+	}
+}
+
+// hold blocks until release is closed (the rules were reset), or the
+// request's context ends (the client gave up) or the server is closed; it
+// reports whether the release came. No timer ends it: a harness holds a
+// call for as long as it needs, whatever the machine's speed.
+func (s *Server) hold(w http.ResponseWriter, r *http.Request, release <-chan struct{}, log *slog.Logger) bool {
+	log.Info("send held until the rules are reset")
+	select {
+	case <-release:
+		log.Info("held send released")
 		return true
 	case <-r.Context().Done():
 		return false

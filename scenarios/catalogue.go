@@ -121,13 +121,19 @@ func tableCatalogue() []*Scenario {
 		},
 		{
 			Name: "stale-relay", Row: "3/5",
-			Kinds:       []notification.Kind{notification.GradeRenewal, notification.MonthlyAwardsWinning},
+			Kinds: []notification.Kind{notification.GradeRenewal, notification.MonthlyAwardsWinning},
+			// While its confirms are held relay-1 hears nothing from the
+			// broker: with the 5 s heartbeat it dropped the connection
+			// (channel-closed) before a loaded harness had relay-2 reclaim.
+			// The heartbeat (the broker caps it at 60 s) outlasts the run.
+			Config:      map[string]string{"amqp-heartbeat": "600s"},
 			Description: "a relay run loses its lease while waiting for confirms; another run takes the rows over",
-			Fault:       "relay-1's confirms held back (its confirm timeout is 60 s) until relay-2 has reclaimed the rows and died after their confirm",
+			Fault:       "relay-1's confirms held back (its confirm timeout, 5 min, outlasts the run) until relay-2 has reclaimed the rows and died after their confirm",
 			Outcome:     "the run that lost its lease writes 0 rows; the rows are republished with the same message_id; each sent once",
 			Steps: []Step{
 				start("worker", "cleanup"),
-				{Do: "start", Roles: []string{"relay"}, Env: []string{"OUTBOXCHAOS_CONFIRM_TIMEOUT=60s"}},
+				note(Step{Do: "start", Roles: []string{"relay"}, Env: []string{"OUTBOXCHAOS_CONFIRM_TIMEOUT=5m"}},
+					"relay-1's confirm timeout outlasts the run (90 s): the harness never races it while the confirms are held"),
 				note(Step{Do: "enqueue", Kinds: []notification.Kind{notification.GradeRenewal}}, "one row first, so relay-1 holds a broker connection"),
 				await(ledger(1)),
 				note(during(fs(latency("rabbitmq-relay", world.Downstream, time.Hour)), killed("relay-2"),
@@ -216,15 +222,22 @@ func tableCatalogue() []*Scenario {
 		},
 		{
 			Name: "worker-shutdown-mid-send", Row: "§5",
+			// The fake vendor holds the call until the harness recovers its
+			// fault; no timer may end it first: the client's vendor timeout
+			// and the SENDING timeout outlast the whole run.
+			Config:      map[string]string{"vendor-timeout": "5m", "sending-timeout": "10m"},
 			Description: "the worker is asked to stop (SIGTERM) while a vendor call is in flight",
-			Fault:       "SIGTERM to worker-1 during its vendor call for notification-outbox-1 (the vendor accepts, then hangs)",
+			Fault:       "SIGTERM to worker-1 while the fake vendor holds its call for notification-outbox-1 (accepted, answer held); the answer (500) comes only once worker-1 said it is stopping",
 			Outcome:     "steps 3–5 finish despite the stop: ERROR + alert for the unknown outcome, no resend by the next worker",
 			Steps: []Step{
-				inject(vendorMode(fakevendor.AcceptHang, 1, 0)),
+				inject(vendorMode(fakevendor.AcceptHold, 1, 0)),
 				enqueue(), start("worker", "relay", "cleanup"),
 				await(Cond{InFlight: 1}),
 				assert(Cond{Rows: &Rows{Table: "inbox", Status: "SENDING", Msg: 1, N: 1}}),
-				inject(faults.Spec{Kind: "sigterm", Pod: "worker-1"}),
+				note(Step{Do: "parallel", Steps: []Step{
+					inject(faults.Spec{Kind: "sigterm", Pod: "worker-1"}),
+					during(fs(vendorMode(fakevendor.AcceptHold, 1, 0)), podEvent("stopping", "worker-1", 1)),
+				}}, "the held call is answered (its fault recovered) only once worker-1 has been asked to stop; the SIGTERM returns when worker-1 exited"),
 				start("worker"),
 			},
 			Expect: rules(allOnce, alerts(checker.AlertVendorUnknown, 1), errorDelivered(1)),
@@ -304,16 +317,34 @@ func tableCatalogue() []*Scenario {
 			Expect: rules(allOnce, checker.Rule{Rule: "parked", N: 5}, alerts(checker.AlertParked, 5), handsets(6)),
 		},
 		{
-			Name: "worker-crash-after-park", Row: "12", Kinds: []notification.Kind{notification.GradeRenewal},
+			Name: "worker-crash-after-park", Row: "12",
+			Kinds: []notification.Kind{notification.GradeRenewal, notification.MonthlyAwardsWinning},
+			// The 401s must reach the worker as 401s: with the compressed
+			// 500 ms client timeout a loaded machine (load 36–55) turned one
+			// into a timeout (an unknown outcome: ERROR, never parked). No
+			// call hangs here, so the timeouts outlast the run at no cost.
+			Config:      map[string]string{"vendor-timeout": "5m", "sending-timeout": "10m"},
 			Description: "the worker dies right after moving a message to the parking queue",
-			Fault:       "vendor 401 for notification-outbox-1 until it is parked; kill-point worker.after-park (SIGKILL) in worker-1",
-			Outcome:     "the parked message already has its PARKED alert (nothing looks at a parked message again): lost visibly, never silently",
+			Fault:       "vendor 401 for notification-outbox-1 until it is parked; pause-point worker.after-park (SIGSTOP) in worker-1, SIGKILLed once the broker has taken its ack",
+			Outcome:     "the parked message already has its PARKED alert (nothing looks at a parked message again): lost visibly, never silently; the other message is sent once",
+			// A basic.ack is not confirmed: a kill right after it may lose
+			// it, and the redelivery that follows is legal (and parks
+			// again). The kill waits until the broker shows it took the
+			// ack: with prefetch 1 it hands the frozen worker a second
+			// message only then.
 			Steps: []Step{
 				inject(vendorMode(fakevendor.Status401, 1, 0)),
-				enqueue(), startWith("worker", kill(kp.WorkerAfterPark)), start("relay", "cleanup"),
-				await(killed("worker-1")), restart("worker-1"),
+				{Do: "enqueue", Kinds: []notification.Kind{notification.GradeRenewal}},
+				startWith("worker", faults.Spec{Kind: "pause-point", Point: kp.WorkerAfterPark}), start("relay", "cleanup"),
+				note(await(Cond{Paused: "worker-1"}), "worker-1 parked notification-outbox-1, acked it and froze"),
+				note(Step{Do: "enqueue", Kinds: []notification.Kind{notification.MonthlyAwardsWinning}},
+					"a second message: with prefetch 1 the broker hands it to worker-1 only once it has taken the ack"),
+				note(await(allOf(outboxRows("PUBLISHED", 2), queued("main", 0))),
+					"notification-outbox-2 reached the main queue and left it for the frozen worker-1: the broker has the ack"),
+				note(restart("worker-1"), "SIGKILL, then a new worker-1: the unacked notification-outbox-2 comes back to it"),
+				await(ledger(1)),
 			},
-			Expect: rules(lost(1), alerts(checker.AlertParked, 1)),
+			Expect: rules(lost(1), alerts(checker.AlertParked, 1), handsets(1)),
 		},
 		{
 			Name: "schema-race", Row: "§7", SelfMigrate: true,

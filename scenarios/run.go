@@ -75,11 +75,14 @@ func Run(ctx context.Context, s *Scenario, o Options) Result {
 		}
 	}
 	// Faults a step injected "until the end of the run" stay in place while
-	// the pipeline settles.
+	// the pipeline settles, and while the pods stop: a pod still running
+	// when a fault goes away (a vendor that answers again, a frozen pod
+	// continued) could change the outcome after the last step. The pods
+	// stop first, as in the random schedules; the verdict is then fixed.
+	e.StopPods()
 	if rerr := eng.RecoverAll(ctx); herr == nil && rerr != nil {
 		herr = rerr
 	}
-	e.StopPods()
 	st, err := e.Snapshot(ctx)
 	if err != nil && herr == nil {
 		herr = fmt.Errorf("snapshot: %w", err)

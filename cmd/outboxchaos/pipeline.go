@@ -163,6 +163,9 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	parts.Log.Info("worker started", "event", "start")
 	<-ctx.Done()
+	// Said before waiting for the message in hand: a harness that asked
+	// the worker to stop knows from this line that it has been asked.
+	parts.Log.Info("worker stopping", "event", "stopping")
 	w.Stop()
 	parts.Log.Info("worker stopped", "event", "stop")
 	return nil

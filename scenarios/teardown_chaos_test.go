@@ -1,0 +1,52 @@
+//go:build chaos
+
+package scenarios_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/outboxchaos/outboxchaos/checker"
+	"github.com/outboxchaos/outboxchaos/faults"
+	"github.com/outboxchaos/outboxchaos/scenarios"
+	kp "github.com/outboxchaos/outboxchaos/system/killpoint"
+	"github.com/outboxchaos/outboxchaos/system/notification"
+	"github.com/outboxchaos/outboxchaos/system/testenv"
+)
+
+// TestVerdictFixedAtLastStep: the run ends with worker-1 frozen at a
+// pause-point, its result written and its ack not yet sent (the pipeline
+// is quiescent: nothing queued, the inbox row SENT). Recovering the
+// pause-point continues a frozen pod; were the faults recovered before
+// the pods stopped, worker-1 would ack after the last step and the final
+// state would differ. The pods stop first: worker-1 never moves again,
+// the delivery it held returns to the main queue, unacked.
+func TestVerdictFixedAtLastStep(t *testing.T) {
+	testenv.Require(t)
+	t.Parallel()
+	s := &scenarios.Scenario{
+		Name: "verdict-fixed-at-last-step", Row: "test",
+		Kinds:       []notification.Kind{notification.GradeRenewal},
+		Description: "the run ends with worker-1 frozen between its result and its ack",
+		Fault:       "pause-point worker.after-result in worker-1, never resumed by a step",
+		Outcome:     "teardown stops worker-1 before it recovers the pause-point: no ack after the last step",
+		Steps: []scenarios.Step{
+			{Do: "enqueue"},
+			{Do: "start", Roles: []string{"worker"}, Faults: []faults.Spec{{Kind: "pause-point", Point: kp.WorkerAfterResult}}},
+			{Do: "start", Roles: []string{"relay", "cleanup"}},
+			{Do: "await", Cond: &scenarios.Cond{Paused: "worker-1"}},
+		},
+	}
+	o := scenarios.DefaultOptions()
+	o.PGURL, o.AMQPURL, o.Bin = testenv.PGURL(), testenv.AMQPURL(), bin
+	res := scenarios.Run(context.Background(), s, o)
+	if res.Err != nil && !res.State.Settled {
+		t.Fatalf("the run did not settle before its teardown: %v\n%s", res.Err, res.Timeline)
+	}
+	if n := checker.Count(res.Events, "ack", "worker-1", nil); n != 0 {
+		t.Errorf("worker-1 acked %d times after the last step: teardown let a frozen pod run on\n%s", n, res.Timeline)
+	}
+	if res.State.Queues.Main != 1 {
+		t.Errorf("main queue holds %d, want 1: the delivery worker-1 held when it was stopped\n%s", res.State.Queues.Main, res.Timeline)
+	}
+}
