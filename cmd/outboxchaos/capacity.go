@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -16,8 +15,7 @@ import (
 // runCapacity answers the capacity questions by simulating evenings and
 // days, and writes the tables.
 func runCapacity(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("outboxchaos simulate capacity", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := subcommandFlags("simulate capacity", "[flags]", "answer the capacity questions by simulating evenings and days; write reports/CAPACITY.md", stderr)
 	seed := fs.Int64("seed", 1, "seed of the workloads and fault plans")
 	out := fs.String("out", "reports/CAPACITY.md", "where to write the tables")
 	if err := parseFlags(fs, args); err != nil {
