@@ -99,14 +99,14 @@ const runTimeout = 90 * time.Second
 
 // Run runs scenario s once and returns its result. It always drops its
 // schema and queues and recovers every fault it injected.
-func Run(ctx context.Context, s *Scenario, o Options) Result {
+func Run(ctx context.Context, s *Scenario, o Options) (res Result) {
 	start := time.Now()
-	res := Result{Name: s.Name, Row: s.Row, Seed: o.Seed}
+	res = Result{Name: s.Name, Row: s.Row, Seed: o.Seed}
 	parent := ctx
 	// An interrupt (the caller's context cancelled) leaves the run unjudged
 	// whatever the snapshot shows; the clean-up below still runs.
 	defer func() {
-		if parent.Err() != nil && res.NotJudged == nil {
+		if parent.Err() != nil {
 			res.NotJudged = fmt.Errorf("interrupted: %w", context.Cause(parent))
 		}
 	}()

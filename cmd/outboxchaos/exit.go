@@ -47,7 +47,13 @@ func outcomeErr(o scenarios.Outcome) error {
 // signalError is the cause of a context a signal cancelled.
 type signalError struct{ sig os.Signal }
 
-func (e signalError) Error() string { return fmt.Sprintf("interrupted by %s", e.sig) }
+func (e signalError) Error() string {
+	name := map[os.Signal]string{os.Interrupt: "SIGINT", syscall.SIGTERM: "SIGTERM", syscall.SIGPIPE: "SIGPIPE"}[e.sig]
+	if name == "" {
+		name = e.sig.String()
+	}
+	return "signal " + name
+}
 
 // interrupted reports whether a signal ended ctx, and which.
 func interrupted(ctx context.Context) (signalError, bool) {

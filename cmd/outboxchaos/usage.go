@@ -107,6 +107,13 @@ func settingsHelp(w io.Writer, keep func(string) bool, fs ...*flag.FlagSet) {
 	}
 }
 
+// allFlags is the names of fs's flags.
+func allFlags(fs *flag.FlagSet) []string {
+	var out []string
+	fs.VisitAll(func(f *flag.Flag) { out = append(out, f.Name) })
+	return out
+}
+
 func printFlags(w io.Writer, fl []*flag.Flag) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, f := range fl {
