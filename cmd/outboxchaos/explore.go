@@ -24,6 +24,7 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	verbose := fs.Bool("v", false, "print each violating run's timeline")
 	ledger := fs.String("ledger", "", "append the budget's count to this exploration ledger (make explore: reports/explored.jsonl)")
 	recordAll := fs.Bool("record-all", false, "write every run's record under --artifacts, not only the violating ones'")
+	junit := fs.String("junit", "", "also write a JUnit XML report to this file (one test case per schedule)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -83,6 +84,18 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		if *verbose {
 			fmt.Fprint(stdout, r.Result.Timeline)
+		}
+	}
+	if *junit != "" {
+		var rs []scenarios.Result
+		for _, r := range runs {
+			if r.Result.Name != "" {
+				r.Result.Name = fmt.Sprintf("schedule-%d", r.Index)
+				rs = append(rs, r.Result)
+			}
+		}
+		if err := writeJUnit(*junit, rs, wall); err != nil {
+			return err
 		}
 	}
 	// A run not judged explored nothing.
