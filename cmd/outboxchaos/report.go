@@ -192,7 +192,7 @@ func appendLedger(path, what string, count, violations int, seed int64, shard st
 }
 
 func environment(ctx context.Context, o scenarios.Options) (reports.Environment, error) {
-	env := reports.Environment{Go: runtime.Version(), Cores: runtime.NumCPU(), Commit: "unknown"}
+	env := reports.Environment{Go: runtime.Version(), Cores: runtime.NumCPU(), Commit: "unknown", Date: time.Now()}
 	env.Commit = gitCommit()
 	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
