@@ -24,7 +24,7 @@ func runCapacity(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if fs.NArg() > 0 {
 		return usagef("usage: outboxchaos simulate capacity [--seed N] [--out FILE]")
 	}
-	o, err := simOptions(*seed, 0, true, stderr)
+	o, err := simOptions(ctx, *seed, 0, true, stderr)
 	if err != nil {
 		return err
 	}

@@ -39,7 +39,7 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if *rate < 0 || *rate > 1000 {
 		return usagef("--rate %g: want 1 to 1000 (0: the day's)", *rate)
 	}
-	o, err := simOptions(*seed, *rate, *quiet, stderr)
+	o, err := simOptions(ctx, *seed, *rate, *quiet, stderr)
 	if err != nil {
 		return err
 	}
@@ -60,12 +60,12 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	return nil
 }
 
-func simOptions(seed int64, rate float64, quiet bool, stderr io.Writer) (sim.Options, error) {
+func simOptions(ctx context.Context, seed int64, rate float64, quiet bool, stderr io.Writer) (sim.Options, error) {
 	so, err := harnessOptions()
 	if err != nil {
 		return sim.Options{}, err
 	}
-	if err := preflightServices(context.Background(), so); err != nil {
+	if err := preflightServices(ctx, so); err != nil {
 		return sim.Options{}, err
 	}
 	o := sim.Options{PGURL: so.PGURL, AMQPURL: so.AMQPURL, Bin: so.Bin, Seed: seed, Rate: rate}
