@@ -13,7 +13,9 @@ CHAOSFLAGS ?=
 # with the same SEED and SHARD.
 SHARD     ?=
 ART       ?= artifacts
-GOTESTSUM := $(GO) run gotest.tools/gotestsum@v1.13.0
+# gotestsum and actionlint are tools of go.mod (go get -tool), pinned by
+# go.sum and built from the module cache: nothing is fetched at run time.
+GOTESTSUM := $(GO) tool gotestsum
 # make chaos draws a fresh seed each run and prints it; SEED=… replays one.
 CHAOSSEED := $(if $(SEED),$(SEED),$(shell date +%s%N | cut -c1-15))
 
@@ -21,7 +23,7 @@ CHAOSSEED := $(if $(SEED),$(SEED),$(shell date +%s%N | cut -c1-15))
 # River twice from one nested module (go.mod: v0.51.2, go047.mod: v0.47.0).
 PEER_BINS := bin/peer-watermill bin/peer-river047 bin/peer-river0512
 
-.PHONY: all build images infra peer-bins peers demo test unit vet fmt-check scenario scenarios canaries crashpoints explore chaos chaos-load report simulate simulate-short capacity bench bench-quick clean
+.PHONY: actionlint all build images infra peer-bins peers demo test unit vet fmt-check scenario scenarios canaries crashpoints explore chaos chaos-load report simulate simulate-short capacity bench bench-quick clean
 
 all: build
 
@@ -61,8 +63,12 @@ peers: peer-bins
 demo: build
 	./$(BIN) demo
 
-## test: gofmt, vet, unit + integration tests with -race, the chaos suite, then a short simulated day
-test: fmt-check vet unit chaos simulate-short
+## test: gofmt, vet, actionlint, unit + integration tests with -race, the chaos suite, then a short simulated day
+test: fmt-check vet actionlint unit chaos simulate-short
+
+## actionlint: check the GitHub Actions workflows (.github/workflows), which cannot run here
+actionlint:
+	$(GO) tool actionlint -no-color
 
 unit:
 	$(GO) test -race -count=1 -timeout 15m ./...
@@ -80,13 +86,17 @@ scenario: build
 	@if [ -z "$(NAME)" ]; then ./$(BIN) scenario list; echo; echo "usage: make scenario NAME=<name>"; exit 2; fi
 	./$(BIN) scenario run $(NAME) $(if $(SEED),--seed $(SEED),)
 
-## scenarios: run the whole catalogue
-scenarios: build
-	./$(BIN) scenario run all --quiet
+# RUN=REGEX selects scenarios by name for make scenarios.
+RUN       ?=
 
-## canaries: enable each deliberate bug and check a scenario catches it
+## scenarios: run the whole catalogue (RUN=REGEX, SHARD=K/N, SEED=…), one verdict line each; JUnit in $(ART)/scenarios-junit.xml
+scenarios: build
+	@mkdir -p $(ART)
+	./$(BIN) scenario run all --quiet --artifacts $(ART) --junit $(ART)/scenarios-junit.xml $(if $(RUN),-run '$(RUN)',) $(if $(SHARD),--shard $(SHARD),) $(if $(SEED),--seed $(SEED),)
+
+## canaries: enable each deliberate bug and check a scenario catches it (SEED=…)
 canaries: build
-	./$(BIN) canary
+	./$(BIN) canary $(if $(SEED),--seed $(SEED),)
 
 # CRASHFLAGS adds crashpoints flags, e.g. CRASHFLAGS='--workload one --bound 1'.
 CRASHFLAGS ?=
@@ -96,7 +106,8 @@ PARALLEL  ?= 8
 
 ## explore: CHECKS random schedules, PARALLEL at a time, each replayable alone (SEED=…, SHARD=K/N); nightly: CHECKS=2000
 explore: build
-	./$(BIN) explore --checks $(CHECKS) --seed $(CHAOSSEED) --parallel $(PARALLEL) $(if $(SHARD),--shard $(SHARD),) --ledger reports/explored.jsonl
+	@mkdir -p $(ART)
+	./$(BIN) explore --checks $(CHECKS) --seed $(CHAOSSEED) --parallel $(PARALLEL) $(if $(SHARD),--shard $(SHARD),) --ledger reports/explored.jsonl --artifacts $(ART) --junit $(ART)/explore-junit.xml
 
 ## crashpoints: crash every process at every automatic crash point of each small workload (up to hit 3) and check the contract
 crashpoints: build

@@ -2,7 +2,6 @@ package scenarios
 
 import (
 	"context"
-	"strings"
 
 	"github.com/outboxchaos/outboxchaos/system/canary"
 )
@@ -41,18 +40,27 @@ var Catchers = map[string][]string{
 
 // CanaryResult is the sweep's answer for one canary.
 type CanaryResult struct {
-	Bug      string
-	CaughtBy []string // scenarios that went red
-	Runs     []Result
+	Bug       string
+	CaughtBy  []string // scenarios that went red
+	NotJudged []string // scenarios whose run was not judged (ERROR)
+	Runs      []Result
 }
 
 // Caught reports whether at least one scenario went red.
 func (c CanaryResult) Caught() bool { return len(c.CaughtBy) > 0 }
 
-// harnessFailure reports a run that failed for reasons of its own (set-up or
-// clean-up), which proves nothing about the canary.
-func harnessFailure(r Result) bool {
-	return r.Err != nil && (strings.HasPrefix(r.Err.Error(), "set up:") || strings.HasPrefix(r.Err.Error(), "clean up:"))
+// Outcome is the canary's answer: PASS when caught, ERROR when no catcher
+// went red but one was not judged (it proves nothing either way), FAIL when
+// every catcher ran, was judged and stayed green: the canary survived.
+func (c CanaryResult) Outcome() Outcome {
+	switch {
+	case c.Caught():
+		return OutcomePass
+	case len(c.NotJudged) > 0:
+		return OutcomeError
+	default:
+		return OutcomeFail
+	}
 }
 
 // Sweep runs each canary's catchers once each with the canary enabled in
@@ -79,8 +87,13 @@ func Sweep(ctx context.Context, o Options, bugs []string, progress func(CanaryRe
 			if progress != nil {
 				progress(cr, r)
 			}
-			if !r.Pass() && !harnessFailure(r) {
+			// A run the harness could not judge (set-up, clean-up,
+			// interrupt) proves nothing about the canary.
+			switch r.Outcome() {
+			case OutcomeFail:
 				cr.CaughtBy = append(cr.CaughtBy, name)
+			case OutcomeError:
+				cr.NotJudged = append(cr.NotJudged, name)
 			}
 		}
 		out = append(out, cr)

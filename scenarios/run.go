@@ -13,39 +13,113 @@ import (
 	"github.com/outboxchaos/outboxchaos/faults"
 	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/system/app"
+	"github.com/outboxchaos/outboxchaos/system/preflight"
 )
 
 // Result is the outcome of one run.
 type Result struct {
-	Name     string
-	Row      string
-	Seed     int64
-	Verdict  checker.Verdict
-	State    checker.State
-	Faults   []checker.FaultRecord
-	Err      error // a row-specific rule, an unfired fault, or a harness failure
-	Duration time.Duration
-	Timeline string
-	Events   []history.Event
+	Name    string
+	Row     string
+	Seed    int64
+	Verdict checker.Verdict
+	State   checker.State
+	Faults  []checker.FaultRecord
+	Err     error // a row-specific rule, an unfired fault, or a step that failed
+	// NotJudged is why the contract was not judged, if it was not: the
+	// harness or its infrastructure failed (set-up, the final snapshot,
+	// clean-up) or the run was interrupted. It makes the outcome ERROR,
+	// whatever the counts say.
+	NotJudged error
+	Duration  time.Duration
+	Timeline  string
+	Events    []history.Event
 	// Record is what the checker judged; Artifacts is the folder it was
 	// written to, if it was.
 	Record    checker.Record
 	Artifacts string
 }
 
-// Pass reports whether the run matched its row.
-func (r Result) Pass() bool { return r.Err == nil && r.Verdict.OK() }
+// Outcome is a run's verdict at the run level: the contract held, was
+// broken, or was not judged. Like Jepsen's :valid? true / false / :unknown.
+type Outcome int
+
+// The three outcomes. When several runs are folded into one answer, a
+// broken contract outweighs an unjudged run, which outweighs a pass
+// (Worst).
+const (
+	// OutcomePass: the run matched its row.
+	OutcomePass Outcome = iota
+	// OutcomeError: not judged; the harness or its infrastructure failed.
+	OutcomeError
+	// OutcomeFail: the contract or the row's rules were broken.
+	OutcomeFail
+)
+
+// String is PASS, FAIL or ERROR, as the verdict lines print it.
+func (o Outcome) String() string {
+	switch o {
+	case OutcomePass:
+		return "PASS"
+	case OutcomeFail:
+		return "FAIL"
+	default:
+		return "ERROR"
+	}
+}
+
+// Worst folds outcomes into one: FAIL if any failed, else ERROR if any was
+// not judged, else PASS (as Jepsen merges validity).
+func Worst(os ...Outcome) Outcome {
+	w := OutcomePass
+	for _, o := range os {
+		if o > w {
+			w = o
+		}
+	}
+	return w
+}
+
+// Outcome is ERROR when the run was not judged, FAIL when it broke its row,
+// else PASS.
+func (r Result) Outcome() Outcome {
+	switch {
+	case r.NotJudged != nil:
+		return OutcomeError
+	case r.Err != nil || !r.Verdict.OK():
+		return OutcomeFail
+	default:
+		return OutcomePass
+	}
+}
+
+// Pass reports whether the run matched its row (and was judged).
+func (r Result) Pass() bool { return r.Outcome() == OutcomePass }
 
 // runTimeout bounds one whole run.
 const runTimeout = 90 * time.Second
 
 // Run runs scenario s once and returns its result. It always drops its
 // schema and queues and recovers every fault it injected.
-func Run(ctx context.Context, s *Scenario, o Options) Result {
+func Run(ctx context.Context, s *Scenario, o Options) (res Result) {
 	start := time.Now()
-	res := Result{Name: s.Name, Row: s.Row, Seed: o.Seed}
+	res = Result{Name: s.Name, Row: s.Row, Seed: o.Seed}
+	parent := ctx
+	// An interrupt (the caller's context cancelled) leaves the run unjudged
+	// whatever the snapshot shows; the clean-up below still runs.
+	defer func() {
+		if parent.Err() != nil {
+			res.NotJudged = fmt.Errorf("interrupted: %w", context.Cause(parent))
+		}
+	}()
 	if err := s.Validate(); err != nil {
-		res.Err = fmt.Errorf("set up: %w", err)
+		res.NotJudged = fmt.Errorf("set up: %w", err)
+		return res
+	}
+	// A service that does not answer, or refuses the login, leaves the run
+	// unjudged at once: no pod waits 30 s on it to end as "stuck".
+	if err := preflight.Services(ctx, o.PGURL, o.AMQPURL); err != nil {
+		res.NotJudged = fmt.Errorf("preflight: %w", err)
+		res.Duration = time.Since(start)
 		return res
 	}
 	timeout := runTimeout
@@ -58,7 +132,7 @@ func Run(ctx context.Context, s *Scenario, o Options) Result {
 	defer cancel()
 	e, err := newEnv(ctx, s, o)
 	if err != nil {
-		res.Err = fmt.Errorf("set up: %w", err)
+		res.NotJudged = fmt.Errorf("set up: %w", err)
 		res.Duration = time.Since(start)
 		if e != nil {
 			_ = e.close()
@@ -84,8 +158,12 @@ func Run(ctx context.Context, s *Scenario, o Options) Result {
 		herr = rerr
 	}
 	st, err := e.Snapshot(ctx)
-	if err != nil && herr == nil {
-		herr = fmt.Errorf("snapshot: %w", err)
+	if err != nil {
+		// Without the final state there is nothing to judge.
+		res.NotJudged = fmt.Errorf("snapshot: %w", err)
+		if herr == nil {
+			herr = res.NotJudged
+		}
 	}
 	st.Settled = settled
 	spec, _ := json.Marshal(s)
@@ -101,8 +179,8 @@ func Run(ctx context.Context, s *Scenario, o Options) Result {
 	}
 	res.State, res.Faults, res.Events, res.Record = st, rec.Faults, rec.History, rec
 	e.Logf("harness", "final: %s", res.Verdict)
-	if cerr := e.close(); cerr != nil && res.Err == nil {
-		res.Err = fmt.Errorf("clean up: %w", cerr)
+	if cerr := e.close(); cerr != nil && res.NotJudged == nil {
+		res.NotJudged = fmt.Errorf("clean up: %w", cerr)
 	}
 	res.Duration = time.Since(start)
 	var b strings.Builder

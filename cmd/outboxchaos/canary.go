@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/outboxchaos/outboxchaos/scenarios"
@@ -15,8 +13,7 @@ import (
 // runCanary is the canary sweep: each deliberately broken variant must turn
 // at least one scenario red. Exit 1 if a canary survives.
 func runCanary(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("outboxchaos canary", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := subcommandFlags("canary", "[flags]", commands["canary"].summary, stderr)
 	bug := fs.String("bug", "", "only this canary (default: all): "+strings.Join(canary.Names, ", "))
 	seed := fs.Int64("seed", 0, "seed for the fault network (0: from the time)")
 	artifacts := fs.String("artifacts", "artifacts", "directory for the records of the runs that went red (each a checker fixture)")
@@ -33,44 +30,54 @@ func runCanary(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		bugs = []string{*bug}
 	}
-	bin, err := os.Executable()
+	o, err := harnessOptions()
 	if err != nil {
-		return fmt.Errorf("find own binary for the pods: %w", err)
+		return err
 	}
-	o := scenarios.DefaultOptions()
-	o.Bin, o.Artifacts = bin, *artifacts
+	o.Artifacts = *artifacts
 	if *seed != 0 {
 		o.Seed = *seed
 	}
+	if err := preflightServices(ctx, o); err != nil {
+		return err
+	}
 	results := scenarios.Sweep(ctx, o, bugs, func(c scenarios.CanaryResult, r scenarios.Result) {
-		state := "still green (not caught)"
-		if !r.Pass() {
-			state = "red (caught)"
-		}
+		state := map[scenarios.Outcome]string{
+			scenarios.OutcomePass:  "still green (not caught)",
+			scenarios.OutcomeFail:  "red (caught)",
+			scenarios.OutcomeError: "not judged (ERROR)",
+		}[r.Outcome()]
 		fmt.Fprintf(stdout, "canary %-22s scenario %-26s %s in %.1fs\n", c.Bug, r.Name, state, r.Duration.Seconds())
 		if !r.Pass() {
 			fmt.Fprintf(stdout, "    %s\n", firstLine(r))
 		}
 	})
-	survived := 0
+	count := map[scenarios.Outcome]int{}
+	var outs []scenarios.Outcome
 	fmt.Fprintln(stdout)
 	for _, c := range results {
-		if c.Caught() {
-			fmt.Fprintf(stdout, "CANARY CAUGHT   %-22s by %s\n", c.Bug, strings.Join(c.CaughtBy, ", "))
-		} else {
-			survived++
-			fmt.Fprintf(stdout, "CANARY SURVIVED %-22s\n", c.Bug)
+		count[c.Outcome()]++
+		outs = append(outs, c.Outcome())
+		switch c.Outcome() {
+		case scenarios.OutcomePass:
+			fmt.Fprintf(stdout, "CANARY CAUGHT     %-22s by %s\n", c.Bug, strings.Join(c.CaughtBy, ", "))
+		case scenarios.OutcomeError:
+			fmt.Fprintf(stdout, "CANARY NOT JUDGED %-22s %s could not be judged (ERROR): neither caught nor survived\n", c.Bug, strings.Join(c.NotJudged, ", "))
+		default:
+			fmt.Fprintf(stdout, "CANARY SURVIVED   %-22s\n", c.Bug)
 		}
 	}
-	if survived > 0 {
-		fmt.Fprintf(stdout, "%d of %d canaries survived\n", survived, len(results))
-		return errVerdictFailed
-	}
-	fmt.Fprintf(stdout, "all %d canaries caught\n", len(results))
-	return nil
+	fmt.Fprintf(stdout, "%d canaries: %d caught, %d survived, %d not judged\n", len(results),
+		count[scenarios.OutcomePass], count[scenarios.OutcomeFail], count[scenarios.OutcomeError])
+	// A canary that survived is the harness failing to fail: exit 1.
+	return outcomeErr(scenarios.Worst(outs...))
 }
 
+// firstLine is the first line of why a run did not pass.
 func firstLine(r scenarios.Result) string {
+	if r.NotJudged != nil {
+		return "not judged: " + strings.SplitN(r.NotJudged.Error(), "\n", 2)[0]
+	}
 	if r.Err != nil {
 		return strings.SplitN(r.Err.Error(), "\n", 2)[0]
 	}

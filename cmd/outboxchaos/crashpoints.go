@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -18,8 +17,7 @@ import (
 // runCrashpoints enumerates the automatic crash points of a small workload
 // and runs each: exit 1 if any run breaks the contract.
 func runCrashpoints(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("outboxchaos crashpoints", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := subcommandFlags("crashpoints", "[flags]", commands["crashpoints"].summary, stderr)
 	var names []string
 	for _, w := range scenarios.CrashWorkloads {
 		names = append(names, w.Name)
@@ -96,15 +94,17 @@ func runCrashpoints(ctx context.Context, args []string, stdout, stderr io.Writer
 			workloads = workloads[:1]
 		}
 	}
-	bin, err := os.Executable()
+	o, err := harnessOptions()
 	if err != nil {
-		return fmt.Errorf("find own binary for the pods: %w", err)
+		return err
 	}
-	o := scenarios.DefaultOptions()
-	o.Bin, o.Artifacts, o.Bug, o.Seed = bin, *artifacts, *bug, *seed
+	o.Artifacts, o.Bug, o.Seed = *artifacts, *bug, *seed
+	if err := preflightServices(ctx, o); err != nil {
+		return err
+	}
 
 	start := time.Now()
-	var violations []scenarios.CrashOutcome
+	var violations, errored []scenarios.CrashOutcome
 	total := map[string]int{}
 	index := 0 // of each point across the workloads, for --shard
 	for _, w := range workloads {
@@ -161,8 +161,8 @@ func runCrashpoints(ctx context.Context, args []string, stdout, stderr io.Writer
 		t0 := time.Now()
 		explored, fired := map[string]int{}, map[string]int{}
 		outs := scenarios.Explore(ctx, w, ts, o, *parallel, func(c scenarios.CrashOutcome) {
-			state := "PASS"
-			if c.Violation() {
+			state := c.Result.Outcome().String()
+			if c.Result.Outcome() == scenarios.OutcomeFail {
 				state = "VIOLATION"
 			}
 			reached := "died there"
@@ -170,7 +170,7 @@ func runCrashpoints(ctx context.Context, args []string, stdout, stderr io.Writer
 				reached = "never reached"
 			}
 			fmt.Fprintf(stdout, "  %-9s %s  (%s, %.1fs)\n", state, c.Target, reached, c.Result.Duration.Seconds())
-			if c.Violation() {
+			if !c.Result.Pass() {
 				fmt.Fprintf(stdout, "            %s\n", firstLine(c.Result))
 			}
 			if *verbose {
@@ -180,6 +180,10 @@ func runCrashpoints(ctx context.Context, args []string, stdout, stderr io.Writer
 		for _, c := range outs {
 			if c.Result.Name == "" {
 				continue // not run: cancelled
+			}
+			if c.Result.Outcome() == scenarios.OutcomeError {
+				errored = append(errored, c) // not judged: explored nothing
+				continue
 			}
 			explored[c.Target.Process]++
 			total[c.Target.Process]++
@@ -193,16 +197,22 @@ func runCrashpoints(ctx context.Context, args []string, stdout, stderr io.Writer
 		fmt.Fprintf(stdout, "crashpoints %s: explored %s in %s\n", w.Name, perProcess(explored, fired), time.Since(t0).Round(time.Second))
 	}
 	appendLedger(*ledger, reports.LedgerCrashPoints, sum(total), len(violations), *seed, *shardArg, stderr)
-	fmt.Fprintf(stdout, "\ncrashpoints: explored %d points (%s) in %s; %d violations\n",
-		sum(total), perProcess(total, nil), time.Since(start).Round(time.Second), len(violations))
+	fmt.Fprintf(stdout, "\ncrashpoints: explored %d points (%s) in %s; %d violations, %d not judged (ERROR)\n",
+		sum(total), perProcess(total, nil), time.Since(start).Round(time.Second), len(violations), len(errored))
+	for _, c := range errored {
+		fmt.Fprintf(stdout, "ERROR %s %s: %s\n    replay: %s\n", c.Workload, c.Target, firstLine(c.Result), c.Replay())
+	}
 	for _, c := range violations {
 		fmt.Fprintf(stdout, "VIOLATION %s %s: %s\n    replay: %s\n", c.Workload, c.Target, firstLine(c.Result), c.Replay())
 		if c.Result.Artifacts != "" {
 			fmt.Fprintf(stdout, "    record: %s/run.json\n", c.Result.Artifacts)
 		}
 	}
-	if len(violations) > 0 || ctx.Err() != nil {
+	switch {
+	case len(violations) > 0:
 		return errVerdictFailed
+	case len(errored) > 0 || ctx.Err() != nil:
+		return errNotJudged
 	}
 	return nil
 }

@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -16,8 +14,7 @@ import (
 // runExplore runs a budget of random fault schedules (or one shard of it,
 // or one schedule again) and checks the contract on each.
 func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("outboxchaos explore", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := subcommandFlags("explore", "[flags]", commands["explore"].summary, stderr)
 	checks := fs.Int("checks", 100, "random schedules in the whole budget (all shards together)")
 	seed := fs.Int64("seed", 1, "the budget's seed: schedule i is drawn from a seed of its own derived from it")
 	parallel := fs.Int("parallel", 4, "schedules run at once, each in its own schema and queues")
@@ -27,6 +24,7 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	verbose := fs.Bool("v", false, "print each violating run's timeline")
 	ledger := fs.String("ledger", "", "append the budget's count to this exploration ledger (make explore: reports/explored.jsonl)")
 	recordAll := fs.Bool("record-all", false, "write every run's record under --artifacts, not only the violating ones'")
+	junit := fs.String("junit", "", "also write a JUnit XML report to this file (one test case per schedule)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -43,12 +41,14 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *only >= 0 && *shardArg != "" {
 		return usagef("--only replays one schedule: leave out --shard")
 	}
-	bin, err := os.Executable()
+	o, err := harnessOptions()
 	if err != nil {
-		return fmt.Errorf("find own binary for the pods: %w", err)
+		return err
 	}
-	o := scenarios.DefaultOptions()
-	o.Bin, o.Artifacts, o.RecordAll = bin, *artifacts, *recordAll
+	o.Artifacts, o.RecordAll = *artifacts, *recordAll
+	if err := preflightServices(ctx, o); err != nil {
+		return err
+	}
 	b := scenarios.Budget{Seed: *seed, Checks: *checks, Shard: shard, Parallel: *parallel, Only: *only}
 	idx := b.Indexes()
 	fmt.Fprintf(stdout, "explore: %d schedules (budget %d, seed %d, shard %s), %d at a time\n", len(idx), *checks, *seed, shard, *parallel)
@@ -56,29 +56,29 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	done := 0
 	runs := scenarios.RunBudget(ctx, b, o, func(r scenarios.ScheduleRun) {
 		done++
-		state := "PASS"
-		if !r.Result.Pass() {
-			state = "FAIL"
-		}
+		state := r.Result.Outcome().String()
 		fmt.Fprintf(stdout, "[%d/%d] %s schedule %d %.1fs (%.0f a minute so far): %s\n", done, len(idx), state, r.Index,
 			r.Result.Duration.Seconds(), scenarios.Rate(done, time.Since(start)), r.Schedule)
 	})
 	wall := time.Since(start)
-	var failed []scenarios.ScheduleRun
+	var failed, errored []scenarios.ScheduleRun
 	ran := 0
 	for _, r := range runs {
 		if r.Result.Name == "" {
 			continue // not started: cancelled
 		}
 		ran++
-		if !r.Result.Pass() {
+		switch r.Result.Outcome() {
+		case scenarios.OutcomeFail:
 			failed = append(failed, r)
+		case scenarios.OutcomeError:
+			errored = append(errored, r)
 		}
 	}
-	fmt.Fprintf(stdout, "\nexplore: %d schedules in %s, %.1f a minute; %d broke the contract\n",
-		ran, wall.Round(time.Second), scenarios.Rate(ran, wall), len(failed))
-	for _, r := range failed {
-		fmt.Fprintf(stdout, "FAIL schedule %d: %s\n    %s\n    replay: %s\n", r.Index, r.Schedule, firstLine(r.Result), r.Replay(*seed))
+	fmt.Fprintf(stdout, "\nexplore: %d schedules in %s, %.1f a minute; %d broke the contract, %d not judged (ERROR)\n",
+		ran, wall.Round(time.Second), scenarios.Rate(ran, wall), len(failed), len(errored))
+	for _, r := range append(failed, errored...) {
+		fmt.Fprintf(stdout, "%s schedule %d: %s\n    %s\n    replay: %s\n", r.Result.Outcome(), r.Index, r.Schedule, firstLine(r.Result), r.Replay(*seed))
 		if r.Result.Artifacts != "" {
 			fmt.Fprintf(stdout, "    record: %s\n", r.Result.Artifacts)
 		}
@@ -86,12 +86,27 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			fmt.Fprint(stdout, r.Result.Timeline)
 		}
 	}
-	appendLedger(*ledger, reports.LedgerSchedules, ran, len(failed), *seed, *shardArg, stderr)
-	if ran < len(idx) {
-		return fmt.Errorf("explore: stopped after %d of %d schedules", ran, len(idx))
+	if *junit != "" {
+		var rs []scenarios.Result
+		for _, r := range runs {
+			if r.Result.Name != "" {
+				r.Result.Name = fmt.Sprintf("schedule-%d", r.Index)
+				rs = append(rs, r.Result)
+			}
+		}
+		if err := writeJUnit(*junit, rs, wall); err != nil {
+			return err
+		}
 	}
-	if len(failed) > 0 {
+	// A run not judged explored nothing.
+	appendLedger(*ledger, reports.LedgerSchedules, ran-len(errored), len(failed), *seed, *shardArg, stderr)
+	switch {
+	case len(failed) > 0:
 		return errVerdictFailed
+	case ran < len(idx):
+		return fmt.Errorf("%w: explore stopped after %d of %d schedules", errNotJudged, ran, len(idx))
+	case len(errored) > 0:
+		return errNotJudged
 	}
 	return nil
 }

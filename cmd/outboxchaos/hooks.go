@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/outboxchaos/outboxchaos/system/app"
 	"github.com/outboxchaos/outboxchaos/system/canary"
 	"github.com/outboxchaos/outboxchaos/system/crashpoint"
 	"github.com/outboxchaos/outboxchaos/system/killpoint"
@@ -12,10 +13,14 @@ import (
 // armHooks arms what the process was started with: the kill-points of
 // OUTBOXCHAOS_KILLPOINT, the failpoints of OUTBOXCHAOS_FAILPOINT, the crash
 // point and trace of OUTBOXCHAOS_CRASHPOINT(_TRACE) and the
-// canary of OUTBOXCHAOS_BUG. main calls it once, before any command builds a
+// canary of OUTBOXCHAOS_BUG, after checking OUTBOXCHAOS_LOG_FORMAT and
+// OUTBOXCHAOS_LOG_LEVEL. main calls it once, before any command builds a
 // component (components choose their canary variant when they are built).
 // A bad spec is an error naming the variable and the valid names.
 func armHooks(stderr io.Writer) error {
+	if err := app.CheckLogEnv(); err != nil {
+		return err
+	}
 	if err := killpoint.ArmFromEnv(); err != nil {
 		return fmt.Errorf("arm fault hooks: %w", err)
 	}

@@ -2,7 +2,21 @@
 // process (migrate, enqueue, relay, worker, cleanup, reconcile, the fake
 // vendor), a small end-to-end demo, and the fault-injection scenarios.
 //
-// Exit codes: 0 success, 1 failure, 2 usage or configuration error.
+// Exit codes: 0 pass (or the command did its job), 1 a verdict found the
+// contract broken, 2 usage or configuration error, 3 not judged: the
+// harness or a service it needs failed, or a signal (Ctrl-C, SIGTERM,
+// SIGPIPE) ended the run, after its clean-up.
+//
+// One binary on purpose, pipeline commands and harness together: the
+// harness starts its pods from its own executable (os.Executable), so a
+// scenario always runs exactly the pipeline it was built with, with the
+// canaries and crash points it arms, and a user builds and ships one file.
+// The price is size, not behaviour: the binary is 43 MB, the pipeline's
+// packages alone about 10 MB; the harness, Toxiproxy and gonum/plot are
+// linked into `relay` and `worker` but do nothing there (their only init
+// fills Toxiproxy's in-memory registry of toxics). Splitting would make every pod spawn find a second binary of
+// the same build (as the peer relays do) for no change in what runs; a
+// deployment that minds 33 MB can build its own main from system/app.
 package main
 
 import (
@@ -12,92 +26,135 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"sort"
 	"strings"
-	"syscall"
 
 	"github.com/outboxchaos/outboxchaos/system/config"
 )
 
-// usageError marks errors that exit 2.
-type usageError struct{ error }
-
-func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
-
 type command struct {
 	summary string
 	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+	// service: a long-running pipeline process whose normal end is a
+	// signal (exit 0 then, not 3).
+	service bool
 }
 
 var commands map[string]command
 
 func init() {
 	commands = map[string]command{
-		"migrate":     {"create or update the schema (serialised with pg_advisory_lock)", runMigrate},
-		"enqueue":     {"seed business rows and run the batch jobs (outbox insert-ignore)", runEnqueue},
-		"relay":       {"run the outbox relay (--once for a single run)", runRelay},
-		"worker":      {"consume the main queue and send through the vendor", runWorker},
-		"cleanup":     {"turn SENDING rows older than the timeout into ERROR + alert (--once)", runCleanup},
-		"reconcile":   {"settle ERROR rows from the vendor's delivery report (--once; --reconcile-resend)", runReconcile},
-		"vendor":      {"run the fake SMS vendor with its handset ledger and an alert sink", runVendor},
-		"demo":        {"run a small end-to-end batch in a scratch schema and print each notification", runDemo},
-		"scenario":    {"list or run the named fault-injection scenarios", runScenario},
-		"canary":      {"enable each deliberate bug in turn and check a scenario catches it", runCanary},
-		"crashpoints": {"crash every process at every automatic crash point of a small workload and check the contract", runCrashpoints},
-		"explore":     {"run a budget of random fault schedules (or one shard of it, or one again) and check the contract", runExplore},
-		"report":      {"run scenarios, random schedules and canaries; write reports/RELIABILITY.md", runReport},
-		"peers":       {"run every relay under test (ours, Watermill, River) through the peer cases; write reports/PEERS.md", runPeers},
-		"simulate":    {"simulate a production day on the real pipeline, compressed; write reports/SIMULATION.md (capacity: the capacity table)", runSimulate},
-		"help":        {"show this help, or the flags of one command", nil},
+		"migrate":     {"create or update the schema (serialised with pg_advisory_lock)", runMigrate, false},
+		"enqueue":     {"seed business rows and run the batch jobs (outbox insert-ignore)", runEnqueue, false},
+		"relay":       {"run the outbox relay (--once for a single run)", runRelay, true},
+		"worker":      {"consume the main queue and send through the vendor", runWorker, true},
+		"cleanup":     {"turn SENDING rows older than the timeout into ERROR + alert (--once)", runCleanup, true},
+		"reconcile":   {"settle ERROR rows from the vendor's delivery report (--once; --reconcile-resend)", runReconcile, true},
+		"vendor":      {"run the fake SMS vendor with its handset ledger and an alert sink", runVendor, true},
+		"demo":        {"run a small end-to-end batch in a scratch schema and print each notification", runDemo, false},
+		"scenario":    {"list, show, run or check the named fault-injection scenarios", runScenario, false},
+		"canary":      {"enable each deliberate bug in turn and check a scenario catches it", runCanary, false},
+		"crashpoints": {"crash every process at every automatic crash point of a small workload and check the contract", runCrashpoints, false},
+		"explore":     {"run a budget of random fault schedules (or one shard of it, or one again) and check the contract", runExplore, false},
+		"report":      {"run scenarios, random schedules and canaries; write reports/RELIABILITY.md", runReport, false},
+		"peers":       {"run every relay under test (ours, Watermill, River) through the peer cases; write reports/PEERS.md", runPeers, false},
+		"simulate":    {"simulate a production day on the real pipeline, compressed; write reports/SIMULATION.md (capacity: the capacity table)", runSimulate, false},
+		"version":     {"print the module version, the commit it was built from and the Go version", runVersion, false},
+		"help":        {"show this help, the flags of one command (help scenario run), or every pipeline setting (help settings)", nil, false},
 	}
 }
 
 func main() {
 	if err := armHooks(os.Stderr); err != nil {
 		fmt.Fprintf(os.Stderr, "outboxchaos: %v\n", err)
-		os.Exit(2)
+		os.Exit(exitUsage)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signalContext(context.Background(), func(msg string) { fmt.Fprintf(os.Stderr, "outboxchaos: %s\n", msg) })
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }
 
+// isHelp reports whether arg asks for help.
+func isHelp(arg string) bool { return arg == "-h" || arg == "-help" || arg == "--help" }
+
+// wantsHelp reports whether args ask for help before any "--".
+func wantsHelp(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if isHelp(a) {
+			return true
+		}
+	}
+	return false
+}
+
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
-		if len(args) > 1 {
-			if _, ok := commands[args[1]]; ok {
-				return run(ctx, []string{args[1], "-h"}, stdout, stderr)
-			}
-		}
+	if len(args) == 0 {
 		help(stdout)
-		if len(args) == 0 {
-			return 2
+		return exitUsage
+	}
+	if args[0] == "help" || isHelp(args[0]) {
+		switch {
+		case len(args) == 1:
+			help(stdout)
+			return exitPass
+		case args[1] == "settings":
+			settingsHelp(stdout, nil)
+			return exitPass
 		}
-		return 0
+		if _, ok := commands[args[1]]; !ok || args[1] == "help" {
+			fmt.Fprintf(stderr, "outboxchaos: no help on %q\n\n", args[1])
+			help(stderr)
+			return exitUsage
+		}
+		// help X Y… is X Y… -h.
+		return run(ctx, append(append([]string(nil), args[1:]...), "-h"), stdout, stderr)
 	}
 	cmd, ok := commands[args[0]]
 	if !ok || cmd.run == nil {
 		fmt.Fprintf(stderr, "outboxchaos: unknown command %q\n\n", args[0])
 		help(stderr)
-		return 2
+		return exitUsage
+	}
+	if wantsHelp(args[1:]) {
+		// Asked for, help is the answer: it goes to stdout (| less).
+		stderr = stdout
 	}
 	err := cmd.run(ctx, args[1:], stdout, stderr)
+	return exitCode(ctx, args[0], cmd, err, stderr)
+}
+
+// exitCode maps a command's error to its exit code, saying why on stderr.
+func exitCode(ctx context.Context, name string, cmd command, err error, stderr io.Writer) int {
 	var ue usageError
+	if sig, ok := interrupted(ctx); ok && (err != nil || !cmd.service) {
+		if err != nil && !errors.Is(err, errNotJudged) && !errors.Is(err, errVerdictFailed) {
+			fmt.Fprintf(stderr, "outboxchaos %s: %v\n", name, err)
+		}
+		fmt.Fprintf(stderr, "outboxchaos %s: not judged: %s\n", name, sig)
+		return exitNotJudged
+	}
 	switch {
-	case err == nil:
-		return 0
-	case errors.Is(err, flag.ErrHelp):
-		return 0
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return exitPass
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "outboxchaos %s: %v\n", args[0], err)
-		return 2
+		fmt.Fprintf(stderr, "outboxchaos %s: %v\n", name, err)
+		return exitUsage
 	case errors.Is(err, errVerdictFailed):
-		return 1
+		if err != errVerdictFailed {
+			fmt.Fprintf(stderr, "outboxchaos %s: %v\n", name, err)
+		}
+		return exitViolated
 	default:
-		fmt.Fprintf(stderr, "outboxchaos %s: %v\n", args[0], err)
-		return 1
+		// Not a verdict: the command could not do its job (a service it
+		// needs, a file, the harness itself).
+		if err != errNotJudged {
+			fmt.Fprintf(stderr, "outboxchaos %s: %v\n", name, err)
+		}
+		return exitNotJudged
 	}
 }
 
@@ -112,10 +169,12 @@ func help(w io.Writer) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
 	}
-	fmt.Fprintln(w, "\nEvery pipeline setting is a flag and an environment variable, for example")
-	fmt.Fprintln(w, "--pg-url / OUTBOXCHAOS_PG_URL, --amqp-url / OUTBOXCHAOS_AMQP_URL, --lease / OUTBOXCHAOS_LEASE.")
-	fmt.Fprintln(w, "`outboxchaos help <command>` lists them. Logs: OUTBOXCHAOS_LOG_FORMAT=json, OUTBOXCHAOS_LOG_LEVEL=debug.")
+	fmt.Fprintln(w, "\n`outboxchaos help <command>` (or <command> -h) shows a command's flags; `help scenario run` a sub-command's.")
+	fmt.Fprintln(w, "Every pipeline setting is a flag and an environment variable, for example")
+	fmt.Fprintln(w, "--pg-url / OUTBOXCHAOS_PG_URL, --amqp-url / OUTBOXCHAOS_AMQP_URL, --lease / OUTBOXCHAOS_LEASE;")
+	fmt.Fprintln(w, "`outboxchaos help settings` lists them by component. Logs: OUTBOXCHAOS_LOG_FORMAT=text|json, OUTBOXCHAOS_LOG_LEVEL=info|debug.")
 	fmt.Fprintln(w, "Fault hooks for child processes: OUTBOXCHAOS_KILLPOINT=name[:N][,...], OUTBOXCHAOS_FAILPOINT=name[:N][,...].")
+	fmt.Fprintln(w, "\nExit codes: 0 pass, 1 contract violated, 2 usage, 3 not judged (a service or the harness failed, or a signal).")
 }
 
 // flags builds a FlagSet with every config setting bound, defaults from the
@@ -128,6 +187,7 @@ func flags(name string, stderr io.Writer) (*flag.FlagSet, *config.Config, error)
 	fs := flag.NewFlagSet("outboxchaos "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cfg.Bind(fs)
+	fs.Usage = func() { pipelineUsage(fs, name) }
 	return fs, &cfg, nil
 }
 

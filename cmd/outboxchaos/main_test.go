@@ -60,9 +60,9 @@ func TestHelp_ListsEveryCommandExit0(t *testing.T) {
 
 func TestHelpCommand_ListsItsFlagsExit0(t *testing.T) {
 	t.Parallel()
-	code, _, stderr := runCLI(t, "help", "relay")
-	if code != 0 || !strings.Contains(stderr, "-lease") || !strings.Contains(stderr, "-once") || !strings.Contains(stderr, "OUTBOXCHAOS_LEASE") {
-		t.Fatalf("exit %d, stderr %q", code, stderr)
+	code, stdout, _ := runCLI(t, "help", "relay")
+	if code != 0 || !strings.Contains(stdout, "-lease") || !strings.Contains(stdout, "-once") || !strings.Contains(stdout, "OUTBOXCHAOS_LEASE") {
+		t.Fatalf("exit %d, stdout %q", code, stdout)
 	}
 }
 
@@ -101,16 +101,17 @@ func TestInvalidConfiguration_Exit2NamingTheSetting(t *testing.T) {
 	}
 }
 
-func TestUnreachableDatabase_Exit1(t *testing.T) {
+// A service that does not answer is no verdict: exit 3, saying which.
+func TestUnreachableDatabase_Exit3(t *testing.T) {
 	t.Parallel()
 	for _, cmd := range []string{"relay", "cleanup"} {
 		code, _, stderr := runCLI(t, cmd, "--once", "--pg-url", "postgres://postgres@127.0.0.1:1/test?sslmode=disable")
-		if code != 1 || !strings.Contains(stderr, "unreachable") || !strings.Contains(stderr, "--pg-url") {
-			t.Errorf("%s: exit %d, stderr %q; want 1 saying the database is unreachable", cmd, code, stderr)
+		if code != 3 || !strings.Contains(stderr, "unreachable") || !strings.Contains(stderr, "--pg-url") {
+			t.Errorf("%s: exit %d, stderr %q; want 3 saying the database is unreachable", cmd, code, stderr)
 		}
 	}
 	code, _, stderr := runCLI(t, "migrate", "--pg-url", "postgres://postgres@127.0.0.1:1/test?sslmode=disable")
-	if code != 1 || !strings.Contains(stderr, "unreachable") {
+	if code != 3 || !strings.Contains(stderr, "unreachable") {
 		t.Errorf("migrate: exit %d, stderr %q", code, stderr)
 	}
 }

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -21,6 +23,67 @@ import (
 	"github.com/outboxchaos/outboxchaos/system/sms"
 	"github.com/outboxchaos/outboxchaos/system/worker"
 )
+
+// pipelineProc is what a pipeline command holds once its flags are parsed
+// and validated and Postgres answers.
+type pipelineProc struct {
+	cfg   config.Config
+	parts app.Parts
+	pool  *pgxpool.Pool
+}
+
+// runPipeline is the one preamble of the pipeline commands: every setting
+// bound as a flag (own adds the command's flags and returns a check run
+// after parsing, or nil), parse and validate, the logger, clock, alert
+// sender and Postgres pool opened, body called, all released after it.
+func runPipeline(ctx context.Context, name string, args []string, stderr io.Writer,
+	own func(*flag.FlagSet) func() error, body func(context.Context, *pipelineProc) error) error {
+	fs, cfg, err := flags(name, stderr)
+	if err != nil {
+		return err
+	}
+	var check func() error
+	if own != nil {
+		check = own(fs)
+	}
+	if err := parse(fs, cfg, args); err != nil {
+		return err
+	}
+	if check != nil {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	parts, pool, done, err := open(ctx, *cfg, stderr)
+	if err != nil {
+		return err
+	}
+	defer done()
+	return body(ctx, &pipelineProc{cfg: *cfg, parts: parts, pool: pool})
+}
+
+// serve starts a long-running component, waits for the signal that ends
+// the process, and stops it; log (if set) says so, as event start / stop.
+func serve(ctx context.Context, log *slog.Logger, what string, start func(context.Context) error, stop func(), attrs ...any) error {
+	if err := start(ctx); err != nil {
+		return err
+	}
+	if log != nil {
+		log.Info(what+" started", append([]any{"event", "start"}, attrs...)...)
+	}
+	<-ctx.Done()
+	// Said before waiting for the work in hand (a worker's message): a
+	// harness that asked the pod to stop knows from this line that it has
+	// been asked.
+	if log != nil {
+		log.Info(what+" stopping", "event", "stopping")
+	}
+	stop()
+	if log != nil {
+		log.Info(what+" stopped", "event", "stop")
+	}
+	return nil
+}
 
 func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs, cfg, err := flags("migrate", stderr)
@@ -57,68 +120,63 @@ func parseKinds(s string) ([]notification.Kind, error) {
 }
 
 func runEnqueue(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs, cfg, err := flags("enqueue", stderr)
-	if err != nil {
-		return err
-	}
-	perKind := fs.Int("per-kind", 3, "notifications of each kind to seed business rows for")
-	kindList := fs.String("kinds", "all", "comma-separated notification kinds")
-	seed := fs.Bool("seed", true, "seed the business rows first")
-	if err := parse(fs, cfg, args); err != nil {
-		return err
-	}
-	kinds, err := parseKinds(*kindList)
-	if err != nil {
-		return err
-	}
-	if *perKind < 0 {
-		return usagef("--per-kind must not be negative")
-	}
-	parts, pool, done, err := open(ctx, *cfg, stderr)
-	if err != nil {
-		return err
-	}
-	defer done()
-	if *seed {
-		// The seed rows are the run's fixture, no step of the pipeline:
-		// no crash point fires while they are written.
-		resume := crashpoint.Quiet()
-		err := jobs.Seed(ctx, pool, parts.Clock.Now(), *perKind, kinds)
-		resume()
-		if err != nil {
+	var perKind *int
+	var kindList *string
+	var seed *bool
+	var kinds []notification.Kind
+	own := func(fs *flag.FlagSet) func() error {
+		perKind = fs.Int("per-kind", 3, "notifications of each kind to seed business rows for")
+		kindList = fs.String("kinds", "all", "comma-separated notification kinds")
+		seed = fs.Bool("seed", true, "seed the business rows first")
+		return func() (err error) {
+			if *perKind < 0 {
+				return usagef("--per-kind must not be negative")
+			}
+			kinds, err = parseKinds(*kindList)
 			return err
 		}
 	}
-	r := jobs.NewRunner(pool, parts.Clock, parts.Alerts, parts.Log)
-	st, err := r.Run(ctx, kinds)
-	if err != nil {
-		return err
+	return runPipeline(ctx, "enqueue", args, stderr, own, func(ctx context.Context, p *pipelineProc) error {
+		if *seed {
+			// The seed rows are the run's fixture, no step of the pipeline:
+			// no crash point fires while they are written.
+			resume := crashpoint.Quiet()
+			err := jobs.Seed(ctx, p.pool, p.parts.Clock.Now(), *perKind, kinds)
+			resume()
+			if err != nil {
+				return err
+			}
+		}
+		st, err := jobs.NewRunner(p.pool, p.parts.Clock, p.parts.Alerts, p.parts.Log).Run(ctx, kinds)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "enqueued: %d inserted, %d already present, %d lost (alerted)\n", st.Inserted, st.Existing, st.Lost)
+		return nil
+	})
+}
+
+// onceFlag adds --once (usage says what one run does).
+func onceFlag(once **bool, usage string) func(*flag.FlagSet) func() error {
+	return func(fs *flag.FlagSet) func() error {
+		*once = fs.Bool("once", false, usage)
+		return nil
 	}
-	fmt.Fprintf(stdout, "enqueued: %d inserted, %d already present, %d lost (alerted)\n", st.Inserted, st.Existing, st.Lost)
-	return nil
 }
 
 func runRelay(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs, cfg, err := flags("relay", stderr)
-	if err != nil {
-		return err
-	}
-	once := fs.Bool("once", false, "do one run and exit (a drain with --relay-drain), as a cron job would")
-	if err := parse(fs, cfg, args); err != nil {
-		return err
-	}
-	parts, pool, done, err := open(ctx, *cfg, stderr)
-	if err != nil {
-		return err
-	}
-	defer done()
-	if err := app.DeclareTopology(*cfg); err != nil {
-		return err
-	}
-	pub := publisher.New(cfg.AMQPURL, broker.NamesFor(cfg.Prefix).Exchange, cfg.ConfirmTimeout).Connection(cfg.AMQPHeartbeat, cfg.AMQPDialTimeout)
-	defer pub.Close()
-	r := relay.New(*cfg, pool, pub, parts.Clock, parts.Alerts, parts.Log)
-	if *once {
+	var once *bool
+	return runPipeline(ctx, "relay", args, stderr, onceFlag(&once, "do one run and exit (a drain with --relay-drain), as a cron job would"), func(ctx context.Context, p *pipelineProc) error {
+		cfg := p.cfg
+		if err := app.DeclareTopology(cfg); err != nil {
+			return err
+		}
+		pub := publisher.New(cfg.AMQPURL, broker.NamesFor(cfg.Prefix).Exchange, cfg.ConfirmTimeout).Connection(cfg.AMQPHeartbeat, cfg.AMQPDialTimeout)
+		defer pub.Close()
+		r := relay.New(cfg, p.pool, pub, p.parts.Clock, p.parts.Alerts, p.parts.Log)
+		if !*once {
+			return serve(ctx, p.parts.Log, "relay", r.Start, r.Stop, "interval", cfg.RelayInterval.String())
+		}
 		run := r.RunOnce
 		if cfg.RelayDrain {
 			run = r.Drain
@@ -127,79 +185,43 @@ func runRelay(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err != nil {
 			return err
 		}
-		parts.Log.Info("relay run", "event", "run", "claimed", st.Claimed, "published", st.Published,
+		p.parts.Log.Info("relay run", "event", "run", "claimed", st.Claimed, "published", st.Published,
 			"failed", st.Failed, "expired", st.Expired, "deferred", st.Deferred, "skipped", st.Skipped)
 		fmt.Fprintf(stdout, "relay run: claimed %d, published %d, failed %d, expired %d, deferred %d, skipped %d, reclaimed %d\n",
 			st.Claimed, st.Published, st.Failed, st.Expired, st.Deferred, st.Skipped, st.Reclaimed)
 		return nil
-	}
-	if err := r.Start(ctx); err != nil {
-		return err
-	}
-	parts.Log.Info("relay started", "event", "start", "interval", cfg.RelayInterval.String())
-	<-ctx.Done()
-	r.Stop()
-	parts.Log.Info("relay stopped", "event", "stop")
-	return nil
+	})
 }
 
 func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs, cfg, err := flags("worker", stderr)
-	if err != nil {
-		return err
-	}
-	if err := parse(fs, cfg, args); err != nil {
-		return err
-	}
-	parts, pool, done, err := open(ctx, *cfg, stderr)
-	if err != nil {
-		return err
-	}
-	defer done()
-	v := sms.New(cfg.VendorURL, cfg.VendorAccount, cfg.VendorPassword, cfg.VendorTimeout)
-	w := worker.New(*cfg, pool, parts.Clock, v, parts.Alerts, parts.Log)
-	if err := w.Start(ctx); err != nil {
-		return fmt.Errorf("start worker (RabbitMQ at %s; set OUTBOXCHAOS_AMQP_URL or --amqp-url): %w", app.Redact(cfg.AMQPURL), err)
-	}
-	parts.Log.Info("worker started", "event", "start")
-	<-ctx.Done()
-	// Said before waiting for the message in hand: a harness that asked
-	// the worker to stop knows from this line that it has been asked.
-	parts.Log.Info("worker stopping", "event", "stopping")
-	w.Stop()
-	parts.Log.Info("worker stopped", "event", "stop")
-	return nil
+	return runPipeline(ctx, "worker", args, stderr, nil, func(ctx context.Context, p *pipelineProc) error {
+		cfg := p.cfg
+		v := sms.New(cfg.VendorURL, cfg.VendorAccount, cfg.VendorPassword, cfg.VendorTimeout)
+		w := worker.New(cfg, p.pool, p.parts.Clock, v, p.parts.Alerts, p.parts.Log)
+		start := func(ctx context.Context) error {
+			if err := w.Start(ctx); err != nil {
+				return fmt.Errorf("start worker (RabbitMQ at %s; set OUTBOXCHAOS_AMQP_URL or --amqp-url): %w", app.Redact(cfg.AMQPURL), err)
+			}
+			return nil
+		}
+		return serve(ctx, p.parts.Log, "worker", start, w.Stop)
+	})
 }
 
 func runCleanup(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs, cfg, err := flags("cleanup", stderr)
-	if err != nil {
-		return err
-	}
-	once := fs.Bool("once", false, "do one sweep and exit")
-	if err := parse(fs, cfg, args); err != nil {
-		return err
-	}
-	parts, pool, done, err := open(ctx, *cfg, stderr)
-	if err != nil {
-		return err
-	}
-	defer done()
-	c := cleanup.New(*cfg, pool, parts.Clock, parts.Alerts, parts.Log)
-	if *once {
+	var once *bool
+	return runPipeline(ctx, "cleanup", args, stderr, onceFlag(&once, "do one sweep and exit"), func(ctx context.Context, p *pipelineProc) error {
+		c := cleanup.New(p.cfg, p.pool, p.parts.Clock, p.parts.Alerts, p.parts.Log)
+		if !*once {
+			return serve(ctx, nil, "cleanup", c.Start, c.Stop)
+		}
 		n, err := c.RunOnce(ctx)
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "cleanup: %d SENDING rows turned into ERROR\n", n)
 		return nil
-	}
-	if err := c.Start(ctx); err != nil {
-		return err
-	}
-	<-ctx.Done()
-	c.Stop()
-	return nil
+	})
 }
 
 func runVendor(ctx context.Context, args []string, stdout, stderr io.Writer) error {

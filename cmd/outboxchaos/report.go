@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -24,8 +23,7 @@ import (
 // runReport runs the named scenarios, a budget of random schedules and the
 // canary sweep, and writes RELIABILITY.md.
 func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("outboxchaos report", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := subcommandFlags("report", "[flags]", commands["report"].summary, stderr)
 	checks := fs.Int("checks", 30, "random schedules to run")
 	seed := fs.Int64("seed", 1, "seed of the random schedules and the fault network")
 	out := fs.String("out", "reports/RELIABILITY.md", "where to write the report")
@@ -39,24 +37,34 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if fs.NArg() > 0 || *checks < 0 {
 		return usagef("usage: outboxchaos report [--checks N] [--seed S] [--out FILE]")
 	}
-	bin, err := os.Executable()
+	o, err := harnessOptions()
 	if err != nil {
-		return fmt.Errorf("find own binary for the pods: %w", err)
+		return err
 	}
-	o := scenarios.DefaultOptions()
-	o.Bin, o.Seed = bin, *seed
+	o.Seed = *seed
+	if err := preflightServices(ctx, o); err != nil {
+		return err
+	}
 	rep := reports.Reliability{Catalogue: scenarios.Catalogue(), PropertySeed: *seed}
 	rep.Env, err = environment(ctx, o)
 	if err != nil {
 		return err
 	}
-	failed := 0
+	// failed counts runs that broke the contract and canaries that
+	// survived; errored runs not judged.
+	failed, errored := 0, 0
+	tally := func(r scenarios.Result) {
+		switch r.Outcome() {
+		case scenarios.OutcomeFail:
+			failed++
+		case scenarios.OutcomeError:
+			errored++
+		}
+	}
 	for i, s := range rep.Catalogue {
 		res := scenarios.Run(ctx, s, o)
 		fmt.Fprintf(stdout, "[%d/%d] %s\n", i+1, len(rep.Catalogue), verdictLine(res))
-		if !res.Pass() {
-			failed++
-		}
+		tally(res)
 		rep.Named = append(rep.Named, res)
 	}
 	d := scenarios.NewRandDraw(*seed)
@@ -64,18 +72,14 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		sch := scenarios.Generate(d)
 		res := scenarios.Run(ctx, sch.Scenario(fmt.Sprintf("property-%d", i+1)), o)
 		fmt.Fprintf(stdout, "[schedule %d/%d] %s\n    %s\n", i+1, *checks, sch, verdictLine(res))
-		if !res.Pass() {
-			failed++
-		}
+		tally(res)
 		rep.Property = append(rep.Property, reports.PropertyRun{Schedule: sch, Result: res})
 		if *reconciled {
 			// The same schedule again, with a reconciler that re-sends.
 			sch.Reconcile = "resend"
 			res := scenarios.Run(ctx, sch.Scenario(fmt.Sprintf("property-%d-reconciled", i+1)), o)
 			fmt.Fprintf(stdout, "[schedule %d/%d reconciled] %s\n", i+1, *checks, verdictLine(res))
-			if !res.Pass() {
-				failed++
-			}
+			tally(res)
 			rep.Reconciled = append(rep.Reconciled, reports.PropertyRun{Schedule: sch, Result: res})
 		}
 	}
@@ -110,11 +114,14 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	if !*skipCanaries {
 		rep.Canaries = scenarios.Sweep(ctx, o, nil, func(c scenarios.CanaryResult, r scenarios.Result) {
-			fmt.Fprintf(stdout, "[canary %s] %s: pass=%v\n", c.Bug, r.Name, r.Pass())
+			fmt.Fprintf(stdout, "[canary %s] %s: %s\n", c.Bug, r.Name, r.Outcome())
 		})
 		for _, c := range rep.Canaries {
-			if !c.Caught() {
+			switch c.Outcome() {
+			case scenarios.OutcomeFail:
 				failed++
+			case scenarios.OutcomeError:
+				errored++
 			}
 		}
 	}
@@ -133,9 +140,14 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return fmt.Errorf("write report: %w", err)
 	}
 	fmt.Fprintf(stdout, "wrote %s\n", *out)
-	if failed > 0 {
-		fmt.Fprintf(stdout, "%d runs did not match (or canaries survived)\n", failed)
+	if failed > 0 || errored > 0 {
+		fmt.Fprintf(stdout, "%d runs did not match (or canaries survived), %d not judged\n", failed, errored)
+	}
+	switch {
+	case failed > 0:
 		return errVerdictFailed
+	case errored > 0:
+		return errNotJudged
 	}
 	return nil
 }
@@ -180,7 +192,7 @@ func appendLedger(path, what string, count, violations int, seed int64, shard st
 }
 
 func environment(ctx context.Context, o scenarios.Options) (reports.Environment, error) {
-	env := reports.Environment{Go: runtime.Version(), Cores: runtime.NumCPU(), Commit: "unknown"}
+	env := reports.Environment{Go: runtime.Version(), Cores: runtime.NumCPU(), Commit: "unknown", Date: time.Now()}
 	env.Commit = gitCommit()
 	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()

@@ -2,29 +2,54 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"os"
+	"regexp"
 	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/outboxchaos/outboxchaos/checker"
+	"github.com/outboxchaos/outboxchaos/peers"
 	"github.com/outboxchaos/outboxchaos/scenarios"
 	"github.com/outboxchaos/outboxchaos/system/canary"
 )
 
-var errVerdictFailed = errors.New("verdict: FAIL")
+// scenarioSubcommands are `scenario`'s sub-commands and what each does.
+var scenarioSubcommands = [][2]string{
+	{"list", "the catalogue's names, design rows and descriptions"},
+	{"show NAME", "a scenario as the JSON `scenario run --file` reads"},
+	{"run NAME…|all|-run REGEX|--file FILE", "run scenarios against the real services; one VERDICT line each"},
+	{"check RUN.json|RUN-FOLDER…", "recompute recorded runs' verdicts offline, with the checker alone"},
+}
+
+func scenarioUsage(w io.Writer) {
+	fmt.Fprintln(w, "usage: outboxchaos scenario <sub-command> [flags]")
+	fmt.Fprintf(w, "    %s\n\nsub-commands:\n", commands["scenario"].summary)
+	for _, sc := range scenarioSubcommands {
+		fmt.Fprintf(w, "  %-40s %s\n", sc[0], sc[1])
+	}
+	fmt.Fprintln(w, "\n`outboxchaos help scenario run` (or scenario run -h) shows a sub-command's flags.")
+}
 
 func runScenario(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return usagef("want `scenario list`, `scenario show NAME`, `scenario run NAME|all|--file FILE` or `scenario check RUN.json…`")
+		scenarioUsage(stderr)
+		return usagef("want a sub-command: list, show, run or check")
 	}
 	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		if args[0] == "help" && len(args) > 1 {
+			return runScenario(ctx, []string{args[1], "-h"}, stdout, stderr)
+		}
+		scenarioUsage(stdout)
+		return nil
 	case "list":
+		fs := subcommandFlags("scenario list", "", scenarioSubcommands[0][1], stderr)
+		if err := parseFlags(fs, args[1:]); err != nil {
+			return err
+		}
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "NAME\tROW\tDESCRIPTION")
 		for _, s := range scenarios.Catalogue() {
@@ -36,15 +61,15 @@ func runScenario(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	case "show":
 		return scenarioShow(args[1:], stdout, stderr)
 	case "check":
-		return scenarioCheck(args[1:], stdout)
+		return scenarioCheck(args[1:], stdout, stderr)
 	default:
-		return usagef("unknown scenario subcommand %q (want list, show, run or check)", args[0])
+		scenarioUsage(stderr)
+		return usagef("unknown scenario sub-command %q (want list, show, run or check)", args[0])
 	}
 }
 
 func scenarioRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("outboxchaos scenario run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := subcommandFlags("scenario run", "NAME…|all|-run REGEX|--file FILE [flags]", scenarioSubcommands[2][1], stderr)
 	seed := fs.Int64("seed", 0, "seed for the fault network (0: from the time)")
 	quiet := fs.Bool("quiet", false, "print only the verdict lines")
 	verbose := fs.Bool("v", false, "print every log line of every pod in the timeline")
@@ -52,8 +77,12 @@ func scenarioRun(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	record := fs.Bool("record", false, "write the artifacts of passing runs too")
 	file := fs.String("file", "", "run the scenario in this JSON file (a scenario, or a run.json to replay with its seed and canary)")
 	bug := fs.String("bug", "", "enable this canary bug in every pod")
-	impl := fs.String("impl", "", "the relay under test: ours (default) or a peer (outboxchaos peers --list)")
-	// Allow NAME before or after the flags.
+	impl := fs.String("impl", "", "the relay under test: "+strings.Join(peers.Names(), ", ")+" (default ours)")
+	pattern := fs.String("run", "", "run only the scenarios whose name matches this regular expression (of the names given, else of the catalogue)")
+	shardArg := fs.String("shard", "", "run only shard K/N of the selection (every N-th, from the K-th), e.g. 3/8 in a CI matrix of 8")
+	jsonOut := fs.Bool("json", false, "print one JSON object per scenario on stdout (name, verdict, counts, seed, artifacts) instead of the text")
+	junit := fs.String("junit", "", "also write a JUnit XML report to this file (one test case per scenario)")
+	// Allow NAMEs before or after the flags.
 	var names []string
 	for len(args) > 0 {
 		if err := parseFlags(fs, args); err != nil {
@@ -65,40 +94,45 @@ func scenarioRun(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		names = append(names, fs.Arg(0))
 		args = fs.Args()[1:]
 	}
+	shard, err := scenarios.ParseShard(*shardArg)
+	if err != nil {
+		return usageError{err}
+	}
+	if *impl != "" {
+		if _, err := peers.Binary(*impl); err != nil {
+			return usagef("unknown relay under test %q (known: %s)", *impl, strings.Join(peers.Names(), ", "))
+		}
+	}
 	var list []*scenarios.Scenario
 	var recorded *checker.Record
 	switch {
-	case *file != "" && len(names) > 0:
-		return usagef("give a scenario name or --file, not both")
+	case *file != "" && (len(names) > 0 || *pattern != ""):
+		return usagef("give scenario names (or -run) or --file, not both")
 	case *file != "":
 		s, rec, err := loadScenario(*file)
 		if err != nil {
 			return err
 		}
 		list, recorded = []*scenarios.Scenario{s}, rec
-	case len(names) != 1:
-		fmt.Fprintln(stderr, "usage: outboxchaos scenario run NAME|all|--file FILE [--seed N] [--bug B] [--quiet] [-v] [--record]")
-		printNames(stderr)
-		return usagef("want exactly one scenario name, got %d", len(names))
-	case names[0] == "all":
-		list = scenarios.Catalogue()
 	default:
-		s, ok := scenarios.Lookup(names[0])
-		if !ok {
-			s, ok = scenarios.LookupPeerCase(names[0])
+		if list, err = selectScenarios(names, *pattern, stderr); err != nil {
+			return err
 		}
-		if !ok {
-			printNames(stderr)
-			return usagef("unknown scenario %q", names[0])
-		}
-		list = []*scenarios.Scenario{s}
 	}
-	bin, err := os.Executable()
+	if shard.N > 1 {
+		var mine []*scenarios.Scenario
+		for i, s := range list {
+			if shard.Has(i) {
+				mine = append(mine, s)
+			}
+		}
+		list = mine
+	}
+	o, err := harnessOptions()
 	if err != nil {
-		return fmt.Errorf("find own binary for the pods: %w", err)
+		return err
 	}
-	o := scenarios.DefaultOptions()
-	o.Bin, o.Artifacts, o.RecordAll, o.Bug, o.Impl = bin, *artifacts, *record, *bug, *impl
+	o.Artifacts, o.RecordAll, o.Bug, o.Impl = *artifacts, *record, *bug, *impl
 	if recorded != nil {
 		o.Seed = recorded.Seed
 		if *bug == "" {
@@ -111,34 +145,113 @@ func scenarioRun(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if o.Bug != "" && !canary.Known(o.Bug) {
 		return usagef("unknown canary %q (known: %s)", o.Bug, strings.Join(canary.Names, ", "))
 	}
-	failed := 0
+	if err := preflightServices(ctx, o); err != nil {
+		return err
+	}
+	text := stdout
+	if *jsonOut {
+		text = io.Discard
+	}
+	var results []scenarios.Result
+	count := map[scenarios.Outcome]int{}
 	start := time.Now()
 	for _, s := range list {
+		if ctx.Err() != nil {
+			break // interrupted: the scenarios not started are not run
+		}
 		if !*quiet {
-			fmt.Fprintf(stdout, "=== %s (SPEC row %s)\n    %s\n    fault:    %s\n    expected: %s\n", s.Name, s.Row, s.Description, s.Fault, s.Outcome)
+			fmt.Fprintf(text, "=== %s (SPEC row %s)\n    %s\n    fault:    %s\n    expected: %s\n", s.Name, s.Row, s.Description, s.Fault, s.Outcome)
 		}
 		res := scenarios.Run(ctx, s, o)
+		results = append(results, res)
+		count[res.Outcome()]++
 		if !*quiet {
-			printResult(stdout, res, *verbose)
+			printResult(text, res, *verbose)
 		}
-		fmt.Fprintln(stdout, verdictLine(res))
+		fmt.Fprintln(text, verdictLine(res))
 		if res.Artifacts != "" {
-			fmt.Fprintf(stdout, "    artifacts: %s\n", res.Artifacts)
+			fmt.Fprintf(text, "    artifacts: %s\n", res.Artifacts)
 		}
 		if recorded != nil {
-			fmt.Fprintln(stdout, compareRecorded(*recorded, res))
+			fmt.Fprintln(text, compareRecorded(*recorded, res))
 		}
-		if !res.Pass() {
-			failed++
+		if *jsonOut {
+			if err := writeJSONResult(stdout, res); err != nil {
+				return err
+			}
 		}
 	}
-	if len(list) > 1 {
-		fmt.Fprintf(stdout, "%d scenarios, %d passed, %d failed in %.1fs\n", len(list), len(list)-failed, failed, time.Since(start).Seconds())
+	if len(list) > 1 || len(results) < len(list) {
+		fmt.Fprintf(text, "%d scenarios: %d passed, %d failed, %d not judged (ERROR)%s in %.1fs\n", len(list),
+			count[scenarios.OutcomePass], count[scenarios.OutcomeFail], count[scenarios.OutcomeError],
+			notRun(len(list)-len(results)), time.Since(start).Seconds())
 	}
-	if failed > 0 {
-		return errVerdictFailed
+	if *junit != "" {
+		if err := writeJUnit(*junit, results, time.Since(start)); err != nil {
+			return err
+		}
 	}
-	return nil
+	var outs []scenarios.Outcome
+	for _, r := range results {
+		outs = append(outs, r.Outcome())
+	}
+	return outcomeErr(scenarios.Worst(outs...))
+}
+
+func notRun(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %d not run", n)
+}
+
+// selectScenarios turns names ("all": the catalogue; none: the catalogue
+// when a pattern is given) and a -run pattern into the scenarios to run.
+func selectScenarios(names []string, pattern string, stderr io.Writer) ([]*scenarios.Scenario, error) {
+	var re *regexp.Regexp
+	if pattern != "" {
+		var err error
+		if re, err = regexp.Compile(pattern); err != nil {
+			return nil, usagef("-run %q: %v", pattern, err)
+		}
+	}
+	if len(names) == 0 && re == nil {
+		fmt.Fprintln(stderr, "usage: outboxchaos scenario run NAME…|all|-run REGEX|--file FILE [flags]  (scenario run -h: the flags)")
+		printNames(stderr)
+		return nil, usagef("want scenario names, all, -run REGEX or --file")
+	}
+	if len(names) == 0 {
+		names = []string{"all"}
+	}
+	var list []*scenarios.Scenario
+	seen := map[string]bool{}
+	add := func(s *scenarios.Scenario) {
+		if !seen[s.Name] && (re == nil || re.MatchString(s.Name)) {
+			seen[s.Name] = true
+			list = append(list, s)
+		}
+	}
+	for _, n := range names {
+		if n == "all" {
+			for _, s := range scenarios.Catalogue() {
+				add(s)
+			}
+			continue
+		}
+		s, ok := scenarios.Lookup(n)
+		if !ok {
+			s, ok = scenarios.LookupPeerCase(n)
+		}
+		if !ok {
+			printNames(stderr)
+			return nil, usagef("unknown scenario %q", n)
+		}
+		add(s)
+	}
+	if len(list) == 0 {
+		return nil, usagef("-run %q matches no scenario of the selection", pattern)
+	}
+	return list, nil
 }
 
 func printNames(w io.Writer) {
@@ -150,11 +263,11 @@ func printNames(w io.Writer) {
 }
 
 func verdictLine(r scenarios.Result) string {
-	status := "PASS"
-	if !r.Pass() {
-		status = "FAIL"
+	if r.NotJudged != nil {
+		return fmt.Sprintf("VERDICT ERROR %s (row %s) seed=%d %.1fs: not judged: %s", r.Name, r.Row, r.Seed, r.Duration.Seconds(),
+			strings.ReplaceAll(r.NotJudged.Error(), "\n", "\n    "))
 	}
-	line := fmt.Sprintf("VERDICT %s %s (row %s) seed=%d %.1fs: %s", status, r.Name, r.Row, r.Seed, r.Duration.Seconds(), r.Verdict)
+	line := fmt.Sprintf("VERDICT %s %s (row %s) seed=%d %.1fs: %s", r.Outcome(), r.Name, r.Row, r.Seed, r.Duration.Seconds(), r.Verdict)
 	if r.Err != nil {
 		line += "\n    " + strings.ReplaceAll(r.Err.Error(), "\n", "\n    ")
 	}

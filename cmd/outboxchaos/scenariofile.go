@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"reflect"
 
 	"github.com/outboxchaos/outboxchaos/checker"
@@ -14,17 +15,22 @@ import (
 // scenarioShow prints a named scenario as the JSON `scenario run --file`
 // reads.
 func scenarioShow(args []string, stdout, stderr io.Writer) error {
-	if len(args) != 1 {
+	fs := subcommandFlags("scenario show", "NAME", scenarioSubcommands[1][1], stderr)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
 		printNames(stderr)
 		return usagef("usage: outboxchaos scenario show NAME")
 	}
-	s, ok := scenarios.Lookup(args[0])
+	name := fs.Arg(0)
+	s, ok := scenarios.Lookup(name)
 	if !ok {
-		s, ok = scenarios.LookupPeerCase(args[0])
+		s, ok = scenarios.LookupPeerCase(name)
 	}
 	if !ok {
 		printNames(stderr)
-		return usagef("unknown scenario %q", args[0])
+		return usagef("unknown scenario %q", name)
 	}
 	_, err := stdout.Write(s.JSON())
 	return err
@@ -57,22 +63,60 @@ func compareRecorded(rec checker.Record, res scenarios.Result) string {
 	}
 }
 
+// readRecord reads the run record at path: a run.json, or the run folder
+// the harness printed (its run.json). Anything else, valid JSON or not, is
+// a usage error saying it is not a run record.
+func readRecord(path string) (checker.Record, error) {
+	var rec checker.Record
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		path = filepath.Join(path, "run.json")
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return rec, usagef("read run record: %v", err)
+	}
+	// A record names its scenario and carries its history and final state.
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(b, &keys); err != nil {
+		return rec, usagef("%s is not a run record (want the run.json a run wrote, or its folder): %v", path, err)
+	}
+	for _, k := range []string{"scenario", "history", "state"} {
+		if _, ok := keys[k]; !ok {
+			return rec, usagef("%s is not a run record (want the run.json a run wrote, or its folder): no %q", path, k)
+		}
+	}
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return rec, usagef("%s is not a run record: %v", path, err)
+	}
+	if rec.Scenario == "" {
+		return rec, usagef("%s is not a run record: its scenario has no name", path)
+	}
+	return rec, nil
+}
+
 // scenarioCheck recomputes the verdict of recorded runs offline: no
 // services, only the checker.
-func scenarioCheck(paths []string, stdout io.Writer) error {
+func scenarioCheck(args []string, stdout, stderr io.Writer) error {
+	fs := subcommandFlags("scenario check", "RUN.json|RUN-FOLDER…", scenarioSubcommands[3][1], stderr)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	paths := fs.Args()
 	if len(paths) == 0 {
-		return usagef("usage: outboxchaos scenario check RUN.json…")
+		return usagef("usage: outboxchaos scenario check RUN.json|RUN-FOLDER…")
+	}
+	// Every input is read first: a path that is no run record is a usage
+	// error before any verdict is printed.
+	var recs []checker.Record
+	for _, p := range paths {
+		rec, err := readRecord(p)
+		if err != nil {
+			return err
+		}
+		recs = append(recs, rec)
 	}
 	failed := 0
-	for _, p := range paths {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return usagef("read run record: %v", err)
-		}
-		var rec checker.Record
-		if err := json.Unmarshal(b, &rec); err != nil {
-			return usagef("%s: not a run record: %v", p, err)
-		}
+	for _, rec := range recs {
 		v, err := checker.Verify(rec)
 		verdict := "PASS"
 		if err != nil || !v.OK() {

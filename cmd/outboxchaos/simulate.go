@@ -2,14 +2,11 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/outboxchaos/outboxchaos/scenarios"
 	"github.com/outboxchaos/outboxchaos/sim"
 )
 
@@ -19,8 +16,7 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if len(args) > 0 && args[0] == "capacity" {
 		return runCapacity(ctx, args[1:], stdout, stderr)
 	}
-	fs := flag.NewFlagSet("outboxchaos simulate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := subcommandFlags("simulate", "[flags]  |  outboxchaos simulate capacity [flags]", commands["simulate"].summary, stderr)
 	cfgPath := fs.String("config", "", "a day as JSON or YAML (default: the built-in weekday; see sim/days/)")
 	seed := fs.Int64("seed", 1, "seed of the workload and the fault plan")
 	rate := fs.Float64("rate", 0, "virtual seconds per real second while work is in flight (0: the day's)")
@@ -43,7 +39,7 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if *rate < 0 || *rate > 1000 {
 		return usagef("--rate %g: want 1 to 1000 (0: the day's)", *rate)
 	}
-	o, err := simOptions(*seed, *rate, *quiet, stderr)
+	o, err := simOptions(ctx, *seed, *rate, *quiet, stderr)
 	if err != nil {
 		return err
 	}
@@ -59,18 +55,20 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	fmt.Fprintf(stdout, "report: %s (charts in %s)\n", *out, strings.TrimSuffix(*out, filepath.Ext(*out))+"/")
 	if !res.Verdict.OK() || res.ContractErr != nil {
-		return fmt.Errorf("the day broke the contract: %s", res.Verdict)
+		return fmt.Errorf("%w: the day broke the contract: %s", errVerdictFailed, res.Verdict)
 	}
 	return nil
 }
 
-func simOptions(seed int64, rate float64, quiet bool, stderr io.Writer) (sim.Options, error) {
-	bin, err := os.Executable()
+func simOptions(ctx context.Context, seed int64, rate float64, quiet bool, stderr io.Writer) (sim.Options, error) {
+	so, err := harnessOptions()
 	if err != nil {
-		return sim.Options{}, fmt.Errorf("find own binary for the pods: %w", err)
+		return sim.Options{}, err
 	}
-	so := scenarios.DefaultOptions()
-	o := sim.Options{PGURL: so.PGURL, AMQPURL: so.AMQPURL, Bin: bin, Seed: seed, Rate: rate}
+	if err := preflightServices(ctx, so); err != nil {
+		return sim.Options{}, err
+	}
+	o := sim.Options{PGURL: so.PGURL, AMQPURL: so.AMQPURL, Bin: so.Bin, Seed: seed, Rate: rate}
 	if !quiet {
 		o.Progress = stderr
 	}

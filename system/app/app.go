@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -25,8 +26,25 @@ import (
 	"github.com/outboxchaos/outboxchaos/system/clock"
 	"github.com/outboxchaos/outboxchaos/system/config"
 	"github.com/outboxchaos/outboxchaos/system/crashpoint"
+	"github.com/outboxchaos/outboxchaos/system/preflight"
 	"github.com/outboxchaos/outboxchaos/system/schema"
 )
+
+// CheckLogEnv validates OUTBOXCHAOS_LOG_FORMAT (text or json) and
+// OUTBOXCHAOS_LOG_LEVEL (info or debug) as a flag's value is validated:
+// a typo is an error naming the variable, never silently the default.
+func CheckLogEnv() error {
+	for _, v := range []struct {
+		name  string
+		valid []string
+	}{{"OUTBOXCHAOS_LOG_FORMAT", []string{"text", "json"}}, {"OUTBOXCHAOS_LOG_LEVEL", []string{"info", "debug"}}} {
+		got, ok := os.LookupEnv(v.name)
+		if ok && got != "" && !slices.Contains(v.valid, got) {
+			return fmt.Errorf("%s=%q: want %s", v.name, got, strings.Join(v.valid, " or "))
+		}
+	}
+	return nil
+}
 
 // Logger returns the process logger writing to w: JSON when
 // OUTBOXCHAOS_LOG_FORMAT=json, text otherwise; debug with
@@ -81,7 +99,7 @@ func OpenPool(ctx context.Context, cfg config.Config) (*pgxpool.Pool, error) {
 	defer cancel()
 	if err := pool.Ping(pctx); err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("Postgres at %s is unreachable (set OUTBOXCHAOS_PG_URL or --pg-url): %w", Redact(cfg.PGURL), err)
+		return nil, fmt.Errorf("Postgres at %s: %s (set OUTBOXCHAOS_PG_URL or --pg-url): %w", Redact(cfg.PGURL), preflight.PostgresReason(err), err)
 	}
 	return pool, nil
 }
@@ -102,7 +120,7 @@ func Migrate(ctx context.Context, cfg config.Config) error {
 	cc.Tracer = crashpoint.Tracer{}
 	conn, err := pgx.ConnectConfig(ctx, cc)
 	if err != nil {
-		return fmt.Errorf("Postgres at %s is unreachable (set OUTBOXCHAOS_PG_URL or --pg-url): %w", Redact(cfg.PGURL), err)
+		return fmt.Errorf("Postgres at %s: %s (set OUTBOXCHAOS_PG_URL or --pg-url): %w", Redact(cfg.PGURL), preflight.PostgresReason(err), err)
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	return migrate(ctx, conn)
@@ -113,7 +131,7 @@ func Migrate(ctx context.Context, cfg config.Config) error {
 func DeclareTopology(cfg config.Config) error {
 	conn, _, err := broker.Dial(cfg.AMQPURL, amqp.Config{Dial: amqp.DefaultDial(cfg.AMQPDialTimeout)})
 	if err != nil {
-		return fmt.Errorf("RabbitMQ at %s is unreachable (set OUTBOXCHAOS_AMQP_URL or --amqp-url): %w", Redact(cfg.AMQPURL), err)
+		return fmt.Errorf("RabbitMQ at %s: %s (set OUTBOXCHAOS_AMQP_URL or --amqp-url): %w", Redact(cfg.AMQPURL), preflight.RabbitMQReason(err), err)
 	}
 	defer conn.Close()
 	ch, err := conn.Channel()

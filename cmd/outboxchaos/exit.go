@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/outboxchaos/outboxchaos/scenarios"
+)
+
+// Exit codes, one per kind of answer (documented in the package doc and
+// `outboxchaos help`).
+const (
+	exitPass      = 0 // the contract held, or the command did its job
+	exitViolated  = 1 // a verdict said the contract was broken
+	exitUsage     = 2 // bad command line or configuration
+	exitNotJudged = 3 // the harness or its infrastructure failed, or a signal ended the run
+)
+
+// usageError marks errors that exit 2.
+type usageError struct{ error }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+// errVerdictFailed: a verdict said FAIL (exit 1). errNotJudged: a run could
+// not be judged (exit 3). Wrap them to add what failed.
+var (
+	errVerdictFailed = errors.New("verdict: FAIL")
+	errNotJudged     = errors.New("verdict: ERROR (not judged)")
+)
+
+// outcomeErr is the command's error for the worst outcome of its runs.
+func outcomeErr(o scenarios.Outcome) error {
+	switch o {
+	case scenarios.OutcomeFail:
+		return errVerdictFailed
+	case scenarios.OutcomeError:
+		return errNotJudged
+	default:
+		return nil
+	}
+}
+
+// signalError is the cause of a context a signal cancelled.
+type signalError struct{ sig os.Signal }
+
+func (e signalError) Error() string {
+	name := map[os.Signal]string{os.Interrupt: "SIGINT", syscall.SIGTERM: "SIGTERM", syscall.SIGPIPE: "SIGPIPE"}[e.sig]
+	if name == "" {
+		name = e.sig.String()
+	}
+	return "signal " + name
+}
+
+// interrupted reports whether a signal ended ctx, and which.
+func interrupted(ctx context.Context) (signalError, bool) {
+	var se signalError
+	ok := errors.As(context.Cause(ctx), &se)
+	return se, ok
+}
+
+// signalContext is cancelled, with a signalError cause, by SIGINT, SIGTERM
+// or SIGPIPE. Catching SIGPIPE turns a write to a closed pipe (`demo |
+// head`) into an EPIPE error instead of killing the process before it drops
+// its schema and queues. A second SIGINT or SIGTERM exits at once, without
+// clean-up.
+func signalContext(parent context.Context, warn func(string)) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM, syscall.SIGPIPE)
+	done := make(chan struct{})
+	go func() {
+		first := true
+		for {
+			select {
+			case sig := <-ch:
+				if first {
+					first = false
+					if sig != syscall.SIGPIPE {
+						warn(fmt.Sprintf("%s: stopping and cleaning up (again to exit at once, leaving schema and queues behind)", sig))
+					}
+					cancel(signalError{sig})
+					continue
+				}
+				if sig != syscall.SIGPIPE {
+					warn(fmt.Sprintf("%s again: exiting without clean-up", sig))
+					os.Exit(exitNotJudged)
+				}
+			case <-done:
+				return
+			}
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(ch)
+		close(done)
+		cancel(nil)
+	}
+}

@@ -1,0 +1,218 @@
+package main
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/outboxchaos/outboxchaos/checker"
+	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/system/testenv"
+)
+
+const closedPG = "postgres://postgres@127.0.0.1:1/test?sslmode=disable"
+
+// An unreachable Postgres or a refused RabbitMQ login is no verdict: every
+// harness command exits 3 before any run, saying which service and why.
+func TestPreflight_NotJudgedExit3(t *testing.T) {
+	testenv.Require(t)
+	for _, c := range []struct {
+		env, value, want string
+	}{
+		{"OUTBOXCHAOS_PG_URL", closedPG, "Postgres at postgres://postgres@127.0.0.1:1/test?sslmode=disable: unreachable"},
+		{"OUTBOXCHAOS_AMQP_URL", "amqp://guest:wrong-pw@127.0.0.1:5672/", "RabbitMQ at amqp://guest:xxxxx@127.0.0.1:5672/: authentication failed"},
+	} {
+		t.Run(c.env, func(t *testing.T) {
+			t.Setenv(c.env, c.value)
+			for _, args := range [][]string{
+				{"scenario", "run", "confirm-timeout", "--artifacts", ""},
+				{"canary", "--bug", "auto-ack", "--artifacts", ""},
+				{"explore", "--checks", "1", "--artifacts", ""},
+				{"crashpoints", "--workload", "one", "--artifacts", ""},
+			} {
+				code, stdout, stderr := runCLI(t, args...)
+				if code != 3 || !strings.Contains(stderr, c.want) || !strings.Contains(stderr, "not judged") ||
+					strings.Contains(stdout, "FAIL") || strings.Contains(stdout, "SURVIVED") || strings.Contains(stderr, "wrong-pw") {
+					t.Errorf("%q: exit %d\nstdout:\n%s\nstderr:\n%s", args, code, stdout, stderr)
+				}
+			}
+		})
+	}
+}
+
+// An environment variable is checked as its flag is: a bad value is a
+// usage error naming it, for the harness commands too.
+func TestBadEnvironment_Exit2(t *testing.T) {
+	t.Setenv("OUTBOXCHAOS_LEASE", "abc")
+	code, _, stderr := runCLI(t, "scenario", "run", "confirm-timeout")
+	if code != 2 || !strings.Contains(stderr, "OUTBOXCHAOS_LEASE") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+func TestLogEnvChecked(t *testing.T) {
+	t.Setenv("OUTBOXCHAOS_LOG_FORMAT", "xml")
+	if err := armHooks(os.Stderr); err == nil || !strings.Contains(err.Error(), "OUTBOXCHAOS_LOG_FORMAT") {
+		t.Fatalf("OUTBOXCHAOS_LOG_FORMAT=xml: %v", err)
+	}
+	t.Setenv("OUTBOXCHAOS_LOG_FORMAT", "json")
+	t.Setenv("OUTBOXCHAOS_LOG_LEVEL", "loud")
+	if err := armHooks(os.Stderr); err == nil || !strings.Contains(err.Error(), "OUTBOXCHAOS_LOG_LEVEL") {
+		t.Fatalf("OUTBOXCHAOS_LOG_LEVEL=loud: %v", err)
+	}
+	t.Setenv("OUTBOXCHAOS_LOG_LEVEL", "debug")
+	if err := armHooks(os.Stderr); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestUsageErrors_Exit2(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.json")
+	notJSON := filepath.Join(dir, "notes.txt")
+	_ = os.WriteFile(empty, []byte("{}"), 0o644)
+	_ = os.WriteFile(notJSON, []byte("hello"), 0o644)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"scenario", "run", "confirm-timeout", "--impl", "nosuch"}, `unknown relay under test "nosuch"`},
+		{[]string{"scenario", "run", "confirm-timeout", "no-such-scenario"}, `unknown scenario "no-such-scenario"`},
+		{[]string{"scenario", "run", "-run", "(("}, "-run"},
+		{[]string{"scenario", "run", "-run", "^nothing-matches$"}, "matches no scenario"},
+		{[]string{"scenario", "run", "all", "--shard", "4/3"}, "shard"},
+		{[]string{"scenario", "run"}, "want scenario names"},
+		{[]string{"scenario", "check", empty}, "is not a run record"},
+		{[]string{"scenario", "check", notJSON}, "is not a run record"},
+		{[]string{"scenario", "check", dir}, "read run record"},
+		{[]string{"scenario", "frob"}, "unknown scenario sub-command"},
+		{[]string{"help", "frob"}, "no help on"},
+	} {
+		code, _, stderr := runCLI(t, c.args...)
+		if code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%q: exit %d, stderr %q; want 2 saying %q", c.args, code, stderr, c.want)
+		}
+	}
+}
+
+// scenario check reads the folder a run printed as well as its run.json,
+// and judges it (this fixture is a recorded failing run: exit 1).
+func TestScenarioCheckAcceptsRunFolder(t *testing.T) {
+	t.Parallel()
+	dir := "../../checker/testdata/runs/crash-after-expiry-seed961212"
+	for _, arg := range []string{dir, filepath.Join(dir, "run.json")} {
+		code, stdout, stderr := runCLI(t, "scenario", "check", arg)
+		if code != 1 || !strings.Contains(stdout, "VERDICT FAIL crash-after-expiry (row 2*) seed=961212") {
+			t.Errorf("check %s: exit %d\n%s%s", arg, code, stdout, stderr)
+		}
+	}
+}
+
+func TestSelectScenarios(t *testing.T) {
+	t.Parallel()
+	names := func(l []*scenarios.Scenario) string {
+		var out []string
+		for _, s := range l {
+			out = append(out, s.Name)
+		}
+		return strings.Join(out, ",")
+	}
+	for _, c := range []struct {
+		names   []string
+		pattern string
+		want    string
+	}{
+		{[]string{"vendor-5xx", "confirm-timeout", "vendor-5xx"}, "", "vendor-5xx,confirm-timeout"},
+		{nil, "^vendor-(5xx|timeout)$", "vendor-timeout,vendor-5xx"},
+		{[]string{"vendor-5xx", "confirm-timeout"}, "confirm", "confirm-timeout"},
+		{[]string{"all"}, "^stale-relay$", "stale-relay"},
+	} {
+		l, err := selectScenarios(c.names, c.pattern, os.Stderr)
+		if err != nil || names(l) != c.want {
+			t.Errorf("%v -run %q: got %s, %v; want %s", c.names, c.pattern, names(l), err, c.want)
+		}
+	}
+	all, _ := selectScenarios([]string{"all"}, "", os.Stderr)
+	if len(all) != len(scenarios.Catalogue()) {
+		t.Errorf("all: %d scenarios, catalogue has %d", len(all), len(scenarios.Catalogue()))
+	}
+}
+
+// A FAIL outweighs an ERROR, which outweighs a PASS; each maps to its
+// exit code.
+func TestOutcomeExitCodes(t *testing.T) {
+	t.Parallel()
+	pass := scenarios.Result{}
+	fail := scenarios.Result{Verdict: checker.Verdict{Duplicated: 1}}
+	errd := scenarios.Result{NotJudged: errors.New("set up: no database")}
+	for _, c := range []struct {
+		rs   []scenarios.Result
+		want int
+	}{
+		{[]scenarios.Result{pass, pass}, 0},
+		{[]scenarios.Result{pass, errd}, 3},
+		{[]scenarios.Result{errd, fail, pass}, 1},
+		{[]scenarios.Result{{Verdict: checker.Verdict{Duplicated: 1}, NotJudged: errors.New("interrupted")}}, 3},
+	} {
+		var outs []scenarios.Outcome
+		for _, r := range c.rs {
+			outs = append(outs, r.Outcome())
+		}
+		got := exitCode(t.Context(), "scenario", commands["scenario"], outcomeErr(scenarios.Worst(outs...)), os.Stderr)
+		if got != c.want {
+			t.Errorf("%v: exit %d, want %d", outs, got, c.want)
+		}
+	}
+}
+
+// --json is one object per scenario; --junit a JUnit report where FAIL is
+// a failure and ERROR an error.
+func TestCIOutput(t *testing.T) {
+	t.Parallel()
+	rs := []scenarios.Result{
+		{Name: "a", Row: "1", Seed: 7, Duration: time.Second},
+		{Name: "b", Row: "2", Seed: 7, Verdict: checker.Verdict{Duplicated: 1}, Artifacts: "artifacts/runs/b-seed7"},
+		{Name: "c", Row: "3", Seed: 7, NotJudged: errors.New("preflight: Postgres unreachable")},
+	}
+	var b strings.Builder
+	for _, r := range rs {
+		if err := writeJSONResult(&b, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("want 3 JSON lines, got %q", b.String())
+	}
+	var got []jsonResult
+	for _, l := range lines {
+		var j jsonResult
+		if err := json.Unmarshal([]byte(l), &j); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, j)
+	}
+	if got[0].Verdict != "PASS" || got[1].Verdict != "FAIL" || got[1].Counts.Duplicated != 1 || got[1].Artifacts == "" ||
+		got[2].Verdict != "ERROR" || !strings.Contains(got[2].Error, "unreachable") || got[0].Seed != 7 {
+		t.Fatalf("JSON lines: %+v", got)
+	}
+	path := filepath.Join(t.TempDir(), "sub", "junit.xml")
+	if err := writeJUnit(path, rs, 3*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := os.ReadFile(path)
+	var doc junitSuites
+	if err := xml.Unmarshal(raw, &doc); err != nil {
+		t.Fatalf("%v\n%s", err, raw)
+	}
+	s := doc.Suites[0]
+	if s.Tests != 3 || s.Failures != 1 || s.Errors != 1 || s.Cases[1].Failure == nil || s.Cases[2].Error == nil || s.Cases[0].Failure != nil {
+		t.Fatalf("JUnit: %s", raw)
+	}
+}

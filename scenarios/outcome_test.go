@@ -1,0 +1,67 @@
+package scenarios
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/outboxchaos/outboxchaos/checker"
+	"github.com/outboxchaos/outboxchaos/system/canary"
+)
+
+func TestOutcome(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		r    Result
+		want Outcome
+	}{
+		{Result{}, OutcomePass},
+		{Result{Verdict: checker.Verdict{LostSilently: 1}}, OutcomeFail},
+		{Result{Err: errors.New("lost visibly: want 1, got 0")}, OutcomeFail},
+		// Not judged wins over whatever the counts say: an interrupted run
+		// shows rows stuck that nobody let settle.
+		{Result{Verdict: checker.Verdict{Stuck: 6}, NotJudged: errors.New("interrupted")}, OutcomeError},
+	} {
+		if got := c.r.Outcome(); got != c.want || c.r.Pass() != (c.want == OutcomePass) {
+			t.Errorf("%+v: %s, want %s", c.r, got, c.want)
+		}
+	}
+	if Worst() != OutcomePass || Worst(OutcomePass, OutcomeError) != OutcomeError || Worst(OutcomeError, OutcomeFail, OutcomePass) != OutcomeFail {
+		t.Error("Worst: want FAIL over ERROR over PASS")
+	}
+}
+
+// unreachable is options whose Postgres does not answer.
+func unreachable() Options {
+	o := DefaultOptions()
+	o.PGURL, o.Artifacts = "postgres://postgres@127.0.0.1:1/test?sslmode=disable", ""
+	return o
+}
+
+// A run whose database does not answer is not judged: ERROR, never FAIL,
+// and it says which service.
+func TestRunWithoutDatabase_NotJudged(t *testing.T) {
+	t.Parallel()
+	s, _ := Lookup("confirm-timeout")
+	r := Run(context.Background(), s, unreachable())
+	if r.Outcome() != OutcomeError || r.NotJudged == nil || !strings.Contains(r.NotJudged.Error(), "Postgres at") || !strings.Contains(r.NotJudged.Error(), "unreachable") {
+		t.Fatalf("outcome %s, not judged %v, err %v", r.Outcome(), r.NotJudged, r.Err)
+	}
+}
+
+// A canary whose catchers could not be judged is neither caught nor
+// survived.
+func TestSweepCatcherNotJudged(t *testing.T) {
+	t.Parallel()
+	var seen []Result
+	out := Sweep(context.Background(), unreachable(), []string{canary.AutoAck}, func(_ CanaryResult, r Result) { seen = append(seen, r) })
+	c := out[0]
+	if c.Caught() || c.Outcome() != OutcomeError || len(c.NotJudged) != len(Catchers[canary.AutoAck]) || len(seen) == 0 {
+		t.Fatalf("%+v", c)
+	}
+	caught := CanaryResult{CaughtBy: []string{"x"}, NotJudged: []string{"y"}}
+	if caught.Outcome() != OutcomePass || (CanaryResult{}).Outcome() != OutcomeFail {
+		t.Fatal("a catcher that went red catches; no red and no error is a survivor")
+	}
+}
