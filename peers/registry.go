@@ -149,9 +149,10 @@ var registry = []Peer{
 }
 
 // sendRecordStatus: a message is done once its history row is recorded
-// (peers/sendrecord).
+// (peers/sendrecord records notification_histories, the seed's history
+// table).
 const sendRecordStatus = `SELECT o.id, CASE WHEN h.dedup_key IS NULL THEN 'PENDING' ELSE 'PUBLISHED' END
-	FROM notification_outbox o LEFT JOIN sendrecord_history h ON h.dedup_key = o.dedup_key`
+	FROM notification_outbox o LEFT JOIN notification_histories h ON h.dedup_key = o.dedup_key`
 
 // All returns every registered peer, in registry order.
 func All() []Peer { return append([]Peer(nil), registry...) }
