@@ -148,4 +148,3 @@ func run(ctx context.Context, env seam.Env, pool *pgxpool.Pool, clk clock.Clock,
 	}
 	return nil
 }
-
