@@ -53,10 +53,15 @@ peer-bins: build
 	$(GO) build -o bin/peer-sendrecord ./peers/cmd/peer-sendrecord
 	cd peers/river && $(GO) build -o ../../bin/peer-river0512 .
 	cd peers/river && $(GO) build -modfile=go047.mod -ldflags "-X main.version=v0.47.0 -X main.name=river047" -o ../../bin/peer-river047 .
+	cd peers/node-relay && npm ci --no-audit --no-fund --loglevel=error
 
-## peers: every relay under test × every peer case; writes reports/PEERS.md
+# NODE_RELAY is the Node.js relay judged through the process contract
+# (docs/relay-contract.md) beside the registered peers.
+NODE_RELAY := node peers/node-relay/relay.js
+
+## peers: every relay under test (the registry and the Node.js relay through the process contract) × every peer case; writes reports/PEERS.md
 peers: peer-bins
-	./$(BIN) peers --out reports/PEERS.md $(PEERS_FLAGS)
+	./$(BIN) peers --impls all --out reports/PEERS.md --save reports/peers/matrix.json --relay-cmd "$(NODE_RELAY)" --relay-name node-relay $(PEERS_FLAGS)
 
 ## demo: a small end-to-end batch (enqueue -> relay -> worker -> fake vendor)
 demo: build

@@ -48,14 +48,21 @@ func runPeers(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err := peers.Add(p); err != nil {
 			return usageError{err}
 		}
-		if *implList == "all" {
+		// Alone, and printed only, unless --impls, --out or --save say
+		// otherwise (make peers: --impls all --out reports/PEERS.md).
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		switch {
+		case !set["impls"]:
 			*implList = p.Name
-		} else {
+		case *implList != "all":
 			*implList += "," + p.Name
 		}
-		if *out == "reports/PEERS.md" && *save == "reports/peers/matrix.json" {
-			// A relay of one's own gets a report of its own.
-			*out, *save = "", ""
+		if !set["out"] {
+			*out = ""
+		}
+		if !set["save"] {
+			*save = ""
 		}
 	}
 	impls, err := pickImpls(*implList)
