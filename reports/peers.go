@@ -17,7 +17,10 @@ type PeerImpl struct {
 	Settings []string `json:"settings"` // "name=value<TAB>why"
 	// Features and Deadlines are what the peer declares in the registry
 	// (peers.Peer), which decide the cases that apply to it.
-	Features  peers.Features   `json:"features"`
+	Features peers.Features `json:"features"`
+	// Command is a relay given as a command line (the process contract);
+	// "" for a registered peer.
+	Command   string           `json:"command,omitempty"`
 	Deadlines []peers.Deadline `json:"deadlines,omitempty"`
 }
 
@@ -225,7 +228,7 @@ func (p Peers) writeViolations(f func(string, ...any)) {
 		if c.Err != "" {
 			f("- run: %s\n", strings.ReplaceAll(c.Err, "\n", "; "))
 		}
-		f("- reproduce: `bin/outboxchaos scenario run %s --impl %s --seed %d -v` (after `make peer-bins`)\n", c.Case, c.Impl, c.Seed)
+		f("- reproduce: %s\n", p.reproduce(c.Impl, c.Case, c.Seed))
 		if fd, ok := p.Findings[c.Impl+"/"+c.Case]; ok {
 			f("- classification: **%s**. %s\n", fd.Class, fd.How)
 			if fd.Program != "" {
@@ -265,12 +268,23 @@ func (p Peers) writeNotable(f func(string, ...any)) {
 		}
 		fd := p.Findings[k]
 		f("### `%s` × `%s`: %d copies at the broker\n\n- classification: **%s**. %s\n", impl, name, c.BrokerCopies(), fd.Class, fd.How)
-		f("- reproduce: `bin/outboxchaos scenario run %s --impl %s --seed %d -v`\n", name, impl, c.Seed)
+		f("- reproduce: %s\n", p.reproduce(impl, name, c.Seed))
 		if fd.Program != "" {
 			f("- standalone program: [`%s`](%s)\n", fd.Program, strings.TrimPrefix(fd.Program, "reports/"))
 		}
 		f("\n```\n%s```\n\n", excerpt(c.Timeline, 30))
 	}
+}
+
+// reproduce is the command that runs one cell again: a relay given as a
+// command line is described again by peers --relay-cmd.
+func (p Peers) reproduce(impl, name string, seed int64) string {
+	for _, im := range p.Impls {
+		if im.Name == impl && im.Command != "" {
+			return fmt.Sprintf("`bin/outboxchaos peers --relay-cmd \"%s\" --relay-name %s --cases %s --seed %d` (after `make peer-bins`)", im.Command, impl, name, seed)
+		}
+	}
+	return fmt.Sprintf("`bin/outboxchaos scenario run %s --impl %s --seed %d -v` (after `make peer-bins`)", name, impl, seed)
 }
 
 // excerpt keeps the notable lines of a timeline, at most n (the last ones).

@@ -120,7 +120,7 @@ func runPeers(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err != nil {
 			return err
 		}
-		rep.SetImpl(reports.PeerImpl{Name: impl, Settings: settings, Features: p.Features, Deadlines: p.Deadlines})
+		rep.SetImpl(reports.PeerImpl{Name: impl, Settings: settings, Features: p.Features, Deadlines: p.Deadlines, Command: strings.Join(p.Command, " ")})
 		for _, s := range cases {
 			if ctx.Err() != nil {
 				return ctx.Err()
