@@ -1,11 +1,13 @@
 package scenarios
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
 	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/faults"
+	"github.com/outboxchaos/outboxchaos/peers"
 	"github.com/outboxchaos/outboxchaos/system/notification"
 	"github.com/outboxchaos/outboxchaos/world"
 
@@ -13,7 +15,7 @@ import (
 )
 
 // PeerCases are the relay-side cases written so that any relay under test
-// (peers.Impls, ours among them) runs them unchanged: their conditions
+// (the registry peers, ours among them) runs them unchanged: their conditions
 // read only what every implementation shows — handset counts, kill-points,
 // copies at the worker, the seam's publish events — and their only rules
 // are the contract's. Issue 12's matrix runs each against each
@@ -164,17 +166,60 @@ func PeerCases() []*Scenario {
 // and margin.
 const peerSettle = faults.Duration(80 * time.Second)
 
-// PeerCaseApplies reports whether case name can run against impl: a
-// kill-point the implementation has no step for, or a window only one
-// implementation has, is not applicable (and why).
-func PeerCaseApplies(name, impl string) (bool, string) {
-	switch {
-	case name == "peer-crash-after-publish" && strings.HasPrefix(impl, "watermill"):
-		return false, "Watermill's AMQP Publish writes and awaits the confirm in one call: no point in between to crash at without forking it"
-	case name == "peer-rescuer-race" && !strings.HasPrefix(impl, "river"):
-		return false, "River's rescuer only"
+// peerCaseWindows names the peer-specific window a case forces: it
+// applies only to peers declaring it (peers.Features.Windows).
+var peerCaseWindows = map[string]string{
+	"peer-rescuer-race": "river-rescuer-race",
+}
+
+// PeerCaseApplies reports whether case s can run against peer p, from what
+// the case uses and what the peer declares (peers.Features) — no peer
+// names: a kill-point the peer's relay does not honour, a fault on the
+// relay's broker link for a relay that publishes nothing to RabbitMQ, a
+// wait for publish outcomes a relay does not log, or a window only
+// another peer has, is not applicable (and why).
+func PeerCaseApplies(s *Scenario, p peers.Peer) (bool, string) {
+	f := p.Features
+	if w, ok := peerCaseWindows[s.Name]; ok && !f.HasWindow(w) {
+		return false, fmt.Sprintf("forces the %s window, which %s does not declare", w, p.Name)
 	}
-	return true, ""
+	var why string
+	walkSteps(s.Steps, func(st Step) {
+		for _, sp := range st.Faults {
+			switch {
+			case why != "":
+			case sp.Kind == "kill-point" && !f.HasKillPoint(sp.Point):
+				why = fmt.Sprintf("kill-point %s: %s declares no such point in its relay", sp.Point, p.Name)
+			case strings.HasPrefix(sp.Link, "rabbitmq-relay") && !f.Broker:
+				why = fmt.Sprintf("faults the relay's RabbitMQ link, and %s publishes nothing to RabbitMQ", p.Name)
+			}
+		}
+		if why == "" && st.Cond != nil && waitsForPublish(*st.Cond) && !f.PublishEvents {
+			why = fmt.Sprintf("waits for a publish outcome, which %s does not log", p.Name)
+		}
+	})
+	return why == "", why
+}
+
+// walkSteps calls fn on every step, nested ones included.
+func walkSteps(steps []Step, fn func(Step)) {
+	for _, st := range steps {
+		fn(st)
+		walkSteps(st.Steps, fn)
+	}
+}
+
+// waitsForPublish reports whether c waits for a "publish" event.
+func waitsForPublish(c Cond) bool {
+	if c.Event != nil && c.Event.Name == "publish" {
+		return true
+	}
+	for _, sub := range append(append([]Cond(nil), c.Any...), c.All...) {
+		if waitsForPublish(sub) {
+			return true
+		}
+	}
+	return false
 }
 
 // publishFailed: a relay logged a failed publish since the step began.

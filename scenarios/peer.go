@@ -8,40 +8,46 @@ import (
 
 	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/peers"
+	"github.com/outboxchaos/outboxchaos/system/broker"
 )
 
-// The relay under test (issue 12): with Options.Impl naming a peer, the
-// relay and job pods run the peer's binary (peers/seam.Main), the runner
-// also migrates the peer's tables, and the snapshot folds the peer's view
-// of each message into the outbox rows the checker reads.
+// The relay under test (issues 12 and 25): with Options.Impl naming a peer
+// of the registry (peers.Lookup), the relay pods run the peer — a seam
+// binary's relay (peers/seam.Main), whose job and migrate pods also
+// enqueue into and create its own outbox, or a relay given as a command
+// line (the process contract, docs/relay-contract.md), whose jobs are
+// ours — and the snapshot folds the peer's view of each message into the
+// outbox rows the checker reads.
 
-// peerBinary resolves o.Impl to its binary ("" for ours).
-func peerBinary(o Options) (string, string, error) {
-	if o.Impl == "" || o.Impl == peers.Ours {
-		return "", "", nil
-	}
-	name, err := peers.Binary(o.Impl)
-	if err != nil {
-		return "", "", err
+// peerOf resolves o.Impl to its registry entry and the binary its pods run
+// ("" for ours and for a command-line relay).
+func peerOf(o Options) (peers.Peer, string, error) {
+	p, err := peers.Lookup(o.Impl)
+	if err != nil || p.Binary == "" {
+		return p, "", err
 	}
 	dir := o.PeerDir
 	if dir == "" {
 		dir = filepath.Dir(o.Bin)
 	}
-	bin := filepath.Join(dir, name)
+	bin := filepath.Join(dir, p.Binary)
 	if _, err := os.Stat(bin); err != nil {
-		return "", "", fmt.Errorf("relay under test %s: %w (make peer-bins builds it)", o.Impl, err)
+		return p, "", fmt.Errorf("relay under test %s: %w (make peer-bins builds it)", o.Impl, err)
 	}
-	return o.Impl, bin, nil
+	return p, bin, nil
 }
 
 // peer reports whether a peer's relay is under test.
-func (e *Env) peer() bool { return e.PeerBin != "" }
+func (e *Env) peer() bool { return e.PeerBin != "" || len(e.Peer.Command) > 0 }
 
 // podBinary returns the binary and arguments of a pod of role: the peer's
-// for its relay, its job (enqueue into its outbox too) and its migrate.
+// for its relay, its job (enqueue into its outbox too) and its migrate;
+// a command-line relay's command for the relay.
 func (e *Env) podBinary(role string, args []string) (string, []string) {
-	if !e.peer() {
+	if c := e.Peer.Command; len(c) > 0 && role == "relay" {
+		return c[0], append([]string(nil), c[1:]...)
+	}
+	if e.PeerBin == "" {
 		return e.Bin, args
 	}
 	switch role {
@@ -54,9 +60,17 @@ func (e *Env) podBinary(role string, args []string) (string, []string) {
 	return e.Bin, args
 }
 
-// migratePeer creates the peer's tables (and ours again, harmlessly).
+// migratePeer creates the peer's tables (and ours again, harmlessly), or
+// runs a command-line relay's own migration.
 func (e *Env) migratePeer(ctx context.Context) error {
 	if !e.peer() {
+		return nil
+	}
+	if m := e.Peer.Migrate; len(m) > 0 {
+		_, err := e.Run(ctx, "migrate", podSpec{command: m})
+		return err
+	}
+	if e.PeerBin == "" {
 		return nil
 	}
 	_, err := e.Run(ctx, "migrate", podSpec{})
@@ -65,12 +79,13 @@ func (e *Env) migratePeer(ctx context.Context) error {
 
 // foldPeer overwrites the status of each outbox row our relay never touched
 // (PENDING) with the peer's view of its message: PUBLISHED (done),
-// PENDING (still owed) or FAILED (given up).
+// PENDING (still owed) or FAILED (given up). A peer that marks our outbox
+// itself has nothing to fold.
 func (e *Env) foldPeer(ctx context.Context, rows []checker.OutboxRow) error {
 	if !e.peer() {
 		return nil
 	}
-	st, err := peers.Status(ctx, e.Pool, e.Impl)
+	st, err := peers.Status(ctx, e.Pool, e.Peer)
 	if err != nil {
 		return err
 	}
@@ -83,4 +98,15 @@ func (e *Env) foldPeer(ctx context.Context, rows []checker.OutboxRow) error {
 		}
 	}
 	return nil
+}
+
+// contractEnv is what the process contract adds to a command-line
+// relay's environment beyond OUTBOXCHAOS_PG_URL, OUTBOXCHAOS_AMQP_URL and
+// OUTBOXCHAOS_INSTANCE (which every pod gets): the exchange and routing
+// key to publish to, so a relay need not know our naming.
+func (e *Env) contractEnv(role string) []string {
+	if len(e.Peer.Command) == 0 || (role != "relay" && role != "migrate") {
+		return nil
+	}
+	return []string{"OUTBOXCHAOS_EXCHANGE=" + broker.NamesFor(e.SB.Prefix).Exchange, "OUTBOXCHAOS_ROUTING_KEY=" + broker.KeySend}
 }

@@ -3,6 +3,9 @@ package scenarios
 import (
 	"strings"
 	"testing"
+
+	"github.com/outboxchaos/outboxchaos/peers"
+	kp "github.com/outboxchaos/outboxchaos/system/killpoint"
 )
 
 // TestPeerCasesValidate: every peer case is a valid scenario that survives
@@ -29,22 +32,44 @@ func TestPeerCasesValidate(t *testing.T) {
 	}
 }
 
-// TestPeerCaseApplies: the cases a peer has no step for are skipped with a
-// reason, the rest apply.
+// TestPeerCaseApplies: applicability follows the peers' declared features
+// alone: the cases a peer has no step for are skipped with a reason, the
+// rest apply.
 func TestPeerCaseApplies(t *testing.T) {
+	noBroker := peers.Peer{Name: "x", Features: peers.Features{KillPoints: []string{kp.RelayAfterClaim}}}
 	for _, c := range []struct {
 		name, impl string
+		peer       *peers.Peer
 		want       bool
 	}{
-		{"peer-crash-after-publish", "watermill-offsets", false},
-		{"peer-crash-after-publish", "river047", true},
-		{"peer-rescuer-race", "ours", false},
-		{"peer-rescuer-race", "river0512", true},
-		{"peer-happy", "watermill-queue-confirm", true},
+		{"peer-crash-after-publish", "watermill-offsets", nil, false},
+		{"peer-crash-after-publish", "river047", nil, true},
+		{"peer-rescuer-race", "ours", nil, false},
+		{"peer-rescuer-race", "river0512", nil, true},
+		{"peer-happy", "watermill-queue-confirm", nil, true},
+		{"peer-crash-after-claim", "", &noBroker, true},
+		{"peer-crash-before-mark", "", &noBroker, false},
+		{"peer-broker-cut", "", &noBroker, false},
+		{"peer-publish-lost", "", &noBroker, false},
+		{"peer-pg-cut", "", &noBroker, true},
+		{"peer-crash-before-mark", "sendrecord", nil, true},
+		{"peer-stale", "sendrecord", nil, false},
 	} {
-		got, why := PeerCaseApplies(c.name, c.impl)
+		s, ok := LookupPeerCase(c.name)
+		if !ok {
+			t.Fatalf("no case %s", c.name)
+		}
+		p := c.peer
+		if p == nil {
+			q, err := peers.Lookup(c.impl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p = &q
+		}
+		got, why := PeerCaseApplies(s, *p)
 		if got != c.want || (!got && why == "") {
-			t.Errorf("PeerCaseApplies(%s, %s) = %v %q, want %v with a reason when false", c.name, c.impl, got, why, c.want)
+			t.Errorf("PeerCaseApplies(%s, %s) = %v %q, want %v with a reason when false", c.name, p.Name, got, why, c.want)
 		}
 	}
 }

@@ -4,12 +4,15 @@ package scenarios_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/outboxchaos/outboxchaos/peers"
 	"github.com/outboxchaos/outboxchaos/scenarios"
 	"github.com/outboxchaos/outboxchaos/system/testenv"
 )
@@ -24,6 +27,7 @@ func buildPeers(t *testing.T) {
 		args []string
 	}{
 		{"..", []string{"build", "-o", filepath.Join(dir, "peer-watermill"), "./peers/cmd/peer-watermill"}},
+		{"..", []string{"build", "-o", filepath.Join(dir, "peer-sendrecord"), "./peers/cmd/peer-sendrecord"}},
 		{"../peers/river", []string{"build", "-o", filepath.Join(dir, "peer-river0512"), "."}},
 		{"../peers/river", []string{"build", "-modfile=go047.mod", "-ldflags", "-X main.version=v0.47.0 -X main.name=river047",
 			"-o", filepath.Join(dir, "peer-river047"), "."}},
@@ -36,13 +40,49 @@ func buildPeers(t *testing.T) {
 			t.Fatalf("go %s (in %s): %v", strings.Join(b.args, " "), b.wd, err)
 		}
 	}
+	addNodeRelay.Do(func() { nodeErr = registerNodeRelay() })
+	if nodeErr != nil {
+		t.Fatal(nodeErr)
+	}
 }
 
-// TestPeers is CI's sample of make peers (issue 12): a crash before the
-// "done" write against Watermill's queue schema with confirms, and River's
-// rescuer race against both versions — v0.51.2 must keep the rule that a
-// completed job is not published again, v0.47.0 (before the fix of River
-// #1302) must break it, or the harness could not tell them apart.
+var (
+	addNodeRelay sync.Once
+	nodeErr      error
+)
+
+// registerNodeRelay installs the Node.js relay's packages from its lock
+// file (as make peer-bins and .ci/run do) and registers it as
+// "node-relay" through the process contract, as outboxchaos peers
+// --relay-cmd does.
+func registerNodeRelay() error {
+	dir, err := filepath.Abs("../peers/node-relay")
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules")); err != nil {
+		cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund", "--loglevel=error")
+		cmd.Dir = dir
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("npm ci in %s: %w", dir, err)
+		}
+	}
+	p, err := peers.Describe(context.Background(), "node-relay", []string{"node", filepath.Join(dir, "relay.js")})
+	if err != nil {
+		return err
+	}
+	return peers.Add(p)
+}
+
+// TestPeers is CI's sample of make peers (issues 12 and 25): a crash before
+// the "done" write against Watermill's queue schema with confirms, against
+// the Node.js relay judged through the process contract, and against the
+// send-then-record design the outbox replaced — which must send one
+// message twice, or the harness could not show why the outbox exists; and
+// River's rescuer race against both versions — v0.51.2 must keep the rule
+// that a completed job is not published again, v0.47.0 (before the fix of
+// River #1302) must break it, or the harness could not tell them apart.
 func TestPeers(t *testing.T) {
 	testenv.Require(t)
 	buildPeers(t)
@@ -50,10 +90,15 @@ func TestPeers(t *testing.T) {
 		impl, name string
 		pass       bool
 		failure    string // what the failing run's error must mention
+		// dup: the failing run breaks the contract with exactly this many
+		// messages at the handset twice (0: the contract must hold).
+		dup int
 	}{
-		{"watermill-queue-confirm", "peer-crash-before-mark", true, ""},
-		{"river0512", "peer-rescuer-race", true, ""},
-		{"river047", "peer-rescuer-race", false, "confirmed publishes of notification-outbox-1"},
+		{"watermill-queue-confirm", "peer-crash-before-mark", true, "", 0},
+		{"node-relay", "peer-crash-before-mark", true, "", 0},
+		{"sendrecord", "peer-crash-before-mark", false, "", 1},
+		{"river0512", "peer-rescuer-race", true, "", 0},
+		{"river047", "peer-rescuer-race", false, "confirmed publishes of notification-outbox-1", 0},
 	}
 	for _, c := range cases {
 		t.Run(c.impl+"/"+c.name, func(t *testing.T) {
@@ -71,7 +116,9 @@ func TestPeers(t *testing.T) {
 				t.Errorf("%s × %s failed (seed %d): %v\n  %s\n--- timeline\n%s", c.impl, c.name, res.Seed, res.Err, res.Verdict.Details, res.Timeline)
 			case !c.pass && res.Pass():
 				t.Errorf("%s × %s passed: the harness did not catch the peer's known bug\n--- timeline\n%s", c.impl, c.name, res.Timeline)
-			case !c.pass && (res.Err == nil || !strings.Contains(res.Err.Error(), c.failure) || !res.Verdict.OK()):
+			case !c.pass && c.dup > 0 && (res.Err != nil || res.Verdict.Duplicated != c.dup):
+				t.Errorf("%s × %s: want exactly %d message(s) at a handset twice and no harness error, got %v %s", c.impl, c.name, c.dup, res.Err, res.Verdict)
+			case !c.pass && c.dup == 0 && (res.Err == nil || !strings.Contains(res.Err.Error(), c.failure) || !res.Verdict.OK()):
 				t.Errorf("%s × %s failed for another reason than %q (the contract must still hold): %v %s", c.impl, c.name, c.failure, res.Err, res.Verdict)
 			}
 		})

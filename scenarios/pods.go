@@ -19,6 +19,9 @@ type podSpec struct {
 	env  []string // extra KEY=VALUE settings (armed faults among them)
 	args []string // extra arguments
 	link string   // the RabbitMQ link, if not the role's own
+	// command, if set, is run instead of the role's binary (a
+	// command-line relay's own migration).
+	command []string
 }
 
 // Start starts a pod of role relay, worker, cleanup, reconciler, job
@@ -63,8 +66,12 @@ func (e *Env) Start(ctx context.Context, role string, ps podSpec) (*world.Pod, e
 	if e.Bug != "" {
 		env = append(env, canary.EnvVar+"="+e.Bug)
 	}
+	env = append(env, e.contractEnv(role)...)
 	env = append(env, ps.env...)
 	bin, args := e.podBinary(role, append(args, ps.args...))
+	if len(ps.command) > 0 {
+		bin, args = ps.command[0], ps.command[1:]
+	}
 	p, err := world.StartPod(ctx, world.PodSpec{Name: name, Binary: bin, Args: args, Env: env}, e.TL)
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/outboxchaos/outboxchaos/fakevendor"
 	"github.com/outboxchaos/outboxchaos/faults"
+	"github.com/outboxchaos/outboxchaos/peers"
 	"github.com/outboxchaos/outboxchaos/system/app"
 	"github.com/outboxchaos/outboxchaos/system/broker"
 	"github.com/outboxchaos/outboxchaos/system/clock"
@@ -49,9 +50,12 @@ type Env struct {
 	Cfg        config.Config // base child configuration
 	Day        time.Time     // the virtual start time
 	Bug        string        // canary bug armed in every pod
-	// Impl is the relay under test (peers.Impls; "" or "ours": our relay);
-	// a peer's relay and job pods run PeerBin instead of Bin.
+	// Impl is the relay under test (peers.Lookup; "" or "ours": our
+	// relay), Peer its registry entry; a seam peer's relay and job pods
+	// run PeerBin instead of Bin, a command-line relay's relay pods its
+	// Peer.Command.
 	Impl, PeerBin string
+	Peer          peers.Peer
 
 	sup *world.Supervisor // the pods
 
@@ -73,7 +77,7 @@ type Options struct {
 	Artifacts string
 	// RecordAll writes the artifacts of passing runs too.
 	RecordAll bool
-	// Impl is the relay under test (peers.Impls); "" is ours. PeerDir is
+	// Impl is the relay under test (peers.Lookup); "" is ours. PeerDir is
 	// the folder of the peer binaries (default: Bin's folder).
 	Impl, PeerDir string
 
@@ -147,9 +151,10 @@ func newEnv(ctx context.Context, s *Scenario, o Options) (e *Env, err error) {
 			e.close()
 		}
 	}()
-	if e.Impl, e.PeerBin, err = peerBinary(o); err != nil {
+	if e.Peer, e.PeerBin, err = peerOf(o); err != nil {
 		return e, err
 	}
+	e.Impl = e.Peer.Name
 	label := "oc_" + strings.ReplaceAll(s.Name, "-", "_")
 	if len(label) > 40 {
 		label = label[:40]

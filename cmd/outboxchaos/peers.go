@@ -32,8 +32,38 @@ func runPeers(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	save := fs.String("save", "reports/peers/matrix.json", "where to save the runs' results (\"\": nowhere)")
 	into := fs.String("into", "", "add the runs to this saved matrix.json (replacing the cells run again) instead of starting afresh")
 	from := fs.String("from", "", "render the report from a saved matrix.json (with the current findings) instead of running")
+	relayCmd := fs.String("relay-cmd", "", "judge a relay given as a command line (docs/relay-contract.md; split on spaces), alone unless --impls names others too")
+	relayName := fs.String("relay-name", "", "the name of the --relay-cmd relay in the matrix")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *relayCmd != "" {
+		if *relayName == "" {
+			return usagef("--relay-cmd needs --relay-name")
+		}
+		p, err := peers.Describe(ctx, *relayName, strings.Fields(*relayCmd))
+		if err != nil {
+			return err
+		}
+		if err := peers.Add(p); err != nil {
+			return usageError{err}
+		}
+		// Alone, and printed only, unless --impls, --out or --save say
+		// otherwise (make peers: --impls all --out reports/PEERS.md).
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		switch {
+		case !set["impls"]:
+			*implList = p.Name
+		case *implList != "all":
+			*implList += "," + p.Name
+		}
+		if !set["out"] {
+			*out = ""
+		}
+		if !set["save"] {
+			*save = ""
+		}
 	}
 	impls, err := pickImpls(*implList)
 	if err != nil {
@@ -82,17 +112,21 @@ func runPeers(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	violations := 0
 	for _, impl := range impls {
-		settings, err := implSettings(ctx, bin, impl)
+		p, err := peers.Lookup(impl)
+		if err != nil {
+			return usageError{err}
+		}
+		settings, err := implSettings(ctx, bin, p)
 		if err != nil {
 			return err
 		}
-		rep.SetImpl(reports.PeerImpl{Name: impl, Settings: settings})
+		rep.SetImpl(reports.PeerImpl{Name: impl, Settings: settings, Features: p.Features, Deadlines: p.Deadlines, Command: strings.Join(p.Command, " ")})
 		for _, s := range cases {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
 			c := reports.PeerCell{Impl: impl, Case: s.Name}
-			if ok, why := scenarios.PeerCaseApplies(s.Name, impl); !ok {
+			if ok, why := scenarios.PeerCaseApplies(s, p); !ok {
 				c.NA = why
 				rep.SetCell(c)
 				fmt.Fprintf(stdout, "n/a     %-26s %-26s %s\n", impl, s.Name, why)
@@ -174,8 +208,8 @@ func saveMatrix(path string, rep reports.Peers) error {
 
 func pickImpls(s string) ([]string, error) {
 	var all []string
-	for _, i := range peers.Impls {
-		all = append(all, i.Name)
+	for _, p := range peers.All() {
+		all = append(all, p.Name)
 	}
 	if s == "" || s == "all" {
 		return all, nil
@@ -206,13 +240,14 @@ func pickCases(s string) ([]*scenarios.Scenario, error) {
 	return out, nil
 }
 
-// implSettings asks a peer's binary for its settings; ours are the relay's
-// configuration in the compressed scenarios.
-func implSettings(ctx context.Context, bin, impl string) ([]string, error) {
-	name, err := peers.Binary(impl)
-	if err != nil {
-		return nil, usageError{err}
+// implSettings asks a peer's binary for its settings; a command-line
+// relay's are those it declared; ours are the relay's configuration in
+// the compressed scenarios.
+func implSettings(ctx context.Context, bin string, p peers.Peer) ([]string, error) {
+	if len(p.Command) > 0 {
+		return p.Settings, nil
 	}
+	name, impl := p.Binary, p.Name
 	if name == "" {
 		c := config.Default()
 		return []string{

@@ -99,7 +99,7 @@ func scenarioRun(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return usageError{err}
 	}
 	if *impl != "" {
-		if _, err := peers.Binary(*impl); err != nil {
+		if _, err := peers.Lookup(*impl); err != nil {
 			return usagef("unknown relay under test %q (known: %s)", *impl, strings.Join(peers.Names(), ", "))
 		}
 	}

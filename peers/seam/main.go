@@ -36,7 +36,10 @@ type Env struct {
 //	enqueue --per-kind N --kinds K  the batch jobs, enqueuing into the peer's outbox in the same transaction
 //	relay                        the peer's relay until SIGTERM
 //	settings                     every setting the adapter chose, one per line
-//	bench --n N                  the relay's throughput on an N-row backlog in a sandbox of its own
+//	backfill --from A --to B     enqueue notification_outbox rows A..B into the peer's outbox (the benchmark's backlog, peers/peerbench)
+//
+// The benchmark drives a peer binary from outside (peers/peerbench), so no
+// peer binary links the benchmark code.
 //
 // Configuration comes from the OUTBOXCHAOS_* environment as for
 // outboxchaos itself. It returns the process exit code.
@@ -56,7 +59,7 @@ type usage struct{ error }
 
 func run(pick func(string) (Adapter, error), args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return usage{errors.New("usage: <migrate|enqueue|relay|settings> [--impl NAME] [flags]")}
+		return usage{errors.New("usage: <migrate|enqueue|relay|settings|backfill> [--impl NAME] [flags]")}
 	}
 	if err := killpoint.ArmFromEnv(); err != nil {
 		return usage{fmt.Errorf("arm kill-points: %w", err)}
@@ -72,7 +75,8 @@ func run(pick func(string) (Adapter, error), args []string, stdout, stderr io.Wr
 	impl := fs.String("impl", os.Getenv("OUTBOXCHAOS_PEER_IMPL"), "the implementation under test")
 	perKind := fs.Int("per-kind", 1, "enqueue: notifications of each kind")
 	kindList := fs.String("kinds", "all", "enqueue: comma-separated notification kinds")
-	benchN := fs.Int("n", 10000, "bench: backlog size")
+	from := fs.Int64("from", 1, "backfill: first outbox id")
+	to := fs.Int64("to", 0, "backfill: last outbox id")
 	if err := fs.Parse(args[1:]); err != nil {
 		return usage{err}
 	}
@@ -92,8 +96,18 @@ func run(pick func(string) (Adapter, error), args []string, stdout, stderr io.Wr
 	defer parts.Alerts.Close()
 	env := Env{Cfg: cfg, Log: parts.Log.With("component", "peer-relay", "impl", a.Name()), Exchange: broker.NamesFor(cfg.Prefix).Exchange}
 	switch cmd {
-	case "bench":
-		return Bench(ctx, a, cfg, *benchN, stdout)
+	case "backfill":
+		pool, err := app.OpenPool(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		defer pool.Close()
+		n, err := Backfill(ctx, pool, a, env, *from, *to)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "backfilled: %d\n", n)
+		return nil
 	case "settings":
 		for _, s := range a.Settings() {
 			fmt.Fprintf(stdout, "%s=%s\t%s\n", s.Name, s.Value, s.Why)

@@ -5,14 +5,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/outboxchaos/outboxchaos/bench"
 	"github.com/outboxchaos/outboxchaos/peers"
+	"github.com/outboxchaos/outboxchaos/peers/peerbench"
 )
 
 // peerRate is one peer relay's measured throughput.
@@ -23,41 +21,25 @@ type peerRate struct {
 	Err  string
 }
 
-var rateLine = regexp.MustCompile(`peer_relay_msgs_per_s=([0-9.]+)`)
-
-// measurePeers runs each peer binary found in dir (make peer-bins) with
-// `bench --n n` against the same services: each builds its own sandbox, the
-// same backlog (bench.Env.Backlog) and topology as ours.
+// measurePeers measures each peer binary found in dir (make peer-bins)
+// with peers/peerbench against the same services: each gets its own
+// sandbox, the same backlog (bench.Env.Backlog) and topology as ours.
 func measurePeers(ctx context.Context, dir string, n int, pgURL, amqpURL string, progress io.Writer) []peerRate {
 	var out []peerRate
-	for _, im := range peers.Impls {
-		if im.Binary == "" {
+	for _, p := range peers.All() {
+		if p.Binary == "" || !p.Features.Broker { // ours is measured apart; a peer that publishes nothing has no rate
 			continue
 		}
-		bin := filepath.Join(dir, im.Binary)
+		bin := filepath.Join(dir, p.Binary)
 		if _, err := os.Stat(bin); err != nil {
-			out = append(out, peerRate{Impl: im.Name, Err: "not built (make peer-bins)"})
+			out = append(out, peerRate{Impl: p.Name, Err: "not built (make peer-bins)"})
 			continue
 		}
-		fmt.Fprintf(progress, "[bench] peer %s: %d rows\n", im.Name, n)
-		cmd := exec.CommandContext(ctx, bin, "bench", "--impl", im.Name, "--n", strconv.Itoa(n))
-		cmd.Env = append(os.Environ(), "OUTBOXCHAOS_PG_URL="+pgURL, "OUTBOXCHAOS_AMQP_URL="+amqpURL)
-		b, err := cmd.CombinedOutput()
-		m := rateLine.FindSubmatch(b)
-		r := peerRate{Impl: im.Name}
-		switch {
-		case err != nil || m == nil:
-			r.Err = strings.TrimSpace(lastLine(string(b)))
-			if r.Err == "" && err != nil {
-				r.Err = err.Error()
-			}
-		default:
-			r.Rate, _ = strconv.ParseFloat(string(m[1]), 64)
-			for _, l := range strings.Split(string(b), "\n") {
-				if strings.HasPrefix(l, "peer_relay_msgs_per_s=") {
-					r.Line = l
-				}
-			}
+		fmt.Fprintf(progress, "[bench] peer %s: %d rows\n", p.Name, n)
+		res, err := peerbench.Measure(ctx, p, bin, n, pgURL, amqpURL)
+		r := peerRate{Impl: p.Name, Rate: res.Rate, Line: res.Line}
+		if err != nil {
+			r.Err = lastLine(err.Error())
 		}
 		out = append(out, r)
 	}
@@ -75,7 +57,7 @@ func peersMarkdown(rep *bench.Report, rs []peerRate, n int) string {
 	lock, okLock := rep.Result(bench.IDLockHolding)
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n## Peer relays (issue 12)\n\n")
-	fmt.Fprintf(&b, "Each peer's own binary (`make peer-bins`, `peer-* bench`) builds a sandbox like ours, the same %d-row backlog (`bench.Env.Backlog`, each row also enqueued into the peer's outbox before the clock starts), the same topology and broker, and runs the peer's relay as configured in `reports/PEERS.md` until the main queue holds every message; then it checks the peer marked every message done. Rate = rows / time to the last message in the queue.\n\n", n)
+	fmt.Fprintf(&b, "Each peer's own binary (`make peer-bins`), driven by `peers/peerbench`, gets a sandbox like ours, the same %d-row backlog (`bench.Env.Backlog`, each row also enqueued into the peer's outbox before the clock starts), the same topology and broker, and runs the peer's relay as configured in `reports/PEERS.md` until the main queue holds every message; then it checks the peer marked every message done. Rate = rows / time to the last message in the queue.\n\n", n)
 	fmt.Fprintf(&b, "| relay | msgs/s | ours (`%s`) ÷ peer |\n|---|---|---|\n", bench.IDRelay)
 	if okOurs {
 		fmt.Fprintf(&b, "| ours, `%s` | %.0f | 1.00 |\n", bench.IDRelay, ours.Rate)
