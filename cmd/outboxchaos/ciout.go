@@ -22,12 +22,14 @@ type jsonResult struct {
 	Seed      int64           `json:"seed"`
 	Seconds   float64         `json:"seconds"`
 	Error     string          `json:"error,omitempty"` // why it failed (a rule) or was not judged
+	Details   []string        `json:"details,omitempty"`
 	Artifacts string          `json:"artifacts,omitempty"`
 }
 
 func newJSONResult(r scenarios.Result) jsonResult {
 	j := jsonResult{Name: r.Name, Row: r.Row, Verdict: r.Outcome().String(), Counts: r.Verdict, Seed: r.Seed,
-		Seconds: r.Duration.Round(time.Millisecond).Seconds(), Artifacts: r.Artifacts}
+		Seconds: r.Duration.Round(time.Millisecond).Seconds(), Artifacts: r.Artifacts, Details: r.Verdict.Details}
+	j.Counts.Details = nil
 	switch {
 	case r.NotJudged != nil:
 		j.Error = r.NotJudged.Error()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -62,15 +63,13 @@ func interrupted(ctx context.Context) (signalError, bool) {
 	return se, ok
 }
 
-// signalContext is cancelled, with a signalError cause, by SIGINT, SIGTERM
-// or SIGPIPE. Catching SIGPIPE turns a write to a closed pipe (`demo |
-// head`) into an EPIPE error instead of killing the process before it drops
-// its schema and queues. A second SIGINT or SIGTERM exits at once, without
-// clean-up.
-func signalContext(parent context.Context, warn func(string)) (context.Context, func()) {
-	ctx, cancel := context.WithCancelCause(parent)
+// signalContext is cancelled, with a signalError cause, by SIGINT or
+// SIGTERM. A second one exits at once, without clean-up. cancel ends it
+// with a cause of the caller's (a closed stdout).
+func signalContext(parent context.Context, warn func(string)) (ctx context.Context, cancel context.CancelCauseFunc, stop func()) {
+	ctx, cancel = context.WithCancelCause(parent)
 	ch := make(chan os.Signal, 2)
-	signal.Notify(ch, os.Interrupt, syscall.SIGTERM, syscall.SIGPIPE)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
 	done := make(chan struct{})
 	go func() {
 		first := true
@@ -79,24 +78,38 @@ func signalContext(parent context.Context, warn func(string)) (context.Context, 
 			case sig := <-ch:
 				if first {
 					first = false
-					if sig != syscall.SIGPIPE {
-						warn(fmt.Sprintf("%s: stopping and cleaning up (again to exit at once, leaving schema and queues behind)", sig))
-					}
+					warn(fmt.Sprintf("%s: stopping and cleaning up (again to exit at once, leaving schema and queues behind)", signalError{sig}))
 					cancel(signalError{sig})
 					continue
 				}
-				if sig != syscall.SIGPIPE {
-					warn(fmt.Sprintf("%s again: exiting without clean-up", sig))
-					os.Exit(exitNotJudged)
-				}
+				warn(fmt.Sprintf("%s again: exiting without clean-up", signalError{sig}))
+				os.Exit(exitNotJudged)
 			case <-done:
 				return
 			}
 		}
 	}()
-	return ctx, func() {
+	return ctx, cancel, func() {
 		signal.Stop(ch)
 		close(done)
 		cancel(nil)
 	}
+}
+
+// pipeWatch passes writes to w; the first that fails because the reader
+// went away (`demo | head`) ends the command's context as SIGPIPE would,
+// so it stops and drops its schema and queues. SIGPIPE itself is ignored
+// (main): caught, it would also come from every socket write to a peer
+// that closed (a link the harness cut), and stop a pod that must go on.
+type pipeWatch struct {
+	w      io.Writer
+	cancel context.CancelCauseFunc
+}
+
+func (p pipeWatch) Write(b []byte) (int, error) {
+	n, err := p.w.Write(b)
+	if errors.Is(err, syscall.EPIPE) {
+		p.cancel(signalError{syscall.SIGPIPE})
+	}
+	return n, err
 }

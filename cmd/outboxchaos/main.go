@@ -26,8 +26,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/outboxchaos/outboxchaos/system/config"
 )
@@ -69,8 +71,11 @@ func main() {
 		fmt.Fprintf(os.Stderr, "outboxchaos: %v\n", err)
 		os.Exit(exitUsage)
 	}
-	ctx, stop := signalContext(context.Background(), func(msg string) { fmt.Fprintf(os.Stderr, "outboxchaos: %s\n", msg) })
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	// A write to a closed stdout or stderr returns EPIPE (pipeWatch ends
+	// the run) instead of killing the process before its clean-up.
+	signal.Ignore(syscall.SIGPIPE)
+	ctx, cancel, stop := signalContext(context.Background(), func(msg string) { fmt.Fprintf(os.Stderr, "outboxchaos: %s\n", msg) })
+	code := run(ctx, os.Args[1:], pipeWatch{os.Stdout, cancel}, pipeWatch{os.Stderr, cancel})
 	stop()
 	os.Exit(code)
 }

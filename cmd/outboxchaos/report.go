@@ -125,6 +125,10 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			}
 		}
 	}
+	if ctx.Err() != nil {
+		// An interrupted report would commit runs nobody let finish.
+		return fmt.Errorf("%w: interrupted: %s left as it was", errNotJudged, *out)
+	}
 	if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
 		return fmt.Errorf("create report directory: %w", err)
 	}

@@ -36,9 +36,13 @@ func scenarioShow(args []string, stdout, stderr io.Writer) error {
 	return err
 }
 
-// loadScenario reads a scenario file, or a run.json a run wrote (then the
-// record comes back too, to replay with its seed and canary).
+// loadScenario reads a scenario file, or a run.json a run wrote or its
+// folder (then the record comes back too, to replay with its seed and
+// canary).
 func loadScenario(path string) (*scenarios.Scenario, *checker.Record, error) {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		path = filepath.Join(path, "run.json") // the run folder a run printed
+	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, nil, usagef("read scenario file: %v", err)

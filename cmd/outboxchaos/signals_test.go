@@ -193,3 +193,29 @@ func TestDemoIntoClosedPipe_CleansUp(t *testing.T) {
 	}
 	schemaGone(t, m[1])
 }
+
+// A SIGPIPE (a socket write to a link the harness cut) never stops a
+// pipeline process: the worker of delivery-limit-outage must outlive its
+// database link's outage. Only SIGINT and SIGTERM end it.
+func TestSIGPIPEDoesNotStopAPipelineProcess(t *testing.T) {
+	bin := binary(t)
+	cmd := exec.Command(bin, "vendor", "--listen", "127.0.0.1:0", "--alerts-listen", "")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bufio.NewReader(out).ReadString('\n'); err != nil { // "fake vendor on …": running
+		t.Fatal(err)
+	}
+	_ = cmd.Process.Signal(syscall.SIGPIPE)
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	_ = cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 0 || !strings.Contains(stderr.String(), "signal SIGTERM: stopping") {
+		t.Fatalf("exit %d; stderr %q: want the SIGTERM, not the SIGPIPE, to stop it", code, stderr.String())
+	}
+}

@@ -71,6 +71,9 @@ func simOptions(ctx context.Context, seed int64, rate float64, quiet bool, stder
 	o := sim.Options{PGURL: so.PGURL, AMQPURL: so.AMQPURL, Bin: so.Bin, Seed: seed, Rate: rate}
 	if !quiet {
 		o.Progress = stderr
+		if pw, ok := stderr.(pipeWatch); ok {
+			o.Progress = pw.w // the terminal itself: the bar draws only on one
+		}
 	}
 	return o, nil
 }
