@@ -5,6 +5,27 @@ package reports
 // reading the run's timeline and record; a violation without an entry is
 // reported as not yet classified.
 var PeerFindings = map[string]Finding{
+	"sendrecord/peer-crash-after-publish": sendRecordCrash("relay.after-publish"),
+	"sendrecord/peer-crash-after-confirm": sendRecordCrash("relay.after-confirm"),
+	"sendrecord/peer-crash-before-mark":   sendRecordCrash("relay.before-mark"),
+	"sendrecord/peer-pg-stall": {
+		Class: "documented limitation of the design (seed 000: a failure between the call and the record sends twice)",
+		How: "No crash this time: the vendor accepted notification-outbox-6, then the stalled Postgres link broke the history INSERT (`record notification-outbox-6: unexpected EOF`); the next run found no history row and called the vendor again. " +
+			"Told from an adapter mistake by the timeline (vendor-call SENT, batch-failed on the record, vendor-call SENT again for the same id) and by our relay on the same case: no copy at all, because its publish and mark are guarded by the outbox row and the worker's inbox claim comes before the vendor call.",
+	},
+	"sendrecord/peer-overlap": {
+		Class: "limitation of the design (not documented)",
+		How: "Three batch runs started together each read the same due list — the design has no claim, only the history row written after each send — and each called the vendor for nearly every member: 55 of 60 reached a phone more than once. " +
+			"The seed assumed one run at a time (a daily schedule); nothing enforces it. Told by the timeline: relay-1, relay-2 and relay-3 log vendor-call SENT for the same message ids within milliseconds; our relay's claim (one committed UPDATE … SKIP LOCKED) splits the same 60 rows with none twice.",
+	},
+	"sendrecord/peer-random-1": sendRecordRandom,
+	"sendrecord/peer-random-3": sendRecordRandom,
+	"node-relay/peer-crash-after-publish": {
+		Class: "observation (kept the contract)",
+		How: "No copy at the broker, where our relay shows six: relay-1 died at `relay.after-publish` and no delivery of its batch reached the worker before relay-2 published it once. " +
+			"Our reading, not traced at the socket: amqplib's publish returns once the frames are queued for Node's event loop, which writes them only after the synchronous code that hits the point, so in Node this point behaves as before the publish. " +
+			"The same relay at `relay.after-confirm` and `relay.before-mark` shows the six copies, so the row lock held across the publish does republish as seed 004 says.",
+	},
 	"river047/peer-rescuer-race": {
 		Class: "bug in the peer (River #1302, fixed in v0.48.0 by PR #1373)",
 		How: "The same adapter, case and forced window pass on v0.51.2 and fail on v0.47.0: the only difference is River's version. " +
@@ -13,10 +34,10 @@ var PeerFindings = map[string]Finding{
 			"End to end the contract holds — the second publish carries the same message_id and the inbox absorbs it — so it shows as a copy at the broker and as the case's own rule (one confirmed publish of a completed job) failing.",
 		Program: "reports/peers/river-rescuer-race/main.go",
 	},
-	"watermill-offsets/peer-pg-cut": {
+	"watermill-offsets-confirm/peer-pg-cut": {
 		Class: "documented limitation",
 		How: "Every message of the batch is published again after the relay's Postgres connection is cut: the subscriber reads up to SubscribeBatchSize (default 100) messages in one transaction and acks them in it, so a lost connection rolls back every ack of the batch. " +
-			"watermill-sql documents it on SubscribeBatchSize (\"Higher value, increases a chance of message re-delivery in case of crash or networking issues. 1 is the safest value\"). Same in the queue schema. The inbox absorbs the copies: 0 at the handset.",
+			"watermill-sql documents it on SubscribeBatchSize (\"Higher value, increases a chance of message re-delivery in case of crash or networking issues. 1 is the safest value\"). Same in the queue schema. The inbox absorbs the copies: 0 at the handset. Whether the cut lands inside a batch's transaction is timing: in the run of this report it did for both confirm configurations (30 copies each) and not for the confirms-off ones (0), where the batch had already committed.",
 	},
 	"watermill-queue/peer-pg-stall": {
 		Class: "documented limitation",
@@ -38,4 +59,23 @@ var PeerFindings = map[string]Finding{
 		Class: "documented design",
 		How:   "relay-2 never takes over while relay-1 is stalled: the offsets adapter locks the consumer group's row FOR UPDATE in the transaction that spans the publish (documented on DefaultPostgreSQLOffsetsAdapter), so one relay at a time works a consumer group and a stalled one holds up the rest until its connection or AckDeadline gives. Nothing copied, nothing lost; the queue schema behaves the same with its row locks.",
 	},
+}
+
+// sendRecordCrash is the finding of the send-then-record design killed
+// between the vendor call and the history row.
+func sendRecordCrash(point string) Finding {
+	return Finding{
+		Class: "documented limitation of the design (seed 000: a crash between the call and the record sends twice — the reason the outbox exists)",
+		How: "The batch called the vendor for notification-outbox-1, the vendor accepted it (the handset ledger has it), and relay-1 died at `" + point + "` before writing its history row; relay-2's run found no row and called the vendor again: one message reached the phone twice. " +
+			"Told from an adapter mistake by the timeline (vendor-call SENT for the same id in relay-1 and relay-2, KILLPOINT between them) and by the adapter being the seed's two steps in the seed's order (vendor call, then INSERT of the history row, peers/sendrecord); " +
+			"our relay on the same case puts copies on the broker, which the worker's inbox absorbs: none at the handset.",
+	}
+}
+
+// sendRecordRandom is the finding of a random schedule against the
+// send-then-record design.
+var sendRecordRandom = Finding{
+	Class: "documented limitation of the design (seed 000), compounded by overlapping runs",
+	How: "Two or three supervised batch runs with kill-points after the call: each kill between a vendor call and its history row sends that member again, and runs alive at the same time send the same due members (no claim). " +
+		"Every duplicate in the timeline is a vendor-call SENT by two runs for one id; our relay, River and Watermill keep the contract on the same schedule.",
 }
