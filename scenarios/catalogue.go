@@ -318,13 +318,17 @@ func tableCatalogue() []*Scenario {
 		{
 			Name: "worker-crash-after-park", Row: "12",
 			Kinds: []notification.Kind{notification.GradeRenewal, notification.MonthlyAwardsWinning},
-			// The 401s must reach the worker as 401s: with the compressed
-			// 500 ms client timeout a loaded machine (load 36–55) turned one
-			// into a timeout (an unknown outcome: ERROR, never parked). No
-			// call hangs here, so the timeouts outlast the run at no cost.
-			Config:      map[string]string{"vendor-timeout": "5m", "sending-timeout": "10m"},
+			// The 401 must reach the worker as a 401 and park it at once:
+			// under chaos-load (load 36–55) the compressed 500 ms client
+			// timeout turned one into an unknown outcome (ERROR, never
+			// parked), and the path through every retry, with 600 ms
+			// confirm timeouts on its republishes, outlasted the 30 s await.
+			// No call hangs here: the timeouts outlast the run at no cost,
+			// and the first 401 parks.
+			Config: map[string]string{"vendor-timeout": "5m", "sending-timeout": "10m", "confirm-timeout": "5m",
+				"in-listener-retries": "0", "retry-max": "0"},
 			Description: "the worker dies right after moving a message to the parking queue",
-			Fault:       "vendor 401 for notification-outbox-1 until it is parked; pause-point worker.after-park (SIGSTOP) in worker-1, SIGKILLed once the broker has taken its ack",
+			Fault:       "vendor 401 for notification-outbox-1, parked on the first (no retries); pause-point worker.after-park (SIGSTOP) in worker-1, SIGKILLed once the broker has taken its ack",
 			Outcome:     "the parked message already has its PARKED alert (nothing looks at a parked message again): lost visibly, never silently; the other message is sent once",
 			// A basic.ack is not confirmed: a kill right after it may lose
 			// it, and the redelivery that follows is legal (and parks
