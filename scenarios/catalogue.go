@@ -291,6 +291,10 @@ func tableCatalogue() []*Scenario {
 			"ads deferred to 08:00 next day (not sent after the cut-off); past their scheduled date they are EXPIRED + alert; the rest sent once"),
 		{
 			Name: "parking-replay", Row: "extra", Kinds: []notification.Kind{notification.GradeRenewal},
+			// Under chaos-load a park's confirm came after the compressed
+			// 600 ms (a legal retry: parked twice, alerted twice) and a 401
+			// after the 500 ms client timeout. No call hangs here.
+			Config:      map[string]string{"confirm-timeout": "5m", "vendor-timeout": "5m", "sending-timeout": "10m"},
 			Description: "an operator moves a parked message back to the main queue, twice",
 			Fault:       "vendor 401 until parked; then the operator replays the parked copy, and replays it again after it was sent",
 			Outcome:     "the first replay sends it once; the replay after it was sent is absorbed by the inbox",
@@ -305,6 +309,9 @@ func tableCatalogue() []*Scenario {
 		},
 		{
 			Name: "poison-messages", Row: "§5",
+			// Under chaos-load a park's confirm came after the compressed
+			// 600 ms: a legal retry that parks and alerts twice.
+			Config:      map[string]string{"confirm-timeout": "5m"},
 			Description: "messages no relay wrote reach the main queue: an unknown kind, a missing template, a fallback over 2,000 EUC-KR bytes, a malformed payload, a message_id over 100 characters",
 			Fault:       "the operator publishes five poison messages straight to the main queue once the worker consumes",
 			Outcome:     "each parked with its x-failure-reason and a PARKED alert, never sent to the vendor; every real notification sent once",
