@@ -292,6 +292,10 @@ func tableCatalogue() []*Scenario {
 			"ads deferred to 08:00 next day (not sent after the cut-off); past their scheduled date they are EXPIRED + alert; the rest sent once"),
 		{
 			Name: "parking-replay", Row: "extra", Kinds: []notification.Kind{notification.GradeRenewal},
+			// Under chaos-load a park's confirm came after the compressed
+			// 600 ms (a legal retry: parked twice, alerted twice) and a 401
+			// after the 500 ms client timeout. No call hangs here.
+			Config:      map[string]string{"confirm-timeout": "5m", "vendor-timeout": "5m", "sending-timeout": "10m"},
 			Description: "an operator moves a parked message back to the main queue, twice",
 			Fault:       "vendor 401 until parked; then the operator replays the parked copy, and replays it again after it was sent",
 			Outcome:     "the first replay sends it once; the replay after it was sent is absorbed by the inbox",
@@ -306,6 +310,9 @@ func tableCatalogue() []*Scenario {
 		},
 		{
 			Name: "poison-messages", Row: "§5",
+			// Under chaos-load a park's confirm came after the compressed
+			// 600 ms: a legal retry that parks and alerts twice.
+			Config:      map[string]string{"confirm-timeout": "5m"},
 			Description: "messages no relay wrote reach the main queue: an unknown kind, a missing template, a fallback over 2,000 EUC-KR bytes, a malformed payload, a message_id over 100 characters",
 			Fault:       "the operator publishes five poison messages straight to the main queue once the worker consumes",
 			Outcome:     "each parked with its x-failure-reason and a PARKED alert, never sent to the vendor; every real notification sent once",
@@ -319,13 +326,17 @@ func tableCatalogue() []*Scenario {
 		{
 			Name: "worker-crash-after-park", Row: "12",
 			Kinds: []notification.Kind{notification.GradeRenewal, notification.MonthlyAwardsWinning},
-			// The 401s must reach the worker as 401s: with the compressed
-			// 500 ms client timeout a loaded machine (load 36–55) turned one
-			// into a timeout (an unknown outcome: ERROR, never parked). No
-			// call hangs here, so the timeouts outlast the run at no cost.
-			Config:      map[string]string{"vendor-timeout": "5m", "sending-timeout": "10m"},
+			// The 401 must reach the worker as a 401 and park it at once:
+			// under chaos-load (load 36–55) the compressed 500 ms client
+			// timeout turned one into an unknown outcome (ERROR, never
+			// parked), and the path through every retry, with 600 ms
+			// confirm timeouts on its republishes, outlasted the 30 s await.
+			// No call hangs here: the timeouts outlast the run at no cost,
+			// and the first 401 parks.
+			Config: map[string]string{"vendor-timeout": "5m", "sending-timeout": "10m", "confirm-timeout": "5m",
+				"in-listener-retries": "0", "retry-max": "0"},
 			Description: "the worker dies right after moving a message to the parking queue",
-			Fault:       "vendor 401 for notification-outbox-1 until it is parked; pause-point worker.after-park (SIGSTOP) in worker-1, SIGKILLed once the broker has taken its ack",
+			Fault:       "vendor 401 for notification-outbox-1, parked on the first (no retries); pause-point worker.after-park (SIGSTOP) in worker-1, SIGKILLed once the broker has taken its ack",
 			Outcome:     "the parked message already has its PARKED alert (nothing looks at a parked message again): lost visibly, never silently; the other message is sent once",
 			// A basic.ack is not confirmed: a kill right after it may lose
 			// it, and the redelivery that follows is legal (and parks
