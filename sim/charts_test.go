@@ -40,7 +40,7 @@ func syntheticDay() *Result {
 	r.Final.At = day.Add(32 * time.Hour)
 	for _, e := range []struct{ at, what string }{{"09:00", "job"}, {"11:18", "worker-kill"}, {"11:38", "worker-kill"}, {"14:00", "deploy"},
 		{"16:53", "broker-blip"}, {"17:28", "db-blip"}, {"17:37", "relay-kill"}, {"18:05", "relay-kill"}} {
-		r.Events = append(r.Events, Fired{Event: Event{At: d.at(e.at), What: e.what}, Actual: d.at(e.at)})
+		r.Events = append(r.Events, Fired{Planned: Planned{At: d.at(e.at), What: e.what}, Actual: d.at(e.at)})
 	}
 	return r
 }

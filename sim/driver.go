@@ -97,7 +97,7 @@ func (r *runner) day(ctx context.Context, bar *progress) error {
 	cron := cronTicks(r.d.at("08:00"), r.d.at("20:55"))
 	lastTick := morning.Add(2 * cronEvery)
 	cron = append(cron, morning, morning.Add(cronEvery), lastTick)
-	events := append([]Event(nil), r.plan.Events...)
+	events := append([]Planned(nil), r.plan.Events...)
 	nextSample := r.ctl.Now()
 	for {
 		if err := ctx.Err(); err != nil {
@@ -175,7 +175,7 @@ func (r *runner) record(ctx context.Context, now time.Time, bar *progress) error
 // nextAt is the earliest thing the driver must be awake for; samples are
 // not among them (a jump records one on each side). With nothing scheduled
 // it is now: the clock never jumps past the end of the day.
-func (r *runner) nextAt(events []Event, cron []time.Time) time.Time {
+func (r *runner) nextAt(events []Planned, cron []time.Time) time.Time {
 	if len(cron) == 0 {
 		return r.ctl.Now()
 	}
@@ -275,7 +275,7 @@ func (r *runner) tick(ctx context.Context, at time.Time) {
 			if err := r.eng.Recover(ctx, kp); err != nil {
 				r.env.Logf("sim", "%v", err)
 			}
-			r.note(Fired{Event: Event{At: at, What: "relay-kill"}, Actual: r.ctl.Now(), Note: p.Name() + " died at " + name})
+			r.note(Fired{Planned: Planned{At: at, What: "relay-kill"}, Actual: r.ctl.Now(), Note: p.Name() + " died at " + name})
 		}
 	})
 	r.oneShotPod(ctx, "cleanup", nil, []string{"--once"}, nil)
@@ -321,8 +321,8 @@ func (r *runner) note(f Fired) {
 }
 
 // fire carries out one planned event.
-func (r *runner) fire(ctx context.Context, ev Event, now time.Time) {
-	f := Fired{Event: ev, Actual: now}
+func (r *runner) fire(ctx context.Context, ev Planned, now time.Time) {
+	f := Fired{Planned: ev, Actual: now}
 	switch ev.What {
 	case "job":
 		f.Note = fmt.Sprintf("%s for %d members", ev.Job.Kind, r.d.jobMembers(*ev.Job))

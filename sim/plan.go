@@ -21,12 +21,12 @@ import (
 type Plan struct {
 	day    Day
 	seed   int64
-	Events []Event // in virtual time order
+	Events []Planned // in virtual time order
 }
 
-// Event is one planned happening of the day: a job, or faults injected
+// Planned is one planned happening of the day: a job, or faults injected
 // through the fault engine (the day's ledger records them).
-type Event struct {
+type Planned struct {
 	At   time.Time
 	What string // job, worker-kill, relay-kill, broker-blip, db-blip, deploy
 	Job  *Job
@@ -47,7 +47,7 @@ func NewPlan(d Day, seed int64) *Plan {
 	p := &Plan{day: d, seed: seed}
 	r := rand.New(rand.NewPCG(uint64(seed), 0x5eed))
 	for i := range d.Jobs {
-		p.Events = append(p.Events, Event{At: d.at(d.Jobs[i].At), What: "job", Job: &d.Jobs[i]})
+		p.Events = append(p.Events, Planned{At: d.at(d.Jobs[i].At), What: "job", Job: &d.Jobs[i]})
 	}
 	from, until := d.at("08:05"), d.at("20:30")
 	instant := func() time.Time {
@@ -62,21 +62,21 @@ func NewPlan(d Day, seed int64) *Plan {
 		return out
 	}
 	for i := 0; i < d.Faults.WorkerKills; i++ {
-		p.Events = append(p.Events, Event{At: instant(), What: "worker-kill", Faults: []faults.Spec{{Kind: "kill"}}})
+		p.Events = append(p.Events, Planned{At: instant(), What: "worker-kill", Faults: []faults.Spec{{Kind: "kill"}}})
 	}
 	for i := 0; i < d.Faults.RelayKills; i++ {
 		at := instant()
 		point := relayKillpoints[r.IntN(len(relayKillpoints))]
-		p.Events = append(p.Events, Event{At: at, What: "relay-kill", Faults: []faults.Spec{{Kind: "kill-point", Point: point}}})
+		p.Events = append(p.Events, Planned{At: at, What: "relay-kill", Faults: []faults.Spec{{Kind: "kill-point", Point: point}}})
 	}
 	for i := 0; i < d.Faults.BrokerBlips; i++ {
-		p.Events = append(p.Events, Event{At: instant(), What: "broker-blip", Faults: down("rabbitmq-relay", "rabbitmq-worker"), For: blip})
+		p.Events = append(p.Events, Planned{At: instant(), What: "broker-blip", Faults: down("rabbitmq-relay", "rabbitmq-worker"), For: blip})
 	}
 	for i := 0; i < d.Faults.DBBlips; i++ {
-		p.Events = append(p.Events, Event{At: instant(), What: "db-blip", Faults: down("postgres"), For: blip})
+		p.Events = append(p.Events, Planned{At: instant(), What: "db-blip", Faults: down("postgres"), For: blip})
 	}
 	for _, t := range d.Deploys {
-		p.Events = append(p.Events, Event{At: d.at(t), What: "deploy", Faults: []faults.Spec{{Kind: "rolling-restart", Deployment: "worker"}}})
+		p.Events = append(p.Events, Planned{At: d.at(t), What: "deploy", Faults: []faults.Spec{{Kind: "rolling-restart", Deployment: "worker"}}})
 	}
 	sort.SliceStable(p.Events, func(i, j int) bool { return p.Events[i].At.Before(p.Events[j].At) })
 	return p

@@ -57,7 +57,7 @@ type Result struct {
 
 // Fired is a planned event and when it actually happened.
 type Fired struct {
-	Event
+	Planned
 	Actual time.Time
 	Note   string
 }

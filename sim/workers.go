@@ -71,7 +71,7 @@ func (r *runner) watchWorkers(now time.Time) {
 	for _, p := range dead {
 		r.dropWorker(p)
 		r.env.Logf("sim", "%s exited (code %d): replaced in %s", p.Name(), p.ExitCode(), restartDelay)
-		r.note(Fired{Event: Event{At: now, What: "worker-exit"}, Actual: now, Note: fmt.Sprintf("%s exited %d", p.Name(), p.ExitCode())})
+		r.note(Fired{Planned: Planned{At: now, What: "worker-exit"}, Actual: now, Note: fmt.Sprintf("%s exited %d", p.Name(), p.ExitCode())})
 		r.after(now.Add(restartDelay), "worker-restart", func(ctx context.Context) { _ = r.startWorker(ctx) })
 	}
 }
