@@ -3,6 +3,7 @@ package scenarios
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -158,7 +159,13 @@ func Run(ctx context.Context, s *Scenario, o Options) (res Result) {
 		herr = rerr
 	}
 	st, err := e.Snapshot(ctx)
-	if err != nil {
+	switch {
+	case err != nil && errors.Is(herr, errFailed):
+		// A step already saw the pipeline fail (a pod exited the wrong
+		// way): that is judged, and the state it left (a schema a broken
+		// migration never created) may well be unreadable.
+		herr = fmt.Errorf("%w (final snapshot: %v)", herr, err)
+	case err != nil:
 		// Without the final state there is nothing to judge.
 		res.NotJudged = fmt.Errorf("snapshot: %w", err)
 		if herr == nil {
