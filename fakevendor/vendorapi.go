@@ -265,8 +265,14 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 func (s *Server) wait(w http.ResponseWriter, r *http.Request, d time.Duration, log *slog.Logger) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
+	return until(s, w, r, t.C, log)
+}
+
+// until blocks until done fires, or the request's context ends (the client
+// gave up) or the server is closed; it reports whether done fired.
+func until[T any](s *Server, w http.ResponseWriter, r *http.Request, done <-chan T, log *slog.Logger) bool {
 	select {
-	case <-t.C:
+	case <-done:
 		return true
 	case <-r.Context().Done():
 		return false
@@ -283,17 +289,11 @@ func (s *Server) wait(w http.ResponseWriter, r *http.Request, d time.Duration, l
 // call for as long as it needs, whatever the machine's speed.
 func (s *Server) hold(w http.ResponseWriter, r *http.Request, release <-chan struct{}, log *slog.Logger) bool {
 	log.Info("send held until the rules are reset")
-	select {
-	case <-release:
+	released := until(s, w, r, release, log)
+	if released {
 		log.Info("held send released")
-		return true
-	case <-r.Context().Done():
-		return false
-	case <-s.closed:
-		log.Info("request released by Close")
-		s.abort(w, log)
-		return false
 	}
+	return released
 }
 
 // abort closes the connection without answering, with a TCP reset when it
