@@ -18,6 +18,7 @@ type Cond struct {
 	Rows      *Rows      `json:"rows,omitempty"`       // exactly n rows match
 	Ledger    int        `json:"ledger,omitempty"`     // at least n messages reached a handset
 	Event     *EventCond `json:"event,omitempty"`      // at least n matching events were logged
+	NoEvent   *EventCond `json:"no_event,omitempty"`   // no matching event was logged (yet)
 	Killed    string     `json:"killed,omitempty"`     // the pod died at its kill-point
 	Paused    string     `json:"paused,omitempty"`     // the pod froze at its pause-point
 	Exited    string     `json:"exited,omitempty"`     // the pod (or every pod of "role-") exited
@@ -52,6 +53,7 @@ var conditions = map[string]condition{
 	"rows":       {"exactly n rows of a table match", func(c *Cond) bool { return c.Rows != nil }, describeRows, holdsRows, validateRows},
 	"ledger":     {"at least n messages reached a handset", func(c *Cond) bool { return c.Ledger > 0 }, describeLedger, holdsLedger, nil},
 	"event":      {"at least n matching events were logged", func(c *Cond) bool { return c.Event != nil }, describeEvent, holdsEvent, validateEvent},
+	"no_event":   {"no matching event was logged (yet)", func(c *Cond) bool { return c.NoEvent != nil }, describeNoEvent, holdsNoEvent, validateNoEvent},
 	"killed":     {"the pod died at its kill-point", func(c *Cond) bool { return c.Killed != "" }, describeKilled, holdsKilled, nil},
 	"paused":     {"the pod froze at its pause-point", func(c *Cond) bool { return c.Paused != "" }, describePaused, holdsPaused, nil},
 	"exited":     {"the pod (or every pod of role-) exited", func(c *Cond) bool { return c.Exited != "" }, describeExited, holdsExited, nil},

@@ -58,6 +58,8 @@ func TestParseRejectsBadScenarios(t *testing.T) {
 		{`{"name":"x","steps":[{"do":"await","cond":{"ledger":1,"copies":2}}]}`, `exactly one of its fields`},
 		{`{"name":"x","steps":[{"do":"await","cond":{"rows":{"table":"users","n":1}}}]}`, `unknown table "users"`},
 		{`{"name":"x","steps":[{"do":"during","faults":[{"kind":"unbind"}]}]}`, `exactly one of cond and for`},
+		{`{"name":"x","steps":[{"do":"await","cond":{"no_event":{"pod":"worker-1"}}}]}`, `no_event: needs name`},
+		{`{"name":"x","steps":[{"do":"await","cond":{"no_event":{"name":"ack","n":2}}}]}`, `no n, no fresh`},
 		{`{"name":"x","steps":[],"expect":[{"rule":"vibes"}]}`, `unknown rule "vibes"`},
 		{`{"name":"x","steps":[],"kinds":["SPAM"]}`, `unknown kind "SPAM"`},
 		{`{"name":"x","steps":[],"start":"25:00:00"}`, `want hh:mm:ss`},
