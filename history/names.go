@@ -68,8 +68,13 @@ const (
 	AlertFailed = "alert-failed"
 
 	// Commands.
-	Start = "start"
-	Stop  = "stop"
+	Start    = "start"
+	Stop     = "stop"
+	Stopping = "stopping" // a pipeline command was asked to stop (SIGTERM) and is finishing what it holds
+
+	// Peer windows (peers/river's rescuer race).
+	RaceCompleted = "completed-after-fetch" // the job's completion is written: the rescuer is released
+	RaceTimeout   = "race-timeout"          // the race gave up waiting
 )
 
 // Attribute keys the readers of a history use.
@@ -92,6 +97,7 @@ const (
 	KeyNextAttemptAt = "next_attempt_at"
 	KeyClaimed       = "claimed"
 	KeyErr           = "err"
+	KeyCode          = "code" // VendorCall: the vendor's result code (or the client's, e.g. TIMEOUT, CONN_REFUSED)
 )
 
 // Steps at which a worker acks a copy (Ack's KeyStep).
@@ -121,4 +127,5 @@ const (
 	OutcomeTimedOut      = "timed-out"
 	OutcomeChannelClosed = "channel-closed"
 	OutcomeWriteFailed   = "write-failed"
+	OutcomeFailed        = "failed" // a peer's publish failed, as its library reports it (no finer class)
 )

@@ -9,6 +9,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/history"
 	kp "github.com/outboxchaos/outboxchaos/system/killpoint"
 	"github.com/outboxchaos/outboxchaos/system/notification"
+	"github.com/outboxchaos/outboxchaos/system/sms"
 	"github.com/outboxchaos/outboxchaos/world"
 )
 
@@ -43,8 +44,8 @@ func tableCatalogue() []*Scenario {
 			Steps: []Step{
 				enqueue(), start("worker", "cleanup"), assert(outboxRows("PENDING", 6)),
 				note(startWith("relay", clockBy(time.Minute)), "every row is older than any recent window a poller looks at"),
-				note(await(podEvent("first-run", "relay-1", 1)), "the relay's first poll is over"),
-				note(assert(Cond{Event: &EventCond{Name: "first-run", Pod: "relay-1", Attrs: map[string]string{"claimed": "6"}}}),
+				note(await(podEvent(history.FirstRun, "relay-1", 1)), "the relay's first poll is over"),
+				note(assert(Cond{Event: &EventCond{Name: history.FirstRun, Pod: "relay-1", Attrs: map[string]string{history.KeyClaimed: "6"}}}),
 					"its first poll claimed every due row, however old"),
 				await(outboxRows("PUBLISHED", 6)),
 			},
@@ -69,7 +70,7 @@ func tableCatalogue() []*Scenario {
 			Steps: []Step{
 				enqueue(), startWith("relay", kill(kp.RelayAfterClaim)), await(killed("relay-1")),
 				assert(Cond{Rows: &Rows{Table: "outbox", Status: "PUBLISHING", ClaimedBy: "relay-1", N: 6}}),
-				pipeline(), await(eventOf("reclaim")),
+				pipeline(), await(eventOf(history.Reclaim)),
 			},
 			Expect: rules(allOnce),
 		},
@@ -80,12 +81,12 @@ func tableCatalogue() []*Scenario {
 			Outcome:     "indefinite outcome treated as failure: backoff republish; the queue may hold copies, the inbox lets one through; nothing lost",
 			Steps: []Step{
 				enqueue(), pipeline(), await(ledger(6)),
-				during(fs(latency("rabbitmq-relay", world.Downstream, 1500*time.Millisecond)), eventWith("publish", "outcome", "timed-out"),
+				during(fs(latency("rabbitmq-relay", world.Downstream, 1500*time.Millisecond)), eventWith(history.Publish, history.KeyOutcome, history.OutcomeTimedOut),
 					enqueueN(2)),
 				note(await(outboxRows("PUBLISHED", 12)), "the republish too, so the relay holds a live connection"),
 				note(await(copiesSeen(1)), "the copy reached a worker: the run never settles with it in flight"),
 				during(fs(stall("rabbitmq-relay", world.Upstream)),
-					Cond{Event: &EventCond{Name: "publish", Attrs: map[string]string{"outcome": "timed-out"}, Fresh: true}},
+					Cond{Event: &EventCond{Name: history.Publish, Attrs: map[string]string{history.KeyOutcome: history.OutcomeTimedOut}, Fresh: true}},
 					enqueueN(3)),
 			},
 			Expect: rules(allOnce, copies(1)),
@@ -143,11 +144,11 @@ func tableCatalogue() []*Scenario {
 					note(Step{Do: "start", Roles: []string{"relay"}, Link: "rabbitmq-worker", Faults: fs(kill(kp.RelayAfterConfirm))},
 						"relay-2 reaches RabbitMQ through the worker's link, without latency")),
 					"removing a latency toxic lets what it held through at once"),
-				await(podEvent("mark", "relay-1", 2)),
+				await(podEvent(history.Mark, "relay-1", 2)),
 				start("relay"),
 			},
 			Expect: rules(allOnce, checker.Rule{Rule: "late-mark", Pod: "relay-1", N: 0},
-				checker.Rule{Rule: "events", Event: "lost-lease", Pod: "relay-1", N: 5}),
+				checker.Rule{Rule: "events", Event: history.LostLease, Pod: "relay-1", N: 5}),
 		},
 		{
 			Name: "worker-crash-before-claim", Row: "7",
@@ -207,7 +208,7 @@ func tableCatalogue() []*Scenario {
 					vendorMode(fakevendor.Status429, 3, 2), faults.Spec{Kind: "vendor", Mode: string(fakevendor.TokenFail), Times: 1}),
 					inboxRows("SENT", 18), enqueue(), pipeline()),
 					"every response read and written down, so no call is in flight when the link goes down"),
-				note(during(fs(linkDown("vendor")), eventWith("vendor-call", "code", "CONN_REFUSED"), enqueueN(4)),
+				note(during(fs(linkDown("vendor")), eventWith(history.VendorCall, history.KeyCode, sms.CodeConnRefused), enqueueN(4)),
 					"connection refused: the link is cut while the worker is idle (a cut mid-request would be row 9)"),
 				await(ledger(24)),
 			},
@@ -237,7 +238,7 @@ func tableCatalogue() []*Scenario {
 				assert(Cond{Rows: &Rows{Table: "inbox", Status: "SENDING", Msg: 1, N: 1}}),
 				note(Step{Do: "parallel", Steps: []Step{
 					inject(faults.Spec{Kind: "sigterm", Pod: "worker-1"}),
-					during(fs(vendorMode(fakevendor.AcceptHold, 1, 0)), podEvent("stopping", "worker-1", 1)),
+					during(fs(vendorMode(fakevendor.AcceptHold, 1, 0)), podEvent(history.Stopping, "worker-1", 1)),
 				}}, "the held call is answered (its fault recovered) only once worker-1 has been asked to stop; the SIGTERM returns when worker-1 exited"),
 				start("worker"),
 			},
@@ -249,8 +250,8 @@ func tableCatalogue() []*Scenario {
 			Fault:       "the operator unbinds the main queue; mandatory publishes come back as basic.return (and are still acked)",
 			Outcome:     "a returned message is a failure: PENDING with backoff, republished once the binding is back; sent once",
 			Steps: []Step{
-				pipeline(), await(allOf(podEvent("start", "relay-", 1), podEvent("consume-start", "worker-", 1))),
-				during(fs(faults.Spec{Kind: "unbind"}), eventWith("publish", "outcome", "returned"), enqueue()),
+				pipeline(), await(allOf(podEvent(history.Start, "relay-", 1), podEvent(history.ConsumeStart, "worker-", 1))),
+				during(fs(faults.Spec{Kind: "unbind"}), eventWith(history.Publish, history.KeyOutcome, history.OutcomeReturned), enqueue()),
 			},
 			Expect: rules(allOnce, checker.Rule{Rule: "returned-counted"}),
 		},
@@ -301,7 +302,7 @@ func tableCatalogue() []*Scenario {
 			Fault:       "vendor 401 until parked; then the operator replays the parked copy, and replays it again after it was sent",
 			Outcome:     "the first replay sends it once; the replay after it was sent is absorbed by the inbox",
 			Steps: []Step{
-				during(fs(vendorMode(fakevendor.Status401, 1, 0)), eventOf("park"), enqueue(), pipeline()),
+				during(fs(vendorMode(fakevendor.Status401, 1, 0)), eventOf(history.Park), enqueue(), pipeline()),
 				inject(faults.Spec{Kind: "replay-parked", Msg: 1}),
 				await(ledger(1)), await(inboxRows("SENT", 1)),
 				inject(faults.Spec{Kind: "replay-parked", Msg: 1}),
@@ -318,9 +319,9 @@ func tableCatalogue() []*Scenario {
 			Fault:       "the operator publishes five poison messages straight to the main queue once the worker consumes",
 			Outcome:     "each parked with its x-failure-reason and a PARKED alert, never sent to the vendor; every real notification sent once",
 			Steps: []Step{
-				enqueue(), pipeline(), await(podEvent("consume-start", "worker-", 1)),
+				enqueue(), pipeline(), await(podEvent(history.ConsumeStart, "worker-", 1)),
 				inject(poison("unknown-kind"), poison("missing-template"), poison("long-fallback"), poison("malformed"), poison("long-message-id")),
-				await(Cond{Event: &EventCond{Name: "park", N: 5}}),
+				await(Cond{Event: &EventCond{Name: history.Park, N: 5}}),
 			},
 			Expect: rules(allOnce, checker.Rule{Rule: "parked", N: 5}, alerts(checker.AlertParked, 5), handsets(6)),
 		},
@@ -398,7 +399,7 @@ func tableCatalogue() []*Scenario {
 			Outcome:     "relay and worker reconnect; nothing lost, nothing twice",
 			Steps: []Step{
 				enqueue(), pipeline(), await(ledger(5)),
-				{Do: "during", Faults: fs(linkDown("rabbitmq-relay"), linkDown("rabbitmq-worker")), Cond: &Cond{Event: &EventCond{Name: "reconnect"}},
+				{Do: "during", Faults: fs(linkDown("rabbitmq-relay"), linkDown("rabbitmq-worker")), Cond: &Cond{Event: &EventCond{Name: history.Reconnect}},
 					Timeout: faults.Duration(10 * time.Second)},
 			},
 			Expect: rules(allOnce),

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/faults"
+	"github.com/outboxchaos/outboxchaos/history"
 	kp "github.com/outboxchaos/outboxchaos/system/killpoint"
 	"github.com/outboxchaos/outboxchaos/system/notification"
 )
@@ -24,7 +25,7 @@ func defectCatalogue() []*Scenario {
 			Outcome:     "the attempt that raises RELAY_ATTEMPTS is committed only with its alert out: the alert survives the crash; the row is republished and sent once",
 			Steps: []Step{
 				start("worker", "cleanup"), startWith("relay", kill(kp.RelayAfterFail)),
-				note(await(allOf(podEvent("start", "relay-", 1), podEvent("consume-start", "worker-", 1))),
+				note(await(allOf(podEvent(history.Start, "relay-", 1), podEvent(history.ConsumeStart, "worker-", 1))),
 					"both declared the topology: the unbind is not undone by a pod starting"),
 				during(fs(faults.Spec{Kind: "unbind"}), killed("relay-1"), enqueue()),
 				start("relay"), await(ledger(1)),
@@ -40,8 +41,8 @@ func defectCatalogue() []*Scenario {
 			Fault:       "the worker's Postgres link is down until the message is parked",
 			Outcome:     "the worker parks the message itself at the limit: x-failure-reason DELIVERY_LIMIT and a PARKED alert (lost visibly, never silently)",
 			Steps: []Step{
-				enqueue(), start("worker", "cleanup"), await(podEvent("consume-start", "worker-", 1)),
-				during(fs(linkDown("postgres-worker")), eventOf("park"), start("relay")),
+				enqueue(), start("worker", "cleanup"), await(podEvent(history.ConsumeStart, "worker-", 1)),
+				during(fs(linkDown("postgres-worker")), eventOf(history.Park), start("relay")),
 			},
 			Expect: rules(lost(1), checker.Rule{Rule: "parked", N: 1}),
 		},
@@ -53,7 +54,7 @@ func defectCatalogue() []*Scenario {
 			Outcome:     "RabbitMQ never dead-letters on its own first: the next worker parks the message with its reason and a PARKED alert (lost visibly)",
 			Steps: []Step{
 				enqueue(), startWith("worker", faults.Spec{Kind: "kill-point", Point: kp.WorkerOnDelivery, Hit: 2}), start("cleanup"),
-				await(podEvent("consume-start", "worker-", 1)),
+				await(podEvent(history.ConsumeStart, "worker-", 1)),
 				during(fs(linkDown("postgres-worker")), killed("worker-1"), start("relay")),
 				start("worker"),
 			},
@@ -132,7 +133,7 @@ func defectCatalogue() []*Scenario {
 			Steps: []Step{
 				enqueue(), start("relay"),
 				note(await(outboxRows("PUBLISHED", 3)), "the first batch is in: the queue holds three, over its limit"),
-				enqueueN(6), await(eventWith("publish", "outcome", "nacked")),
+				enqueueN(6), await(eventWith(history.Publish, history.KeyOutcome, history.OutcomeNacked)),
 				start("worker", "cleanup"), await(ledger(6)),
 			},
 			Expect: rules(allOnce),
@@ -144,14 +145,14 @@ func defectCatalogue() []*Scenario {
 			Outcome:     "the inbox claim, not the peek, decides: worker-1's claim INSERT finds worker-2's row and it does not send; sent once",
 			Steps: []Step{
 				enqueue(), startWith("worker", faults.Spec{Kind: "pause-point", Point: kp.WorkerBeforeClaim}),
-				await(podEvent("consume-start", "worker-1", 1)), start("worker"), await(podEvent("consume-start", "worker-2", 1)),
+				await(podEvent(history.ConsumeStart, "worker-1", 1)), start("worker"), await(podEvent(history.ConsumeStart, "worker-2", 1)),
 				start("relay", "cleanup"),
 				note(await(Cond{Paused: "worker-1"}), "worker-1 holds the delivery past its peek, frozen"),
-				note(during(fs(linkDown("rabbitmq-worker")), podEvent("reconnect", "worker-2", 1)),
+				note(during(fs(linkDown("rabbitmq-worker")), podEvent(history.Reconnect, "worker-2", 1)),
 					"the broker sees worker-1's connection close and requeues its delivery"),
 				note(await(ledger(1)), "worker-2 took over, passed the peek and sent"),
 				inject(faults.Spec{Kind: "resume", Pod: "worker-1"}),
-				note(await(anyOf(podEvent("claim-lost", "worker-1", 1), podEvent("vendor-call", "worker-1", 1))), "worker-1 made its move"),
+				note(await(anyOf(podEvent(history.ClaimLost, "worker-1", 1), podEvent(history.VendorCall, "worker-1", 1))), "worker-1 made its move"),
 			},
 			Expect: rules(allOnce, copies(1)),
 		},
@@ -162,8 +163,8 @@ func defectCatalogue() []*Scenario {
 			Outcome:     "attempts 1, 2, 3 wait 1, 2 and 4 steps; republished once the binding is back; sent once",
 			Steps: []Step{
 				start("worker", "cleanup", "relay"),
-				await(allOf(podEvent("start", "relay-", 1), podEvent("consume-start", "worker-", 1))),
-				during(fs(faults.Spec{Kind: "unbind"}), eventWith("publish-failed", "attempt", "3"), enqueue()),
+				await(allOf(podEvent(history.Start, "relay-", 1), podEvent(history.ConsumeStart, "worker-", 1))),
+				during(fs(faults.Spec{Kind: "unbind"}), eventWith(history.PublishFailed, history.KeyAttempt, "3"), enqueue()),
 				await(ledger(1)),
 			},
 			// The contract alone: the backoff rule reads the failures'

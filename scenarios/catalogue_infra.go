@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"github.com/outboxchaos/outboxchaos/history"
 	"time"
 
 	"github.com/outboxchaos/outboxchaos/checker"
@@ -31,10 +32,10 @@ func InfraCatalogue() []*Scenario {
 				enqueue(), pipeline(),
 				note(await(ledger(6)), "the relay holds a live broker connection"),
 				during(fs(stall("rabbitmq-relay", world.Downstream)),
-					Cond{Event: &EventCond{Name: "publish", Pod: "relay-1", Attrs: map[string]string{"outcome": "channel-closed"}, Fresh: true}},
+					Cond{Event: &EventCond{Name: history.Publish, Pod: "relay-1", Attrs: map[string]string{history.KeyOutcome: history.OutcomeChannelClosed}, Fresh: true}},
 					enqueueN(5),
 					note(await(ledger(7)), "the next batch reached the broker (a phone has one), its confirms are held: the relay awaits them"),
-					during(fs(crash("rabbitmq")), Cond{Event: &EventCond{Name: "reconnect", Pod: "worker-", Fresh: true}})),
+					during(fs(crash("rabbitmq")), Cond{Event: &EventCond{Name: history.Reconnect, Pod: "worker-", Fresh: true}})),
 				await(outboxRows("PUBLISHED", 30)),
 				note(await(copiesSeen(1)), "the broker's persisted copy of a republished message reached the worker"),
 			},
@@ -55,7 +56,7 @@ func InfraCatalogue() []*Scenario {
 				await(ledger(5)), stop("worker-1"),
 				enqueueN(3), await(outboxRows("PUBLISHED", 18)),
 				await(queued("main", 12)), assert(queued("retry", 1)),
-				during(fs(crash("rabbitmq")), Cond{Event: &EventCond{Name: "publish-failed", Pod: "relay-", Fresh: true}},
+				during(fs(crash("rabbitmq")), Cond{Event: &EventCond{Name: history.PublishFailed, Pod: "relay-", Fresh: true}},
 					note(enqueueN(4), "six more rows while the broker is down: the relay cannot publish them")),
 				note(await(anyOf(allOf(queued("main", 18), queued("retry", 1)), allOf(queued("main", 19), queued("retry", 0)))),
 					"the 12 and the retry message survived the crash (the retry one may have moved back to main by its TTL); the six went out after it"),
@@ -75,9 +76,9 @@ func InfraCatalogue() []*Scenario {
 				// A publish into the frozen broker is indefinite: its confirm
 				// times out, or the heartbeat drops the connection first.
 				during(fs(freeze("rabbitmq")), allOf(
-					anyOf(Cond{Event: &EventCond{Name: "publish", Attrs: map[string]string{"outcome": "timed-out"}, Fresh: true}},
-						Cond{Event: &EventCond{Name: "publish", Attrs: map[string]string{"outcome": "channel-closed"}, Fresh: true}}),
-					Cond{Event: &EventCond{Name: "reconnect", Pod: "worker-", Fresh: true}}),
+					anyOf(Cond{Event: &EventCond{Name: history.Publish, Attrs: map[string]string{history.KeyOutcome: history.OutcomeTimedOut}, Fresh: true}},
+						Cond{Event: &EventCond{Name: history.Publish, Attrs: map[string]string{history.KeyOutcome: history.OutcomeChannelClosed}, Fresh: true}}),
+					Cond{Event: &EventCond{Name: history.Reconnect, Pod: "worker-", Fresh: true}}),
 					note(enqueueN(4), "twelve more rows: the relay publishes them into the frozen broker")),
 				await(outboxRows("PUBLISHED", 24)),
 			},
@@ -97,7 +98,7 @@ func InfraCatalogue() []*Scenario {
 				// after a nack); 90 s is reached only if the messages never
 				// come.
 				within(during(fs(faults.Spec{Kind: "leader-loss"}), allOf(
-					Cond{Event: &EventCond{Name: "reconnect", Pod: "worker-", Fresh: true}}, ledger(60)),
+					Cond{Event: &EventCond{Name: history.Reconnect, Pod: "worker-", Fresh: true}}, ledger(60)),
 					note(enqueueN(10), "thirty more rows, published to a live node")), 90*time.Second),
 				await(outboxRows("PUBLISHED", 60)),
 			},
@@ -110,10 +111,10 @@ func InfraCatalogue() []*Scenario {
 			Outcome:     "the claim never committed: the rows stay PENDING with no lease; the relay's next run after the restart claims them; each sent once",
 			Steps: []Step{
 				enqueue(), start("worker", "cleanup"),
-				during(fs(holdTable("outbox")), podEvent("run-failed", "relay-1", 1),
+				during(fs(holdTable("outbox")), podEvent(history.RunFailed, "relay-1", 1),
 					start("relay"),
 					note(await(Cond{Blocked: "relay-1"}), "the relay's claim waits on the lock, inside Postgres"),
-					during(fs(crash("postgres")), podEvent("run-failed", "relay-1", 1))),
+					during(fs(crash("postgres")), podEvent(history.RunFailed, "relay-1", 1))),
 				await(outboxRows("PUBLISHED", 6)),
 			},
 			Expect: rules(allOnce),
@@ -128,10 +129,10 @@ func InfraCatalogue() []*Scenario {
 			Outcome:     "the claim never committed: the worker requeues, the redelivery after the restart claims and sends; each sent once",
 			Steps: []Step{
 				enqueue(), start("relay", "cleanup"), await(outboxRows("PUBLISHED", 6)),
-				during(fs(holdTable("inbox")), podEvent("claim-failed", "worker-1", 1),
+				during(fs(holdTable("inbox")), podEvent(history.ClaimFailed, "worker-1", 1),
 					start("worker"),
 					note(await(Cond{Blocked: "worker-1"}), "the worker's claim INSERT waits on the lock, inside Postgres"),
-					during(fs(crash("postgres")), podEvent("claim-failed", "worker-1", 1))),
+					during(fs(crash("postgres")), podEvent(history.ClaimFailed, "worker-1", 1))),
 				await(ledger(6)),
 			},
 			Expect: rules(allOnce),
@@ -147,11 +148,11 @@ func InfraCatalogue() []*Scenario {
 			Steps: []Step{
 				inject(vendorMode(fakevendor.Hang, 1, 1)),
 				enqueue(), pipeline(),
-				note(await(Cond{Event: &EventCond{Name: "claim", Pod: "worker-1", Attrs: map[string]string{"message_id": "notification-outbox-1"}}}),
+				note(await(Cond{Event: &EventCond{Name: history.Claim, Pod: "worker-1", Attrs: map[string]string{history.KeyMessageID: "notification-outbox-1"}}}),
 					"the claim of notification-outbox-1 committed; its send hangs at the vendor for the client's 3 s"),
-				during(fs(holdInboxRow(1)), podEvent("result-failed", "worker-1", 1),
+				during(fs(holdInboxRow(1)), podEvent(history.ResultFailed, "worker-1", 1),
 					note(await(Cond{Blocked: "worker-1"}), "the worker's result write waits on the row lock, inside Postgres"),
-					during(fs(crash("postgres")), podEvent("result-failed", "worker-1", 1))),
+					during(fs(crash("postgres")), podEvent(history.ResultFailed, "worker-1", 1))),
 				await(inboxRows("ERROR", 1)),
 			},
 			Expect: rules(lost(1), alerts(checker.AlertSendingTimeout, 1), alerts(checker.AlertVendorUnknown, 1), handsets(5), vendorCalls(1, 1)),

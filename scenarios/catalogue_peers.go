@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"github.com/outboxchaos/outboxchaos/history"
 	"strings"
 	"time"
 
@@ -141,7 +142,7 @@ func PeerCases() []*Scenario {
 				start("worker", "cleanup"),
 				{Do: "start", Roles: []string{"relay"}, Env: []string{"OUTBOXCHAOS_PEER_RESCUE_RACE=1"}},
 				enqueue(),
-				note(Step{Do: "await", Cond: &Cond{Any: []Cond{podEvent("completed-after-fetch", "relay-1", 1), podEvent("race-timeout", "relay-1", 1)}},
+				note(Step{Do: "await", Cond: &Cond{Any: []Cond{podEvent(history.RaceCompleted, "relay-1", 1), podEvent(history.RaceTimeout, "relay-1", 1)}},
 					Timeout: faults.Duration(80 * time.Second)}, "the rescuer runs every 30 s: the window comes within one interval"),
 				awaitLong(ledger(1)),
 			},
@@ -228,13 +229,14 @@ func publishFailed() Cond { return Cond{Any: publishOutcome(false)} }
 // publishOutcome: a relay logged a failed (or, withConfirmed, any)
 // publish outcome since the step began.
 func publishOutcome(withConfirmed bool) []Cond {
-	outcomes := []string{"failed", "write-failed", "channel-closed", "timed-out", "nacked", "returned"}
+	outcomes := []string{history.OutcomeFailed, history.OutcomeWriteFailed, history.OutcomeChannelClosed, history.OutcomeTimedOut,
+		history.OutcomeNacked, history.OutcomeReturned}
 	if withConfirmed {
-		outcomes = append(outcomes, "confirmed")
+		outcomes = append(outcomes, history.OutcomeConfirmed)
 	}
 	var any []Cond
 	for _, o := range outcomes {
-		any = append(any, Cond{Event: &EventCond{Name: "publish", Attrs: map[string]string{"outcome": o}, Fresh: true}})
+		any = append(any, Cond{Event: &EventCond{Name: history.Publish, Attrs: map[string]string{history.KeyOutcome: o}, Fresh: true}})
 	}
 	return any
 }

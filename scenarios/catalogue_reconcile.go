@@ -3,6 +3,7 @@ package scenarios
 import (
 	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/fakevendor"
+	"github.com/outboxchaos/outboxchaos/history"
 	kp "github.com/outboxchaos/outboxchaos/system/killpoint"
 )
 
@@ -57,7 +58,7 @@ func reconcileCatalogue() []*Scenario {
 			Outcome:     "cleanup → ERROR + alert; the final report has it → settled SENT, never re-sent; sent once",
 			Steps: []Step{
 				enqueue(), startWith("worker", fail(kp.FailResultUpdate)), start("relay", "cleanup", "reconciler"),
-				await(eventOf("result-failed")),
+				await(eventOf(history.ResultFailed)),
 			},
 			Expect: rules(allOnce, alerts(checker.AlertResultWriteFailed, 1), settled(checker.SettledSent, 1), settled(checker.SettledResent, 0)),
 		},
@@ -68,7 +69,7 @@ func reconcileCatalogue() []*Scenario {
 			Outcome:     "cleanup → ERROR + alert; never received → re-sent once; every notification sent once",
 			Steps: []Step{
 				enqueue(), startWith("worker", fail(kp.FailClaimResponse)), start("relay", "cleanup", "reconciler"),
-				await(eventOf("claim-failed")),
+				await(eventOf(history.ClaimFailed)),
 			},
 			Expect: rules(allOnce, alerts(checker.AlertSendingTimeout, 1), settled(checker.SettledResent, 1)),
 		},

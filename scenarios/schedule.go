@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"github.com/outboxchaos/outboxchaos/history"
 	"slices"
 	"sort"
 	"strings"
@@ -339,7 +340,7 @@ func (s Schedule) Scenario(name string) *Scenario {
 	}
 	if poisons := at[WhenConsuming]; len(poisons) > 0 {
 		// Published once a worker consumes (the topology exists then).
-		sc.Steps = append(sc.Steps, await(podEvent("consume-start", "worker-", 1)), inject(poisons...))
+		sc.Steps = append(sc.Steps, await(podEvent(history.ConsumeStart, "worker-", 1)), inject(poisons...))
 	}
 	if len(windows) > 0 {
 		sort.SliceStable(windows, func(i, j int) bool { return windows[i].After < windows[j].After })

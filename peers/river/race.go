@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/peers/seam"
 	"github.com/outboxchaos/outboxchaos/system/killpoint"
 )
@@ -66,7 +67,7 @@ func (r *rescueRace) rules() []seam.Rule {
 					return
 				}
 				r.cOnce.Do(func() {
-					r.log.Info("job completion written; releasing the rescuer", "event", "completed-after-fetch")
+					r.log.Info("job completion written; releasing the rescuer", history.KeyEvent, history.RaceCompleted)
 					close(r.completed)
 				})
 			}},
@@ -95,6 +96,6 @@ func (r *rescueRace) wait(ch chan struct{}, what string) {
 	select {
 	case <-ch:
 	case <-time.After(raceCap):
-		r.log.Warn("rescue race: gave up waiting", "event", "race-timeout", "for", what)
+		r.log.Warn("rescue race: gave up waiting", history.KeyEvent, history.RaceTimeout, "for", what)
 	}
 }

@@ -368,7 +368,7 @@ func (w *Worker) claimAndSend(ctx context.Context, d amqp.Delivery, p notificati
 		res := w.vendor.Send(ctx, sms.Request{RefKey: mid, Phone: p.Phone, From: w.cfg.SenderNumber,
 			TemplateCode: r.TemplateCode, Text: r.Text, Fallback: r.Fallback, ExpireAt: claimedAt.Add(w.cfg.VendorAcceptWindow)})
 		w.log.Info("vendor call", history.KeyEvent, history.VendorCall, history.KeyMessageID, mid, history.KeyOutcome, res.Outcome.String(),
-			"code", res.Code, history.KeyAttempt, attempt+1)
+			history.KeyCode, res.Code, history.KeyAttempt, attempt+1)
 		acked := false
 		if w.policy.ackBeforeResult && res.Outcome == sms.Sent {
 			w.ack(d, mid, history.StepSent, "sent (acked before the result)")
