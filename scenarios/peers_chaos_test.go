@@ -113,7 +113,7 @@ func TestPeers(t *testing.T) {
 			t.Logf("%s × %s seed=%d %.1fs: %s", c.impl, c.name, res.Seed, res.Duration.Seconds(), res.Verdict)
 			switch {
 			case c.pass && !res.Pass():
-				t.Errorf("%s × %s failed (seed %d): %v\n  %s\n--- timeline\n%s", c.impl, c.name, res.Seed, res.Err, res.Verdict.Details, res.Timeline)
+				t.Errorf("%s × %s failed (seed %d): %s\n  %s\n--- timeline\n%s", c.impl, c.name, res.Seed, res.Why(), res.Verdict.Details, res.Timeline)
 			case !c.pass && res.Pass():
 				t.Errorf("%s × %s passed: the harness did not catch the peer's known bug\n--- timeline\n%s", c.impl, c.name, res.Timeline)
 			case !c.pass && c.dup > 0 && (res.Err != nil || res.Verdict.Duplicated != c.dup):

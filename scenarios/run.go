@@ -93,6 +93,21 @@ func (r Result) Outcome() Outcome {
 	}
 }
 
+// Why says in one line why the run did not pass: why it was not judged,
+// the rule or step that failed, or the invariants the verdict broke ("" on
+// a pass).
+func (r Result) Why() string {
+	switch {
+	case r.NotJudged != nil:
+		return "not judged: " + r.NotJudged.Error()
+	case r.Err != nil:
+		return r.Err.Error()
+	case !r.Verdict.OK():
+		return "broke " + strings.Join(r.Verdict.Broken(), ", ")
+	}
+	return ""
+}
+
 // Pass reports whether the run matched its row (and was judged).
 func (r Result) Pass() bool { return r.Outcome() == OutcomePass }
 

@@ -72,7 +72,7 @@ func TestScenario(t *testing.T) {
 			res := scenarios.Run(context.Background(), s, o)
 			t.Logf("%s seed=%d %.1fs: %s", s.Name, res.Seed, res.Duration.Seconds(), res.Verdict)
 			if !res.Pass() {
-				t.Errorf("scenario %s failed (seed %d, record in %s): %v\n  %s\n--- timeline\n%s", s.Name, res.Seed, res.Artifacts, res.Err, res.Verdict.Details, res.Timeline)
+				t.Errorf("scenario %s failed (seed %d, record in %s): %s\n  %s\n--- timeline\n%s", s.Name, res.Seed, res.Artifacts, res.Why(), res.Verdict.Details, res.Timeline)
 			}
 		})
 	}

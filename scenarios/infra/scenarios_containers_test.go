@@ -23,7 +23,7 @@ func TestInfraScenario(t *testing.T) {
 				t.Logf("  fault %s %s fired=%v: %s", f.Kind, f.Target, f.Fired, f.Detail)
 			}
 			if !res.Pass() {
-				t.Errorf("scenario %s failed (seed %d, record in %s): %v\n  %s\n--- timeline\n%s", s.Name, res.Seed, res.Artifacts, res.Err, res.Verdict.Details, res.Timeline)
+				t.Errorf("scenario %s failed (seed %d, record in %s): %s\n  %s\n--- timeline\n%s", s.Name, res.Seed, res.Artifacts, res.Why(), res.Verdict.Details, res.Timeline)
 			}
 		})
 	}
