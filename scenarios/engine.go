@@ -90,6 +90,8 @@ func (r *runner) await(ctx context.Context, c *Cond, timeout faults.Duration, p 
 		d = waitLong
 	}
 	var failed error
+	r.e.waits.begin()
+	defer r.e.waits.end()
 	err := r.e.WaitFor(ctx, d, c.String(), func(ctx context.Context) (bool, error) {
 		if failed != nil {
 			return false, failed

@@ -38,6 +38,8 @@ type Result struct {
 	// written to, if it was.
 	Record    checker.Record
 	Artifacts string
+	// Cost is the run's wall time by phase and CPU time by process class.
+	Cost Cost
 }
 
 // Outcome is a run's verdict at the run level: the contract held, was
@@ -118,6 +120,7 @@ const runTimeout = 90 * time.Second
 // schema and queues and recovers every fault it injected.
 func Run(ctx context.Context, s *Scenario, o Options) (res Result) {
 	start := time.Now()
+	m := newMeter()
 	res = Result{Name: s.Name, Row: s.Row, Seed: o.Seed}
 	parent := ctx
 	// An interrupt (the caller's context cancelled) leaves the run unjudged
@@ -156,7 +159,9 @@ func Run(ctx context.Context, s *Scenario, o Options) (res Result) {
 		return res
 	}
 	eng := faults.NewEngine(e.FaultWorld(), e.TL.Start())
-	herr := e.drive(ctx, eng)
+	res.Cost.Setup = m.lap()
+	herr := e.drive(ctx, eng, &res.Cost, m)
+	res.Cost.Steps = m.lap()
 	settled := true
 	if herr == nil {
 		if err := e.WaitSettled(ctx, s.settle()); err != nil {
@@ -164,6 +169,7 @@ func Run(ctx context.Context, s *Scenario, o Options) (res Result) {
 			e.Logf("harness", "not settled: %v", err)
 		}
 	}
+	res.Cost.Settle = m.lap()
 	// Faults a step injected "until the end of the run" stay in place while
 	// the pipeline settles, and while the pods stop: a pod still running
 	// when a fault goes away (a vendor that answers again, a frozen pod
@@ -204,6 +210,10 @@ func Run(ctx context.Context, s *Scenario, o Options) (res Result) {
 	if cerr := e.close(); cerr != nil && res.NotJudged == nil {
 		res.NotJudged = fmt.Errorf("clean up: %w", cerr)
 	}
+	res.Cost.Teardown = m.lap()
+	res.Cost.Waiting = e.waits.total()
+	res.Cost.CPU = m.cpu(e.sup.Pods())
+	e.Logf("harness", "cost: %s", res.Cost)
 	res.Duration = time.Since(start)
 	var b strings.Builder
 	_, _ = e.TL.WriteTo(&b)
@@ -218,8 +228,9 @@ func Run(ctx context.Context, s *Scenario, o Options) (res Result) {
 	return res
 }
 
-// drive migrates the schema (unless the steps do) and runs the steps.
-func (e *Env) drive(ctx context.Context, eng *faults.Engine) error {
+// drive migrates the schema (unless the steps do) and runs the steps; the
+// migration counts as set-up in cost.
+func (e *Env) drive(ctx context.Context, eng *faults.Engine, cost *Cost, m *meter) error {
 	if !e.Scenario.SelfMigrate {
 		c := e.Cfg
 		c.PGURL = e.SB.PGURL
@@ -230,6 +241,7 @@ func (e *Env) drive(ctx context.Context, eng *faults.Engine) error {
 			return err
 		}
 	}
+	cost.Setup += m.lap()
 	r := &runner{e: e, eng: eng}
 	return r.steps(ctx, e.Scenario.Steps)
 }

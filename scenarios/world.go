@@ -58,6 +58,9 @@ type Env struct {
 	Peer          peers.Peer
 
 	sup *world.Supervisor // the pods
+	// waits is the wall time steps spent awaiting conditions
+	// (Cost.Waiting): parallel awaits count once.
+	waits waitClock
 
 	mu     sync.Mutex
 	seq    map[string]int

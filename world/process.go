@@ -51,6 +51,7 @@ type Pod struct {
 	kpName   string
 	kpHit    bool
 	pausedAt string // the pause-point it froze at, if any
+	cpu      time.Duration
 }
 
 // StartPod starts the process spec describes and returns once it runs. If
@@ -162,6 +163,9 @@ func (p *Pod) wait(readers *sync.WaitGroup, pipes ...*os.File) {
 	code := exitCode(p.cmd.ProcessState)
 	p.mu.Lock()
 	p.exitCode = code
+	if ps := p.cmd.ProcessState; ps != nil {
+		p.cpu = ps.UserTime() + ps.SystemTime()
+	}
 	p.mu.Unlock()
 	var ee *exec.ExitError
 	if err != nil && !errors.As(err, &ee) {
@@ -170,6 +174,14 @@ func (p *Pod) wait(readers *sync.WaitGroup, pipes ...*os.File) {
 	p.tl.Add(p.spec.Name, "exited: %s (code %d)", p.cmd.ProcessState, code)
 	slog.Debug("pod exited", "pod", p.spec.Name, "code", code)
 	close(p.done)
+}
+
+// CPU is the CPU time (user + system) the pod's process used, known once
+// it exited (0 before).
+func (p *Pod) CPU() time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.cpu
 }
 
 // exitCode returns the exit status, or 128+signal for a signal death.
