@@ -45,6 +45,11 @@ type Record struct {
 	// Verdict and Failure are what the checker said when the run was recorded.
 	Verdict Verdict `json:"verdict"`
 	Failure string  `json:"failure,omitempty"`
+	// NotJudged is why the run was not judged (ERROR: the harness or its
+	// infrastructure failed, or a signal ended it), if it was not. Its
+	// counts then judge nothing: checking the record again answers ERROR
+	// too, never FAIL.
+	NotJudged string `json:"not_judged,omitempty"`
 }
 
 // Events returns the history's events called name, in time order.

@@ -113,6 +113,22 @@ func (r Result) Why() string {
 // Pass reports whether the run matched its row (and was judged).
 func (r Result) Pass() bool { return r.Outcome() == OutcomePass }
 
+// Recheck judges a recorded run again, offline. A run that was not judged
+// when it ran stays ERROR, with why as its error: its counts (a pipeline
+// stopped half-way, a state never read) judge nothing. Otherwise the
+// checker judges the record: FAIL with the rule that broke, or PASS.
+func Recheck(rec checker.Record) (Outcome, checker.Verdict, error) {
+	v, err := checker.Verify(rec)
+	switch {
+	case rec.NotJudged != "":
+		return OutcomeError, v, errors.New(rec.NotJudged)
+	case err != nil || !v.OK():
+		return OutcomeFail, v, err
+	default:
+		return OutcomePass, v, nil
+	}
+}
+
 // runTimeout bounds one whole run.
 const runTimeout = 90 * time.Second
 
@@ -214,6 +230,14 @@ func Run(ctx context.Context, s *Scenario, o Options) (res Result) {
 	res.Cost.Waiting = e.waits.total()
 	res.Cost.CPU = m.cpu(e.sup.Pods())
 	e.Logf("harness", "cost: %s", res.Cost)
+	if parent.Err() != nil {
+		// Interrupted: set here too, not only in the deferred call, so
+		// that the record written below says so.
+		res.NotJudged = fmt.Errorf("interrupted: %w", context.Cause(parent))
+	}
+	if res.NotJudged != nil {
+		res.Record.NotJudged = res.NotJudged.Error()
+	}
 	res.Duration = time.Since(start)
 	var b strings.Builder
 	_, _ = e.TL.WriteTo(&b)

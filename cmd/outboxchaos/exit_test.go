@@ -114,6 +114,36 @@ func TestScenarioCheckAcceptsRunFolder(t *testing.T) {
 	}
 }
 
+// A record of a run that was not judged (its final state unreadable, a
+// signal) is checked again as ERROR, exit 3, as scenario run printed it,
+// never FAIL whatever its counts say; beside a failing record, FAIL wins.
+func TestScenarioCheckNotJudged_Exit3(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile("../../checker/testdata/runs/crash-after-expiry-seed961212/run.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw map[string]any
+	if err := json.Unmarshal(b, &raw); err != nil {
+		t.Fatal(err)
+	}
+	raw["not_judged"] = "snapshot: read outbox: connection refused"
+	nj, _ := json.Marshal(raw)
+	path := filepath.Join(t.TempDir(), "run.json")
+	if err := os.WriteFile(path, nj, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCLI(t, "scenario", "check", path)
+	if code != 3 || !strings.Contains(stdout, "VERDICT ERROR crash-after-expiry (row 2*) seed=961212: not judged: snapshot: read outbox: connection refused") ||
+		strings.Contains(stdout, "FAIL") {
+		t.Errorf("check a not-judged record: exit %d\n%s%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = runCLI(t, "scenario", "check", path, "../../checker/testdata/runs/crash-after-expiry-seed961212")
+	if code != 1 || !strings.Contains(stdout, "VERDICT ERROR") || !strings.Contains(stdout, "VERDICT FAIL") {
+		t.Errorf("check a not-judged and a failing record: exit %d\n%s%s", code, stdout, stderr)
+	}
+}
+
 func TestSelectScenarios(t *testing.T) {
 	t.Parallel()
 	names := func(l []*scenarios.Scenario) string {

@@ -88,7 +88,8 @@ func TestSignalMidScenario_NotJudgedAndCleanedUp(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
 			t.Parallel()
-			cmd := exec.Command(bin, "scenario", "run", "stale-relay", "-v", "--artifacts", t.TempDir())
+			art := t.TempDir()
+			cmd := exec.Command(bin, "scenario", "run", "stale-relay", "-v", "--artifacts", art)
 			cmd.Env = append(os.Environ(), "OUTBOXCHAOS_PG_URL="+testenv.PGURL(), "OUTBOXCHAOS_AMQP_URL="+testenv.AMQPURL())
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -108,6 +109,20 @@ func TestSignalMidScenario_NotJudgedAndCleanedUp(t *testing.T) {
 				t.Fatalf("exit %d (%v)\nstdout tail:\n%s\nstderr:\n%s", code, err, tail(stdout.String(), 15), stderr.String())
 			}
 			schemaGone(t, schema)
+			// Its record says it was not judged: checked again, it is
+			// ERROR (exit 3), as the run printed it.
+			recs, _ := filepath.Glob(filepath.Join(art, "runs", "stale-relay-*", "run.json"))
+			if len(recs) != 1 {
+				t.Fatalf("want one run record under %s, got %v", art, recs)
+			}
+			var out bytes.Buffer
+			check := exec.Command(bin, "scenario", "check", recs[0])
+			check.Stdout, check.Stderr = &out, &out
+			_ = check.Run()
+			if code := check.ProcessState.ExitCode(); code != 3 || !strings.Contains(out.String(), "VERDICT ERROR stale-relay") ||
+				!strings.Contains(out.String(), "interrupted") {
+				t.Errorf("scenario check of the interrupted run's record: exit %d\n%s", code, out.String())
+			}
 		})
 	}
 }
