@@ -24,13 +24,19 @@ func writeCrashPoints(p func(string, ...any), runs []CrashRun) {
 	p("## Crash points\n\nEvery SQL statement and commit, publish, confirm, ack / nack / reject, vendor call and alert post is a crash point " +
 		"(`system/crashpoint`). Per workload, a deterministic sample of the (process, step, before|after, hit) points discovery listed; " +
 		"each run kills the process there, replaces it under a new instance name and checks the contract. `make crashpoints` runs them all.\n\n")
-	p("| workload | points (up to hit) | explored | per process (died there) | violations |\n|---|---|---|---|---|\n")
-	total, bad := 0, 0
-	var violations []scenarios.CrashOutcome
+	p("| workload | points (up to hit) | explored | per process (died there) | violations | not judged |\n|---|---|---|---|---|---|\n")
+	total, bad, unjudged := 0, 0, 0
+	var violations, errored []scenarios.CrashOutcome
 	for _, r := range runs {
 		n, fired := map[string]int{}, map[string]int{}
-		v := 0
+		v, e := 0, 0
 		for _, c := range r.Outcomes {
+			if c.NotJudged() {
+				// Not judged: it explored nothing, and broke nothing.
+				e++
+				errored = append(errored, c)
+				continue
+			}
 			n[c.Target.Process]++
 			if c.Fired {
 				fired[c.Target.Process]++
@@ -46,15 +52,23 @@ func writeCrashPoints(p func(string, ...any), runs []CrashRun) {
 				per = append(per, fmt.Sprintf("%s %d (%d)", proc, n[proc], fired[proc]))
 			}
 		}
-		total += len(r.Outcomes)
+		total += len(r.Outcomes) - e
 		bad += v
-		p("| `%s` | %d (%d) | %d | %s | %d |\n", r.Workload, r.Points, r.Bound, len(r.Outcomes), strings.Join(per, ", "), v)
+		unjudged += e
+		p("| `%s` | %d (%d) | %d | %s | %d | %d |\n", r.Workload, r.Points, r.Bound, len(r.Outcomes)-e, strings.Join(per, ", "), v, e)
 	}
-	p("\n%d crash points explored, %d violations.\n\n", total, bad)
+	p("\n%d crash points explored, %d violations", total, bad)
+	if unjudged > 0 {
+		p("; %d more not judged (ERROR: the harness or a service failed; neither kept nor broke the contract)", unjudged)
+	}
+	p(".\n\n")
 	for _, c := range violations {
 		p("- `%s` %s: %s — `%s`\n", c.Workload, c.Target, cell(firstLine(c.Result)), c.Replay())
 	}
-	if len(violations) > 0 {
+	for _, c := range errored {
+		p("- not judged: `%s` %s: %s — `%s`\n", c.Workload, c.Target, cell(firstLine(c.Result)), c.Replay())
+	}
+	if len(violations)+len(errored) > 0 {
 		p("\n")
 	}
 }

@@ -34,7 +34,10 @@ type PeerCell struct {
 	Seed    int64           `json:"seed,omitempty"`
 	Seconds float64         `json:"seconds,omitempty"`
 	Verdict checker.Verdict `json:"verdict"`
-	Err     string          `json:"err,omitempty"` // a rule, an unfired fault, or a harness failure
+	Err     string          `json:"err,omitempty"` // a rule, an unfired fault, or a step that failed
+	// NotJudged is why the run was not judged (ERROR), if it was not: it
+	// is then neither a pass nor a violation.
+	NotJudged string `json:"not_judged,omitempty"`
 	// Copies: messages a worker received more than once (from the
 	// history); Timeline: the run's notable lines (the last 40).
 	Copies   int    `json:"copies"`
@@ -48,6 +51,9 @@ func NewPeerCell(impl, name string, r scenarios.Result) PeerCell {
 	if r.Err != nil {
 		c.Err = r.Err.Error()
 	}
+	if r.NotJudged != nil {
+		c.NotJudged = r.NotJudged.Error()
+	}
 	return c
 }
 
@@ -55,8 +61,11 @@ func NewPeerCell(impl, name string, r scenarios.Result) PeerCell {
 // the relay put on the broker, which the inbox absorbs.
 func (c PeerCell) BrokerCopies() int { return c.Copies }
 
-// Violation reports whether the run broke the contract or its harness.
-func (c PeerCell) Violation() bool { return c.NA == "" && (c.Err != "" || !c.Verdict.OK()) }
+// Violation reports whether the run broke the contract or could not
+// finish its steps. A run not judged is none.
+func (c PeerCell) Violation() bool {
+	return c.NA == "" && c.NotJudged == "" && (c.Err != "" || !c.Verdict.OK())
+}
 
 // Finding is the classification of one violation, written after reading
 // its run: a bug in the peer, a documented limitation, or a mistake of our
@@ -121,14 +130,19 @@ func (p Peers) Write(w io.Writer) error {
 	f("Columns: **delivered** once at the handset / **dup@broker** messages a worker received more than once (the inbox absorbs them) / ")
 	f("**dup@handset** messages that reached a phone twice / **lost silently** / **stuck** (owed, not delivered, or the run did not settle). ")
 	f("A cell is a violation (✗) when the contract broke (dup@handset, lost silently, stuck) or the run could not finish its steps.\n\n")
-	f("## Summary\n\n| implementation | cells run | violations | dup@broker (sum) | dup@handset | lost silently | stuck |\n|---|---|---|---|---|---|---|\n")
+	f("A cell not judged (?) is a run the harness or a service failed: it neither kept nor broke the contract, and its counts are left out.\n\n")
+	f("## Summary\n\n| implementation | cells run | violations | not judged | dup@broker (sum) | dup@handset | lost silently | stuck |\n|---|---|---|---|---|---|---|---|\n")
 	for _, im := range p.Impls {
-		var run, bad, copies, dup, lost, stuck int
+		var run, bad, errored, copies, dup, lost, stuck int
 		for _, c := range p.Cells {
 			if c.Impl != im.Name || c.NA != "" {
 				continue
 			}
 			run++
+			if c.NotJudged != "" {
+				errored++
+				continue
+			}
 			if c.Violation() {
 				bad++
 			}
@@ -137,7 +151,7 @@ func (p Peers) Write(w io.Writer) error {
 			lost += c.Verdict.LostSilently
 			stuck += c.Verdict.Stuck
 		}
-		f("| %s | %d | %d | %d | %d | %d | %d |\n", im.Name, run, bad, copies, dup, lost, stuck)
+		f("| %s | %d | %d | %d | %d | %d | %d | %d |\n", im.Name, run, bad, errored, copies, dup, lost, stuck)
 	}
 	f("\nA violation is classified by hand (`reports/peer_findings.go`) after reading its run: a **bug in the peer** when the same adapter and case pass on another version of the peer or the window reproduces without our adapter (a standalone program under `reports/peers/`), a **documented limitation** when the peer's documentation names the behaviour, an **adapter mistake** when changing only our adapter removes it.\n\n")
 	f("## Matrix\n\n| case |")
@@ -158,6 +172,8 @@ func (p Peers) Write(w io.Writer) error {
 				f(" – |")
 			case c.NA != "":
 				f(" n/a |")
+			case c.NotJudged != "":
+				f(" ? not judged |")
 			default:
 				v := c.Verdict
 				mark := "✓"
@@ -244,6 +260,17 @@ func (p Peers) writeViolations(f func(string, ...any)) {
 	}
 	if n == 0 {
 		f("None: every applicable cell kept the contract.\n")
+	}
+	first := true
+	for _, c := range p.Cells {
+		if c.NA != "" || c.NotJudged == "" {
+			continue
+		}
+		if first {
+			f("\nNot judged (run them again):\n\n")
+			first = false
+		}
+		f("- `%s` × `%s`: %s — %s\n", c.Impl, c.Case, strings.ReplaceAll(c.NotJudged, "\n", "; "), p.reproduce(c.Impl, c.Case, c.Seed))
 	}
 }
 

@@ -2,6 +2,7 @@ package reports
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -43,5 +44,30 @@ func TestPeersReport(t *testing.T) {
 	var b2 strings.Builder
 	if err := back.Write(&b2); err != nil || b2.String() != out {
 		t.Errorf("a saved matrix renders differently (err %v)", err)
+	}
+}
+
+// A peer cell not judged is neither a pass nor a violation: the matrix
+// shows "?", the summary counts it apart, and its counts are left out.
+func TestPeersReportNotJudged(t *testing.T) {
+	t.Parallel()
+	race, _ := scenarios.LookupPeerCase("peer-rescuer-race")
+	p := Peers{Cases: []*scenarios.Scenario{race}, Command: "make peers", Impls: []PeerImpl{{Name: "ours"}}}
+	c := NewPeerCell("ours", race.Name, scenarios.Result{Seed: 3, Verdict: checker.Verdict{Intents: 6, Stuck: 6},
+		NotJudged: errors.New("preflight: RabbitMQ unreachable")})
+	if c.Violation() {
+		t.Fatal("a cell not judged is a violation")
+	}
+	p.SetCell(c)
+	var b strings.Builder
+	if err := p.Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"| ours | 1 | 0 | 1 | 0 | 0 | 0 | 0 |", "| `peer-rescuer-race` | ? not judged |",
+		"- `ours` × `peer-rescuer-race`: preflight: RabbitMQ unreachable", "None: every applicable cell kept the contract."} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/outboxchaos/outboxchaos/checker"
+	"github.com/outboxchaos/outboxchaos/scenarios"
 )
 
 // writeReconciled renders the random schedules without and with a
@@ -13,17 +14,20 @@ func writeReconciled(p func(string, ...any), r Reliability) {
 		return
 	}
 	off, on := totals(r.Property[:len(r.Reconciled)]), totals(r.Reconciled)
-	failed := 0
+	failed, errored := 0, 0
 	for _, pr := range r.Reconciled {
-		if !pr.Result.Pass() {
+		switch pr.Result.Outcome() {
+		case scenarios.OutcomeFail:
 			failed++
+		case scenarios.OutcomeError:
+			errored++
 		}
 	}
 	p("## Reconciliation: the same schedules without and with it\n\n")
 	p("Each of the %d schedules above ran a second time with a reconciler that re-sends (`--reconcile-resend`, docs/reconcile.md); "+
-		"%d of those runs failed the contract. The visible losses are split by cause: only an unknown outcome (an ERROR row) is the reconciler's to settle; "+
+		"%d of those runs failed the contract%s. The visible losses are split by cause: only an unknown outcome (an ERROR row) is the reconciler's to settle; "+
 		"the others are certain by design (past the scheduled date, definitely rejected, lost on purpose).\n\n",
-		len(r.Reconciled), failed)
+		len(r.Reconciled), failed, notJudged(errored))
 	p("| | without | with |\n|---|---|---|\n")
 	row := func(name string, a, b int) { p("| %s | %d | %d |\n", name, a, b) }
 	row("intents", off.Intents, on.Intents)
@@ -44,10 +48,14 @@ func writeReconciled(p func(string, ...any), r Reliability) {
 	p("\n")
 }
 
-// totals adds up the verdicts of runs.
+// totals adds up the verdicts of the judged runs: a run not judged counts
+// nothing (its counts are of a pipeline stopped half-way, or of no state).
 func totals(runs []PropertyRun) checker.Verdict {
 	var t checker.Verdict
 	for _, pr := range runs {
+		if pr.Result.Outcome() == scenarios.OutcomeError {
+			continue
+		}
 		v := pr.Result.Verdict
 		t.Intents += v.Intents
 		t.DeliveredOnce += v.DeliveredOnce
@@ -82,6 +90,9 @@ var causeOrder = []string{
 func lossCauses(runs []PropertyRun) map[string]int {
 	out := map[string]int{}
 	for _, pr := range runs {
+		if pr.Result.Outcome() == scenarios.OutcomeError {
+			continue
+		}
 		for _, d := range pr.Result.Verdict.Details {
 			if !strings.HasPrefix(d, "lost visibly: ") {
 				continue

@@ -62,15 +62,18 @@ func WriteReliability(w io.Writer, r Reliability) error {
 	for _, s := range r.Catalogue {
 		byName[s.Name] = s
 	}
-	pass := 0
+	pass, errored := 0, 0
 	for _, res := range r.Named {
-		if res.Pass() {
+		switch res.Outcome() {
+		case scenarios.OutcomePass:
 			pass++
+		case scenarios.OutcomeError:
+			errored++
 		}
 	}
-	p("## The failure table, observed\n\n%d of %d named scenarios matched their row. Columns: the fault injected and whether it fired; "+
+	p("## The failure table, observed\n\n%d of %d named scenarios matched their row%s. Columns: the fault injected and whether it fired; "+
 		"what reached a handset once; duplicated (must be 0); lost silently (must be 0); lost visibly (ERROR / EXPIRED / parked with an alert); alerts by kind; final states.\n\n",
-		pass, len(r.Named))
+		pass, len(r.Named), notJudged(errored))
 	p("| # | scenario | fault | fired | delivered once | duplicated | lost silently | lost visibly | alerts | final states | time | verdict | reproduce |\n")
 	p("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, res := range r.Named {
@@ -80,10 +83,8 @@ func WriteReliability(w io.Writer, r Reliability) error {
 			fault = s.Fault
 		}
 		v := res.Verdict
-		status := "PASS"
-		if !res.Pass() {
-			status = "**FAIL**"
-		}
+		status := map[scenarios.Outcome]string{scenarios.OutcomePass: "PASS", scenarios.OutcomeFail: "**FAIL**",
+			scenarios.OutcomeError: "**ERROR** (not judged)"}[res.Outcome()]
 		p("| %s | `%s` | %s | %s | %d/%d | %d | %d | %d | %s | %s | %.1fs | %s | `make scenario NAME=%s SEED=%d` |\n",
 			res.Row, res.Name, cell(fault), fired(res.Faults), v.DeliveredOnce, v.Intents, v.Duplicated, v.LostSilently, v.LostVisibly,
 			alertCounts(res.State), finalStates(res.State), res.Duration.Seconds(), status, res.Name, res.Seed)
@@ -95,14 +96,17 @@ func WriteReliability(w io.Writer, r Reliability) error {
 		faultsByKind := map[string][2]int{}
 		var wall time.Duration
 		slowest := r.Property[0]
-		failed := 0
+		failed, errored := 0, 0
 		for _, pr := range r.Property {
 			wall += pr.Result.Duration
 			if pr.Result.Duration > slowest.Result.Duration {
 				slowest = pr
 			}
-			if !pr.Result.Pass() {
+			switch pr.Result.Outcome() {
+			case scenarios.OutcomeFail:
 				failed++
+			case scenarios.OutcomeError:
+				errored++
 			}
 			for _, f := range pr.Result.Faults {
 				c := faultsByKind[f.Kind]
@@ -113,8 +117,8 @@ func WriteReliability(w io.Writer, r Reliability) error {
 				faultsByKind[f.Kind] = c
 			}
 		}
-		p("## Random schedules\n\n%d schedules drawn from seed %d (%d failed the contract), %.1f schedules per minute, slowest %.1fs.\n\n",
-			len(r.Property), r.PropertySeed, failed, float64(len(r.Property))/wall.Minutes(), slowest.Result.Duration.Seconds())
+		p("## Random schedules\n\n%d schedules drawn from seed %d (%d failed the contract%s), %.1f schedules per minute, slowest %.1fs.\n\n",
+			len(r.Property), r.PropertySeed, failed, notJudged(errored), float64(len(r.Property))/wall.Minutes(), slowest.Result.Duration.Seconds())
 		p("| intents | delivered once | duplicated | lost silently | lost visibly | skipped | deferred | unexpected | stuck |\n|---|---|---|---|---|---|---|---|---|\n")
 		p("| %d | %d | %d | %d | %d | %d | %d | %d | %d |\n\n", tot.Intents, tot.DeliveredOnce, tot.Duplicated, tot.LostSilently,
 			tot.LostVisibly, tot.Skipped, tot.Deferred, tot.Unexpected, tot.Stuck)
@@ -165,10 +169,22 @@ func WriteReliability(w io.Writer, r Reliability) error {
 }
 
 func firstLine(r scenarios.Result) string {
+	if r.NotJudged != nil {
+		return "not judged: " + strings.SplitN(r.NotJudged.Error(), "\n", 2)[0]
+	}
 	if r.Err != nil {
 		return strings.SplitN(r.Err.Error(), "\n", 2)[0]
 	}
 	return r.Verdict.String()
+}
+
+// notJudged is ", N not judged (ERROR)" when N > 0: runs that neither
+// kept nor broke the contract, counted apart from both.
+func notJudged(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %d not judged (ERROR)", n)
 }
 
 func cell(s string) string { return strings.ReplaceAll(strings.ReplaceAll(s, "|", "\\|"), "\n", " ") }

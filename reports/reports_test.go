@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"regexp"
@@ -178,5 +179,49 @@ func TestCommittedReliabilityIsCurrent(t *testing.T) {
 	}
 	if !regexp.MustCompile("\\| commit \\| `[0-9a-f]{7}").Match(got) || !regexp.MustCompile(`\| date \| 20\d\d-\d\d-\d\d \d\d:\d\d UTC \|`).Match(got) {
 		t.Errorf("reports/RELIABILITY.md does not name its commit and date: run make report")
+	}
+}
+
+// A run not judged (ERROR) is counted apart, never as a violation: in the
+// failure table, the random schedules, the crash points and their totals.
+func TestNotJudgedIsNoViolation(t *testing.T) {
+	t.Parallel()
+	ok := sample()
+	ok.Verdict = checker.Verdict{Intents: 1, DeliveredOnce: 1}
+	// An unreachable RabbitMQ: the counts say stuck, but nothing was judged.
+	errd := sample()
+	errd.Name, errd.Seed, errd.Verdict = "stale-relay", 9, checker.Verdict{Intents: 6, Stuck: 6}
+	errd.NotJudged = errors.New("snapshot: RabbitMQ unreachable")
+	w1, _ := scenarios.ParseCrashTarget("worker:sql:update-1a2b3c:after:1")
+	r1, _ := scenarios.ParseCrashTarget("relay:amqp:confirm:before:2")
+	var b strings.Builder
+	err := WriteReliability(&b, Reliability{
+		Named:     []scenarios.Result{ok, errd},
+		Catalogue: scenarios.Catalogue(),
+		Property:  []PropertyRun{{Result: ok}, {Result: errd}},
+		Crash: []CrashRun{{Workload: "one", Points: 50, Bound: 3, Outcomes: []scenarios.CrashOutcome{
+			{Workload: "one", Target: w1, Result: ok, Fired: true},
+			{Workload: "one", Target: r1, Result: errd, Fired: true},
+		}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"1 of 2 named scenarios matched their row, 1 not judged (ERROR).",
+		"| **ERROR** (not judged) |",
+		"(0 failed the contract, 1 not judged (ERROR))",
+		"| 1 | 1 | 0 | 0 | 0 | 0 | 0 | 0 | 0 |\n", // the schedules' totals: the unjudged run's 6 intents, stuck=6 left out
+		"| `one` | 50 (3) | 1 | worker 1 (1) | 0 | 1 |",
+		"1 crash points explored, 0 violations; 1 more not judged",
+		"- not judged: `one` relay:amqp:confirm:before:2: not judged: snapshot: RabbitMQ unreachable",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "**FAIL**") {
+		t.Errorf("a run not judged shows as FAIL:\n%s", out)
 	}
 }

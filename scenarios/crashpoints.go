@@ -296,9 +296,13 @@ type CrashOutcome struct {
 	Fired bool
 }
 
-// Violation reports whether the run broke the contract (or the harness
-// failed).
-func (c CrashOutcome) Violation() bool { return !c.Result.Pass() }
+// Violation reports whether the run broke the contract. A run that was
+// not judged (NotJudged) is no violation: it explored nothing.
+func (c CrashOutcome) Violation() bool { return c.Result.Outcome() == OutcomeFail }
+
+// NotJudged reports whether the run could not be judged (ERROR: the
+// harness or its infrastructure failed, or it was interrupted).
+func (c CrashOutcome) NotJudged() bool { return c.Result.Outcome() == OutcomeError }
 
 // Replay is the one-line command that runs the target again.
 func (c CrashOutcome) Replay() string {

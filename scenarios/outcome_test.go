@@ -32,6 +32,25 @@ func TestOutcome(t *testing.T) {
 	}
 }
 
+// A crash point whose run was not judged is no violation, and a record of
+// a run not judged is checked again as ERROR whatever its counts say.
+func TestNotJudgedIsNoViolation(t *testing.T) {
+	t.Parallel()
+	errd := CrashOutcome{Result: Result{Verdict: checker.Verdict{Stuck: 6}, NotJudged: errors.New("snapshot: connection refused")}}
+	bad := CrashOutcome{Result: Result{Verdict: checker.Verdict{LostSilently: 1}}}
+	if errd.Violation() || !errd.NotJudged() || !bad.Violation() || bad.NotJudged() {
+		t.Errorf("violation/not judged: errored %v/%v, failed %v/%v", errd.Violation(), errd.NotJudged(), bad.Violation(), bad.NotJudged())
+	}
+	rec := checker.Record{Scenario: "x", NotJudged: "interrupted: signal SIGINT"}
+	if o, _, err := Recheck(rec); o != OutcomeError || err == nil || !strings.Contains(err.Error(), "SIGINT") {
+		t.Errorf("recheck of a record not judged: %s, %v", o, err)
+	}
+	rec.NotJudged, rec.State.Settled = "", true
+	if o, _, _ := Recheck(rec); o == OutcomeError {
+		t.Errorf("recheck of a judged record: %s", o)
+	}
+}
+
 // unreachable is options whose Postgres does not answer.
 func unreachable() Options {
 	o := DefaultOptions()

@@ -201,6 +201,22 @@ func TestOutcomeExitCodes(t *testing.T) {
 	}
 }
 
+// explore's summary: a schedule not judged is counted apart, never as one
+// that broke the contract; one a cancel kept from starting is not counted.
+func TestTallySchedules(t *testing.T) {
+	t.Parallel()
+	runs := []scenarios.ScheduleRun{
+		{Index: 0, Result: scenarios.Result{Name: "s0"}},
+		{Index: 1, Result: scenarios.Result{Name: "s1", Verdict: checker.Verdict{Duplicated: 1}}},
+		{Index: 2, Result: scenarios.Result{Name: "s2", Verdict: checker.Verdict{Stuck: 6}, NotJudged: errors.New("preflight: RabbitMQ unreachable")}},
+		{Index: 3},
+	}
+	ran, failed, errored := tallySchedules(runs)
+	if ran != 3 || len(failed) != 1 || failed[0].Index != 1 || len(errored) != 1 || errored[0].Index != 2 {
+		t.Errorf("ran %d, failed %v, errored %v", ran, failed, errored)
+	}
+}
+
 // --json is one object per scenario; --junit a JUnit report where FAIL is
 // a failure and ERROR an error.
 func TestCIOutput(t *testing.T) {

@@ -61,20 +61,7 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			r.Result.Duration.Seconds(), scenarios.Rate(done, time.Since(start)), r.Schedule)
 	})
 	wall := time.Since(start)
-	var failed, errored []scenarios.ScheduleRun
-	ran := 0
-	for _, r := range runs {
-		if r.Result.Name == "" {
-			continue // not started: cancelled
-		}
-		ran++
-		switch r.Result.Outcome() {
-		case scenarios.OutcomeFail:
-			failed = append(failed, r)
-		case scenarios.OutcomeError:
-			errored = append(errored, r)
-		}
-	}
+	ran, failed, errored := tallySchedules(runs)
 	fmt.Fprintf(stdout, "\nexplore: %d schedules in %s, %.1f a minute; %d broke the contract, %d not judged (ERROR)\n",
 		ran, wall.Round(time.Second), scenarios.Rate(ran, wall), len(failed), len(errored))
 	for _, r := range append(failed, errored...) {
@@ -109,4 +96,23 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return errNotJudged
 	}
 	return nil
+}
+
+// tallySchedules counts the schedules that ran (not those a cancel kept
+// from starting) and splits out those that broke the contract and those
+// not judged: a run not judged never counts as broken.
+func tallySchedules(runs []scenarios.ScheduleRun) (ran int, failed, errored []scenarios.ScheduleRun) {
+	for _, r := range runs {
+		if r.Result.Name == "" {
+			continue // not started: cancelled
+		}
+		ran++
+		switch r.Result.Outcome() {
+		case scenarios.OutcomeFail:
+			failed = append(failed, r)
+		case scenarios.OutcomeError:
+			errored = append(errored, r)
+		}
+	}
+	return ran, failed, errored
 }

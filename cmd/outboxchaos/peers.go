@@ -110,7 +110,7 @@ func runPeers(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if rep.Env, err = environment(ctx, o); err != nil {
 		return err
 	}
-	violations := 0
+	violations, errored := 0, 0
 	for _, impl := range impls {
 		p, err := peers.Lookup(impl)
 		if err != nil {
@@ -141,13 +141,19 @@ func runPeers(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				return err
 			}
 			status := "PASS"
-			if c.Violation() {
+			switch {
+			case c.NotJudged != "":
+				status = "ERROR"
+				errored++
+			case c.Violation():
 				status = "FAIL"
 				violations++
 			}
 			fmt.Fprintf(stdout, "%-7s %-26s %-26s %.1fs dup@broker=%d %s\n", status, impl, s.Name, c.Seconds, c.BrokerCopies(), c.Verdict)
-			if c.Err != "" {
-				fmt.Fprintf(stdout, "        %s\n", strings.ReplaceAll(c.Err, "\n", "\n        "))
+			for _, why := range []string{c.Err, c.NotJudged} {
+				if why != "" {
+					fmt.Fprintf(stdout, "        %s\n", strings.ReplaceAll(why, "\n", "\n        "))
+				}
 			}
 		}
 	}
@@ -157,7 +163,10 @@ func runPeers(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		fmt.Fprintf(stdout, "wrote %s\n", *out)
 	}
-	fmt.Fprintf(stdout, "%d violations\n", violations)
+	fmt.Fprintf(stdout, "%d violations, %d not judged (ERROR)\n", violations, errored)
+	if errored > 0 {
+		return errNotJudged
+	}
 	return nil
 }
 

@@ -84,28 +84,35 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}
 	if *crashSample > 0 {
-		n, err := reportCrashPoints(ctx, &rep, o, *crashSample, *seed, stdout)
-		if err != nil {
+		if err := reportCrashPoints(ctx, &rep, o, *crashSample, *seed, stdout); err != nil {
 			return err
 		}
-		failed += n
 	}
+	// A run not judged explored nothing and broke nothing: the ledger
+	// counts the judged ones.
 	crashRan, crashBad := 0, 0
 	for _, c := range rep.Crash {
 		for _, oc := range c.Outcomes {
-			crashRan++
+			tally(oc.Result)
+			if !oc.NotJudged() {
+				crashRan++
+			}
 			if oc.Violation() {
 				crashBad++
 			}
 		}
 	}
-	schedBad := 0
+	schedRan, schedBad := 0, 0
 	for _, r := range append(append([]reports.PropertyRun(nil), rep.Property...), rep.Reconciled...) {
-		if !r.Result.Pass() {
+		switch r.Result.Outcome() {
+		case scenarios.OutcomeFail:
+			schedRan++
 			schedBad++
+		case scenarios.OutcomePass:
+			schedRan++
 		}
 	}
-	appendLedger(*ledger, reports.LedgerSchedules, len(rep.Property)+len(rep.Reconciled), schedBad, *seed, "", stderr)
+	appendLedger(*ledger, reports.LedgerSchedules, schedRan, schedBad, *seed, "", stderr)
 	appendLedger(*ledger, reports.LedgerCrashPoints, crashRan, crashBad, *seed, "", stderr)
 	if *ledger != "" {
 		if rep.Explored, err = reports.ReadLedger(*ledger); err != nil {
@@ -218,25 +225,20 @@ func environment(ctx context.Context, o scenarios.Options) (reports.Environment,
 }
 
 // reportCrashPoints runs k crash points of each workload (picked by seed
-// from those up to hit 3) into rep and returns how many broke the
-// contract.
-func reportCrashPoints(ctx context.Context, rep *reports.Reliability, o scenarios.Options, k int, seed int64, stdout io.Writer) (int, error) {
+// from those up to hit 3) into rep.
+func reportCrashPoints(ctx context.Context, rep *reports.Reliability, o scenarios.Options, k int, seed int64, stdout io.Writer) error {
 	const bound = 3
-	bad := 0
 	for _, w := range scenarios.CrashWorkloads {
 		d, _, err := scenarios.Discover(ctx, w, o)
 		if err != nil {
-			return bad, err
+			return err
 		}
 		all := d.Targets(bound)
 		run := reports.CrashRun{Workload: w.Name, Points: len(all), Bound: bound}
 		run.Outcomes = scenarios.Explore(ctx, w, scenarios.Sample(all, k, seed), o, 2, func(c scenarios.CrashOutcome) {
-			fmt.Fprintf(stdout, "[crash point %s %s] pass=%v\n", w.Name, c.Target, !c.Violation())
-			if c.Violation() {
-				bad++
-			}
+			fmt.Fprintf(stdout, "[crash point %s %s] %s\n", w.Name, c.Target, c.Result.Outcome())
 		})
 		rep.Crash = append(rep.Crash, run)
 	}
-	return bad, nil
+	return nil
 }
