@@ -68,13 +68,21 @@ const (
 	AlertFailed = "alert-failed"
 
 	// Commands.
-	Start    = "start"
-	Stop     = "stop"
+	Start    = "start"    // a pipeline command started (its settings)
+	Stop     = "stop"     // the command stopped
 	Stopping = "stopping" // a pipeline command was asked to stop (SIGTERM) and is finishing what it holds
 
 	// Peer windows (peers/river's rescuer race).
-	RaceCompleted = "completed-after-fetch" // the job's completion is written: the rescuer is released
-	RaceTimeout   = "race-timeout"          // the race gave up waiting
+	RaceCompleted  = "completed-after-fetch" // the job's completion is written: the rescuer is released
+	RaceTimeout    = "race-timeout"          // the race gave up waiting
+	RescuerFetched = "rescuer-fetched"       // the rescuer fetched the stuck job; held until the job completes
+	WorkHeld       = "work-held"             // the job is held until the rescuer fetches it
+
+	// Peer relays (peers/): what their adapters log beside Publish,
+	// VendorCall, FirstRun and Start.
+	PeerEnqueue = "peer-enqueue" // a row enqueued into the peer's own outbox (KeyMessageID)
+	BatchFailed = "batch-failed" // send-then-record: a batch run failed
+	Recorded    = "recorded"     // send-then-record: a send's outcome recorded (KeyStatus)
 )
 
 // Attribute keys the readers of a history use.

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/outboxchaos/outboxchaos/checker"
+	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/peers"
 	"github.com/outboxchaos/outboxchaos/scenarios"
 )
@@ -318,7 +319,7 @@ func (p Peers) reproduce(impl, name string, seed int64) string {
 func excerpt(tl string, n int) string {
 	var keep []string
 	for _, l := range strings.Split(strings.TrimRight(tl, "\n"), "\n") {
-		if scenarios.Notable(l) || strings.Contains(l, "rescue") || strings.Contains(l, "completed-after-fetch") {
+		if scenarios.Notable(l) || strings.Contains(l, "rescue") || strings.Contains(l, history.RaceCompleted) {
 			keep = append(keep, l)
 		}
 	}

@@ -2,12 +2,12 @@ package scenarios
 
 import (
 	"fmt"
-	"github.com/outboxchaos/outboxchaos/history"
 	"strings"
 	"time"
 
 	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/faults"
+	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/peers"
 	"github.com/outboxchaos/outboxchaos/system/notification"
 	"github.com/outboxchaos/outboxchaos/world"

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/outboxchaos/outboxchaos/fakevendor"
+	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/system/app"
 	"github.com/outboxchaos/outboxchaos/system/broker"
 	"github.com/outboxchaos/outboxchaos/system/cleanup"
@@ -69,18 +70,18 @@ func serve(ctx context.Context, log *slog.Logger, what string, start func(contex
 		return err
 	}
 	if log != nil {
-		log.Info(what+" started", append([]any{"event", "start"}, attrs...)...)
+		log.Info(what+" started", append([]any{history.KeyEvent, history.Start}, attrs...)...)
 	}
 	<-ctx.Done()
 	// Said before waiting for the work in hand (a worker's message): a
 	// harness that asked the pod to stop knows from this line that it has
 	// been asked.
 	if log != nil {
-		log.Info(what+" stopping", "event", "stopping")
+		log.Info(what+" stopping", history.KeyEvent, history.Stopping)
 	}
 	stop()
 	if log != nil {
-		log.Info(what+" stopped", "event", "stop")
+		log.Info(what+" stopped", history.KeyEvent, history.Stop)
 	}
 	return nil
 }
@@ -185,7 +186,7 @@ func runRelay(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err != nil {
 			return err
 		}
-		p.parts.Log.Info("relay run", "event", "run", "claimed", st.Claimed, "published", st.Published,
+		p.parts.Log.Info("relay run", history.KeyEvent, history.Run, "claimed", st.Claimed, "published", st.Published,
 			"failed", st.Failed, "expired", st.Expired, "deferred", st.Deferred, "skipped", st.Skipped)
 		fmt.Fprintf(stdout, "relay run: claimed %d, published %d, failed %d, expired %d, deferred %d, skipped %d, reclaimed %d\n",
 			st.Claimed, st.Published, st.Failed, st.Expired, st.Deferred, st.Skipped, st.Reclaimed)

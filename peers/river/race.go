@@ -53,7 +53,7 @@ func (r *rescueRace) rules() []seam.Rule {
 					return
 				}
 				r.fOnce.Do(func() {
-					r.log.Info("rescuer fetched stuck jobs; holding it until the job completes", "event", "rescuer-fetched",
+					r.log.Info("rescuer fetched stuck jobs; holding it until the job completes", history.KeyEvent, history.RescuerFetched,
 						"rows", end.CommandTag.RowsAffected())
 					close(r.fetched)
 				})
@@ -88,7 +88,7 @@ func (r *rescueRace) holdWork(id int64) {
 	if !first {
 		return
 	}
-	r.log.Info("holding the job until the rescuer fetches it", "event", "work-held", "job_id", id)
+	r.log.Info("holding the job until the rescuer fetches it", history.KeyEvent, history.WorkHeld, "job_id", id)
 	r.wait(r.fetched, "rescuer fetch")
 }
 

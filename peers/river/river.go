@@ -27,6 +27,7 @@ import (
 	"github.com/riverqueue/river/rivermigrate"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/peers/seam"
 	"github.com/outboxchaos/outboxchaos/system/killpoint"
 	"github.com/outboxchaos/outboxchaos/system/publisher"
@@ -168,7 +169,7 @@ func (a adapter) Relay(ctx context.Context, env seam.Env) error {
 	if err := c.Start(ctx); err != nil {
 		return fmt.Errorf("start river client: %w", err)
 	}
-	env.Log.Info("river client started", "event", "first-run")
+	env.Log.Info("river client started", history.KeyEvent, history.FirstRun)
 	<-ctx.Done()
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -208,7 +209,7 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	if err == nil && len(res) == 1 {
 		outcome, err = res[0].Outcome.String(), res[0].Err
 	}
-	w.log.Info("publish outcome", "event", "publish", "message_id", job.Args.MessageID, "outcome", outcome,
+	w.log.Info("publish outcome", history.KeyEvent, history.Publish, history.KeyMessageID, job.Args.MessageID, history.KeyOutcome, outcome,
 		"job_id", job.ID, "attempt", job.Attempt)
 	if outcome != publisher.Confirmed.String() {
 		return fmt.Errorf("publish %s: %s: %v", job.Args.MessageID, outcome, err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/system/app"
 	"github.com/outboxchaos/outboxchaos/system/broker"
 	"github.com/outboxchaos/outboxchaos/system/config"
@@ -144,7 +145,7 @@ func run(pick func(string) (Adapter, error), args []string, stdout, stderr io.Wr
 				return err
 			}
 			for _, m := range msgs {
-				env.Log.Info("enqueued into the peer's outbox", "event", "peer-enqueue", "message_id", m.MessageID)
+				env.Log.Info("enqueued into the peer's outbox", history.KeyEvent, history.PeerEnqueue, history.KeyMessageID, m.MessageID)
 			}
 			return nil
 		}
@@ -155,7 +156,7 @@ func run(pick func(string) (Adapter, error), args []string, stdout, stderr io.Wr
 		fmt.Fprintf(stdout, "enqueued: %d inserted, %d already present, %d lost (alerted)\n", st.Inserted, st.Existing, st.Lost)
 		return nil
 	case "relay":
-		env.Log.Info("peer relay starting", "event", "start")
+		env.Log.Info("peer relay starting", history.KeyEvent, history.Start)
 		err := a.Relay(ctx, env)
 		if ctx.Err() != nil {
 			return nil

@@ -24,6 +24,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/peers/seam"
 	"github.com/outboxchaos/outboxchaos/system/clock"
 	"github.com/outboxchaos/outboxchaos/system/killpoint"
@@ -72,7 +73,7 @@ func (Adapter) Relay(ctx context.Context, env seam.Env) error {
 	defer t.Stop()
 	for {
 		if err := run(ctx, env, pool, clk, vendor); err != nil && ctx.Err() == nil {
-			env.Log.Warn("batch run failed", "event", "batch-failed", "err", err)
+			env.Log.Warn("batch run failed", history.KeyEvent, history.BatchFailed, "err", err)
 		}
 		select {
 		case <-ctx.Done():
@@ -125,7 +126,7 @@ func run(ctx context.Context, env seam.Env, pool *pgxpool.Pool, clk clock.Clock,
 			r := v.Rendered
 			res := vendor.Send(ctx, sms.Request{RefKey: m.MessageID, Phone: v.Payload.Phone, From: env.Cfg.SenderNumber,
 				TemplateCode: r.TemplateCode, Text: r.Text, Fallback: r.Fallback})
-			env.Log.Info("vendor call", "event", "vendor-call", "message_id", m.MessageID, "outcome", res.Outcome.String(), "code", res.Code)
+			env.Log.Info("vendor call", history.KeyEvent, history.VendorCall, history.KeyMessageID, m.MessageID, history.KeyOutcome, res.Outcome.String(), "code", res.Code)
 			if res.Outcome == sms.NotSent {
 				continue // nothing sent: the next run tries again
 			}
@@ -144,7 +145,7 @@ func run(ctx context.Context, env seam.Env, pool *pgxpool.Pool, clk clock.Clock,
 			m.MessageID, m.OutboxID, keys[i], string(v.Payload.Kind), v.Payload.Phone, status, why, now); err != nil {
 			return fmt.Errorf("record %s: %w", m.MessageID, err)
 		}
-		env.Log.Info("recorded", "event", "recorded", "message_id", m.MessageID, "status", status)
+		env.Log.Info("recorded", history.KeyEvent, history.Recorded, history.KeyMessageID, m.MessageID, history.KeyStatus, status)
 	}
 	return nil
 }

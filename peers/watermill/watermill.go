@@ -29,6 +29,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/peers/seam"
 	"github.com/outboxchaos/outboxchaos/system/broker"
 	"github.com/outboxchaos/outboxchaos/system/killpoint"
@@ -205,7 +206,7 @@ func (a Adapter) Relay(ctx context.Context, env seam.Env) error {
 	}
 	go func() {
 		<-f.Running()
-		env.Log.Info("forwarder running", "event", "first-run")
+		env.Log.Info("forwarder running", history.KeyEvent, history.FirstRun)
 	}()
 	return f.Run(ctx)
 }
@@ -239,7 +240,7 @@ func (k *killingPublisher) Publish(topic string, msgs ...*message.Message) error
 		outcome = "failed"
 	}
 	for _, m := range msgs {
-		k.env.Log.Info("publish outcome", "event", "publish", "message_id", m.UUID, "outcome", outcome, "err", errString(err))
+		k.env.Log.Info("publish outcome", history.KeyEvent, history.Publish, history.KeyMessageID, m.UUID, history.KeyOutcome, outcome, "err", errString(err))
 	}
 	if err == nil {
 		killpoint.Hit(killpoint.RelayAfterConfirm)
