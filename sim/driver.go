@@ -100,8 +100,8 @@ func (r *runner) day(ctx context.Context, bar *progress) error {
 	events := append([]Planned(nil), r.plan.Events...)
 	nextSample := r.ctl.Now()
 	for {
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("%w (virtual time %s)", errTimeout, r.ctl.Now().Format("15:04"))
+		if err := stopped(ctx); err != nil {
+			return fmt.Errorf("%w (virtual time %s)", err, r.ctl.Now().Format("15:04"))
 		}
 		now := r.ctl.Now()
 		for len(events) > 0 && !events[0].At.After(now) {

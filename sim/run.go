@@ -78,7 +78,7 @@ type LedgerEntry struct {
 
 // Run simulates day d on the real pipeline and returns what it measured.
 // Every schema, queue, pod and proxy it made is gone when it returns.
-func Run(ctx context.Context, d Day, o Options) (*Result, error) {
+func Run(ctx context.Context, d Day, o Options) (_ *Result, err error) {
 	if err := d.Validate(); err != nil {
 		return nil, fmt.Errorf("day %s: %w", d.Name, err)
 	}
@@ -97,6 +97,16 @@ func Run(ctx context.Context, d Day, o Options) (*Result, error) {
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
 	wallStart := time.Now()
+	defer func() {
+		// Whatever failed first (the seeding, a pod's start), a day
+		// cancelled or out of time was stopped: say why.
+		serr := stopped(ctx)
+		switch {
+		case err == nil, serr == nil, errors.Is(err, ErrInterrupted), errors.Is(err, ErrTimeout):
+		default:
+			err = fmt.Errorf("simulate %s: %w: %v", d.Name, serr, err)
+		}
+	}()
 
 	dir, err := os.MkdirTemp("", "outboxchaos-sim-")
 	if err != nil {
@@ -146,6 +156,9 @@ func Run(ctx context.Context, d Day, o Options) (*Result, error) {
 		env.Logf("sim", "%v", err)
 	}
 	env.StopPods()
+	if serr := stopped(ctx); herr == nil && serr != nil {
+		herr = serr // stopped as the day ended: judge nothing
+	}
 	if herr != nil {
 		return res, fmt.Errorf("simulate %s: %w", d.Name, herr)
 	}
@@ -198,4 +211,24 @@ func ledger(recs []checker.FaultRecord, start, end time.Time) []LedgerEntry {
 	return out
 }
 
-var errTimeout = errors.New("the day did not finish within the run's timeout")
+// ErrTimeout: the day did not finish within Options.Timeout.
+// ErrInterrupted: the caller cancelled the day (a signal); the error
+// names the cause. Either way the day was not judged.
+var (
+	ErrTimeout     = errors.New("the day did not finish within the run's timeout")
+	ErrInterrupted = errors.New("interrupted")
+)
+
+// stopped is nil while ctx runs, else why it stopped: ErrTimeout when the
+// run's own deadline passed, ErrInterrupted (with the cause, a signal)
+// when the caller cancelled it.
+func stopped(ctx context.Context) error {
+	if ctx.Err() == nil {
+		return nil
+	}
+	cause := context.Cause(ctx)
+	if errors.Is(cause, context.DeadlineExceeded) {
+		return ErrTimeout
+	}
+	return fmt.Errorf("%w (%v)", ErrInterrupted, cause)
+}

@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -189,5 +191,27 @@ func TestPlannedFaultsAreSpecs(t *testing.T) {
 			}
 		}
 		t.Logf("%s plans %v", f, kinds)
+	}
+}
+
+// A day the caller cancelled (a signal) was interrupted, naming the cause;
+// only the run's own deadline is a timeout.
+func TestStoppedTellsInterruptFromTimeout(t *testing.T) {
+	t.Parallel()
+	if stopped(t.Context()) != nil {
+		t.Fatal("a running context is stopped")
+	}
+	parent, cancel := context.WithCancelCause(t.Context())
+	ctx, stop := context.WithTimeout(parent, time.Hour)
+	defer stop()
+	cancel(errors.New("signal SIGINT"))
+	if err := stopped(ctx); !errors.Is(err, ErrInterrupted) || errors.Is(err, ErrTimeout) || !strings.Contains(err.Error(), "SIGINT") {
+		t.Errorf("cancelled: %v", err)
+	}
+	ctx, stop = context.WithTimeout(t.Context(), 0)
+	defer stop()
+	<-ctx.Done()
+	if err := stopped(ctx); !errors.Is(err, ErrTimeout) {
+		t.Errorf("past its deadline: %v", err)
 	}
 }

@@ -136,10 +136,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 func exitCode(ctx context.Context, name string, cmd command, err error, stderr io.Writer) int {
 	var ue usageError
 	if sig, ok := interrupted(ctx); ok && (err != nil || !cmd.service) {
-		if err != nil && !errors.Is(err, errNotJudged) && !errors.Is(err, errVerdictFailed) {
+		// Whatever the command answered, a signal stopped it: ERROR.
+		if err != nil && err != errNotJudged && err != errVerdictFailed {
 			fmt.Fprintf(stderr, "outboxchaos %s: %v\n", name, err)
 		}
-		fmt.Fprintf(stderr, "outboxchaos %s: not judged: %s\n", name, sig)
+		fmt.Fprintf(stderr, "outboxchaos %s: interrupted by %s: not judged (ERROR)\n", name, sig)
 		return exitNotJudged
 	}
 	switch {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
@@ -112,6 +113,9 @@ func runPeers(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	violations, errored := 0, 0
 	for _, impl := range impls {
+		if ctx.Err() != nil {
+			break
+		}
 		p, err := peers.Lookup(impl)
 		if err != nil {
 			return usageError{err}
@@ -123,7 +127,7 @@ func runPeers(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		rep.SetImpl(reports.PeerImpl{Name: impl, Settings: settings, Features: p.Features, Deadlines: p.Deadlines, Command: strings.Join(p.Command, " ")})
 		for _, s := range cases {
 			if ctx.Err() != nil {
-				return ctx.Err()
+				break
 			}
 			c := reports.PeerCell{Impl: impl, Case: s.Name}
 			if ok, why := scenarios.PeerCaseApplies(s, p); !ok {
@@ -135,6 +139,11 @@ func runPeers(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			ro := o
 			ro.Impl = impl
 			res := scenarios.Run(ctx, s, ro)
+			if ctx.Err() != nil {
+				// Interrupted: a cell nobody let finish is not saved
+				// (it would replace a measured one under --into).
+				break
+			}
 			c = reports.NewPeerCell(impl, s.Name, res)
 			rep.SetCell(c)
 			if err := saveMatrix(*save, rep); err != nil {
@@ -156,6 +165,14 @@ func runPeers(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				}
 			}
 		}
+	}
+	if ctx.Err() != nil {
+		// As report does: a page of runs nobody let finish is not written.
+		saved := ""
+		if *save != "" {
+			saved = "; the cells that finished are saved in " + *save
+		}
+		return fmt.Errorf("%w: interrupted: %s left as it was%s", errNotJudged, cmp.Or(*out, "the report"), saved)
 	}
 	if *out != "" {
 		if err := writeFile(*out, rep.Write); err != nil {

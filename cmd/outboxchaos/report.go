@@ -62,13 +62,16 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}
 	for i, s := range rep.Catalogue {
+		if ctx.Err() != nil {
+			break // interrupted: the rest would only say so
+		}
 		res := scenarios.Run(ctx, s, o)
 		fmt.Fprintf(stdout, "[%d/%d] %s\n", i+1, len(rep.Catalogue), verdictLine(res))
 		tally(res)
 		rep.Named = append(rep.Named, res)
 	}
 	d := scenarios.NewRandDraw(*seed)
-	for i := 0; i < *checks; i++ {
+	for i := 0; i < *checks && ctx.Err() == nil; i++ {
 		sch := scenarios.Generate(d)
 		res := scenarios.Run(ctx, sch.Scenario(fmt.Sprintf("property-%d", i+1)), o)
 		fmt.Fprintf(stdout, "[schedule %d/%d] %s\n    %s\n", i+1, *checks, sch, verdictLine(res))
@@ -83,7 +86,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			rep.Reconciled = append(rep.Reconciled, reports.PropertyRun{Schedule: sch, Result: res})
 		}
 	}
-	if *crashSample > 0 {
+	if *crashSample > 0 && ctx.Err() == nil {
 		if err := reportCrashPoints(ctx, &rep, o, *crashSample, *seed, stdout); err != nil {
 			return err
 		}
@@ -119,7 +122,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return err
 		}
 	}
-	if !*skipCanaries {
+	if !*skipCanaries && ctx.Err() == nil {
 		rep.Canaries = scenarios.Sweep(ctx, o, nil, func(c scenarios.CanaryResult, r scenarios.Result) {
 			fmt.Fprintf(stdout, "[canary %s] %s: %s\n", c.Bug, r.Name, r.Outcome())
 		})

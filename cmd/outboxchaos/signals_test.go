@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/outboxchaos/outboxchaos/scenarios"
 	"github.com/outboxchaos/outboxchaos/system/broker"
 	"github.com/outboxchaos/outboxchaos/system/testenv"
 )
@@ -123,6 +124,113 @@ func TestSignalMidScenario_NotJudgedAndCleanedUp(t *testing.T) {
 				!strings.Contains(out.String(), "interrupted") {
 				t.Errorf("scenario check of the interrupted run's record: exit %d\n%s", code, out.String())
 			}
+		})
+	}
+}
+
+// pods lists the processes running with schema in their environment or
+// command line: the pods of a run.
+func pods(schema string) []string {
+	var out []string
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, p := range procs {
+		for _, f := range []string{"environ", "cmdline"} {
+			b, err := os.ReadFile(filepath.Join(p, f))
+			if err == nil && bytes.Contains(b, []byte(schema)) {
+				cmd, _ := os.ReadFile(filepath.Join(p, "cmdline"))
+				out = append(out, filepath.Base(p)+" "+string(bytes.ReplaceAll(cmd, []byte{0}, []byte{' '})))
+				break
+			}
+		}
+	}
+	return out
+}
+
+// podsGone fails t for every pod still running on schema.
+func podsGone(t *testing.T, schema string) {
+	t.Helper()
+	for _, p := range pods(schema) {
+		t.Errorf("process %s left behind, running on schema %s", p, schema)
+	}
+}
+
+// waitForPod waits for a pod of the run on schema to start.
+func waitForPod(t *testing.T, schema string, within time.Duration) {
+	t.Helper()
+	for deadline := time.Now().Add(within); time.Now().Before(deadline); {
+		if len(pods(schema)) > 0 {
+			return
+		}
+		time.Sleep(50 * time.Millisecond) // polling a condition, no verdict rides on it
+	}
+	t.Fatalf("no pod on schema %s within %s", schema, within)
+}
+
+// Ctrl-C or SIGTERM in the middle of each long command (a simulated day,
+// the capacity runs, the report, an exploration, the peers) ends it as
+// ERROR (exit 3), saying it was interrupted (never a timeout nor a FAIL),
+// writing no report, and leaving no schema, queue or pod behind.
+func TestSignalMidLongCommand_InterruptedAndCleanedUp(t *testing.T) {
+	testenv.Require(t)
+	bin := binary(t)
+	firstPeerCase := scenarios.PeerCases()[0].Name
+	short, err := filepath.Abs("../../sim/days/short.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, prefix string
+		args         func(dir string) []string
+		sig          syscall.Signal
+		// says: what stderr says beyond "interrupted by signal X", once
+		// a pod runs (the simulated day under way).
+		says string
+	}{
+		{"simulate", "oc_sim_short_", func(dir string) []string {
+			return []string{"simulate", "--config", short, "--quiet", "--out", filepath.Join(dir, "out.md")}
+		}, syscall.SIGINT, "simulate short: interrupted (signal SIGINT)"},
+		{"capacity", "oc_sim_ad_capacity_", func(dir string) []string {
+			return []string{"simulate", "capacity", "--repeat", "1", "--ad-repeat", "1", "--out", filepath.Join(dir, "out.md")}
+		}, syscall.SIGTERM, ": interrupted (signal SIGTERM)"},
+		{"report", "oc_job_crash_before_commit_", func(dir string) []string {
+			return []string{"report", "--checks", "0", "--skip-canaries", "--crash-sample", "0", "--ledger", "", "--out", filepath.Join(dir, "out.md")}
+		}, syscall.SIGINT, ""},
+		{"explore", "oc_schedule_0_", func(dir string) []string {
+			return []string{"explore", "--checks", "1", "--parallel", "1", "--artifacts", dir}
+		}, syscall.SIGINT, ""},
+		{"peers", "oc_" + strings.ReplaceAll(firstPeerCase, "-", "_") + "_", func(dir string) []string {
+			return []string{"peers", "--impls", "ours", "--cases", firstPeerCase, "--out", filepath.Join(dir, "out.md"), "--save", ""}
+		}, syscall.SIGTERM, "interrupted: "},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			cmd := exec.Command(bin, c.args(dir)...)
+			cmd.Dir = dir // the records of the runs (artifacts/) go there
+			cmd.Env = append(os.Environ(), "OUTBOXCHAOS_PG_URL="+testenv.PGURL(), "OUTBOXCHAOS_AMQP_URL="+testenv.AMQPURL())
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			schema := waitForSchema(t, c.prefix, 90*time.Second)
+			if c.says != "" {
+				waitForPod(t, schema, 90*time.Second)
+			}
+			if err := cmd.Process.Signal(c.sig); err != nil {
+				t.Fatal(err)
+			}
+			err := cmd.Wait()
+			code := cmd.ProcessState.ExitCode()
+			sig := map[syscall.Signal]string{syscall.SIGINT: "SIGINT", syscall.SIGTERM: "SIGTERM"}[c.sig]
+			if code != 3 || !strings.Contains(stderr.String(), "interrupted by signal "+sig+": not judged (ERROR)") || !strings.Contains(stderr.String(), c.says) ||
+				strings.Contains(stderr.String(), "timeout") || strings.Contains(stdout.String()+stderr.String(), "FAIL") {
+				t.Errorf("exit %d (%v)\nstdout tail:\n%s\nstderr:\n%s", code, err, tail(stdout.String(), 15), stderr.String())
+			}
+			if _, err := os.Stat(filepath.Join(dir, "out.md")); err == nil {
+				t.Errorf("an interrupted %s wrote its report", c.name)
+			}
+			schemaGone(t, schema)
+			podsGone(t, schema)
 		})
 	}
 }
