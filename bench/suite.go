@@ -13,6 +13,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/outboxchaos/outboxchaos/reports"
 	"github.com/outboxchaos/outboxchaos/system/config"
 )
 
@@ -106,7 +107,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	say := func(format string, args ...any) { fmt.Fprintf(prog, "[bench] "+format+"\n", args...) }
 	s := o.Sizes
-	rep := &Report{Started: time.Now(), Quick: o.Quick, Sizes: s, Cores: runtime.NumCPU(), GoVersion: runtime.Version(), LoadBefore: loadAvg()}
+	rep := &Report{Started: time.Now(), Commit: reports.Commit(), Quick: o.Quick, Sizes: s, Cores: runtime.NumCPU(), GoVersion: runtime.Version(), LoadBefore: loadAvg()}
 	e := o.Env
 	if e == nil {
 		say("setting up a sandbox schema and queue prefix")

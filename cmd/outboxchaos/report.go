@@ -5,11 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -166,40 +163,13 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return nil
 }
 
-// gitCommit is the short commit this binary was built from (Go's build
-// information, "+dirty" for a modified tree), else the working tree's, or
-// "unknown".
-func gitCommit() string {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		rev, dirty := "", false
-		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				rev = s.Value
-			case "vcs.modified":
-				dirty = s.Value == "true"
-			}
-		}
-		if len(rev) >= 7 {
-			if dirty {
-				return rev[:7] + "+dirty"
-			}
-			return rev[:7]
-		}
-	}
-	if b, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output(); err == nil {
-		return strings.TrimSpace(string(b))
-	}
-	return "unknown"
-}
-
 // appendLedger records a finished exploration in the ledger at path (""
 // records nothing); a failure to record is reported, never fatal.
 func appendLedger(path, what string, count, violations int, seed int64, shard string, stderr io.Writer) {
 	if path == "" || count == 0 {
 		return
 	}
-	e := reports.LedgerEntry{At: time.Now().UTC(), Commit: gitCommit(), What: what, Count: count, Violations: violations, Seed: seed, Shard: shard}
+	e := reports.LedgerEntry{At: time.Now().UTC(), Commit: reports.Commit(), What: what, Count: count, Violations: violations, Seed: seed, Shard: shard}
 	if err := reports.AppendLedger(path, e); err != nil {
 		fmt.Fprintf(stderr, "outboxchaos: %v\n", err)
 	}
@@ -207,7 +177,7 @@ func appendLedger(path, what string, count, violations int, seed int64, shard st
 
 func environment(ctx context.Context, o scenarios.Options) (reports.Environment, error) {
 	env := reports.Environment{Go: runtime.Version(), Cores: runtime.NumCPU(), Commit: "unknown", Date: time.Now()}
-	env.Commit = gitCommit()
+	env.Commit = reports.Commit()
 	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	conn, err := pgx.Connect(cctx, o.PGURL)
