@@ -38,8 +38,10 @@ type InfraWorld interface {
 	MainQueue() string
 }
 
-// NodeNames are the nodes an infrastructure fault may name.
-var NodeNames = []string{"postgres", "rabbitmq", "rabbitmq-1", "rabbitmq-2", "rabbitmq-3"}
+// NodeNames are the nodes an infrastructure fault may name: the
+// containers', and "nats", the run's own nats-server when its relay under
+// test uses JetStream (a child process: crash is SIGKILL, freeze SIGSTOP).
+var NodeNames = []string{"postgres", "rabbitmq", "rabbitmq-1", "rabbitmq-2", "rabbitmq-3", "nats"}
 
 // errNoInfra: the run shares the machine's services, which no fault may
 // crash.

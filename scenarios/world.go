@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go"
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/outboxchaos/outboxchaos/fakevendor"
@@ -56,6 +57,12 @@ type Env struct {
 	// Peer.Command.
 	Impl, PeerBin string
 	Peer          peers.Peer
+
+	// NATS is the run's own JetStream, when the relay under test uses one
+	// (scenarios/jetstream.go); natsLinks are its links.
+	NATS      *world.NATSServer
+	natsLinks []*world.Proxy
+	natsConns []*nats.Conn // the harness's own connections to it (window probes)
 
 	sup *world.Supervisor // the pods
 
@@ -245,6 +252,9 @@ func newEnv(ctx context.Context, s *Scenario, o Options) (e *Env, err error) {
 	if e.VendorLink, err = e.Net.Proxy("vendor", vHost); err != nil {
 		return e, err
 	}
+	if err := e.startJetStream(ctx); err != nil {
+		return e, err
+	}
 
 	c := compressed()
 	if o.Tune != nil {
@@ -295,7 +305,7 @@ func (e *Env) amqpVia(link string) (string, error) {
 
 // Link returns the proxy called name.
 func (e *Env) Link(name string) (*world.Proxy, error) {
-	for _, p := range append([]*world.Proxy{e.PG, e.AMQPRelay, e.AMQPWorker, e.VendorLink, e.PGRelay, e.PGWorker}, e.brokerHops...) {
+	for _, p := range append(append([]*world.Proxy{e.PG, e.AMQPRelay, e.AMQPWorker, e.VendorLink, e.PGRelay, e.PGWorker}, e.brokerHops...), e.natsLinks...) {
 		if p.Name() == name {
 			return p, nil
 		}
@@ -316,6 +326,14 @@ func (e *Env) close() error {
 	e.StopPods()
 	if e.Net != nil {
 		e.Net.Close()
+	}
+	e.mu.Lock()
+	for _, c := range e.natsConns {
+		c.Close()
+	}
+	e.mu.Unlock()
+	if e.NATS != nil {
+		e.NATS.Close()
 	}
 	if e.vendor != nil {
 		_ = e.vendor.Close()

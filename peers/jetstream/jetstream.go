@@ -49,6 +49,7 @@ import (
 	"github.com/nats-io/nats.go"
 	js "github.com/nats-io/nats.go/jetstream"
 
+	"github.com/outboxchaos/outboxchaos/peers"
 	"github.com/outboxchaos/outboxchaos/peers/seam"
 )
 
@@ -57,7 +58,7 @@ import (
 const Versions = "nats.go v1.55.0 (jetstream); nats-server v2.9.10 (Debian)"
 
 // URLEnvVar is where the pods find JetStream (the harness sets it).
-const URLEnvVar = "OUTBOXCHAOS_NATS_URL"
+const URLEnvVar = peers.NATSURLEnvVar
 
 // The stream, its subjects and the consumer, as migrate declares them.
 const (
