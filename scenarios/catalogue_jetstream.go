@@ -34,17 +34,21 @@ func consumerCases(awaitLong func(Cond) Step) []*Scenario {
 // it forgot a probe id (dedup_expired) — never by a sleep.
 func jetStreamCases(awaitLong func(Cond) Step) []*Scenario {
 	node := func(kind string) faults.Spec { return faults.Spec{Kind: kind, Node: natsNode} }
-	// brokerOut holds a broker fault from after the 5th message reached a
-	// handset until a relay logged a failed publish (or everything
-	// arrived), then recovers it.
+	// brokerOut puts a broker fault in place once the first five messages
+	// reached a handset, enqueues five more under it and holds it until a
+	// relay logged a failed publish of one of them, then recovers it.
 	brokerOut := func(name, desc, fault string, f faults.Spec) *Scenario {
 		return &Scenario{
-			Name: name, Row: "peer", PerKind: 5, Description: desc, Fault: fault,
+			Name: name, Row: "peer", PerKind: 5, Kinds: []notification.Kind{notification.GradeRenewal, notification.MonthlyAwardsWinning},
+			Description: desc, Fault: fault,
 			Outcome: "each delivered once; republishes stopped by the broker's dedup or the consumer's table",
 			Steps: []Step{
-				enqueue(), start("worker", "cleanup", "relay"), awaitLong(ledger(5)),
-				{Do: "during", Faults: fs(f), Cond: &Cond{Any: []Cond{publishFailed(), {Ledger: 30}}}, Timeout: faults.Duration(20 * time.Second)},
-				awaitLong(ledger(30)),
+				start("worker", "cleanup", "relay"),
+				{Do: "enqueue", Kinds: []notification.Kind{notification.GradeRenewal}},
+				note(awaitLong(ledger(5)), "relay and consumer hold live JetStream connections"),
+				{Do: "during", Faults: fs(f), Cond: &Cond{Any: publishOutcome(false)}, Timeout: faults.Duration(20 * time.Second),
+					Steps: []Step{{Do: "enqueue", Kinds: []notification.Kind{notification.MonthlyAwardsWinning}}}},
+				awaitLong(ledger(10)),
 			},
 		}
 	}
@@ -66,16 +70,16 @@ func jetStreamCases(awaitLong func(Cond) Step) []*Scenario {
 			Expect: rules(checker.Rule{Rule: "events", Event: "already-processed", Pod: "worker-", N: 1}),
 		},
 		brokerOut("peer-js-crash", "JetStream is SIGKILLed mid-stream and started again on the same port and store",
-			"crash node nats (SIGKILL) after the 5th message reached a handset, until a relay logged a failed publish; started again then",
+			"crash node nats (SIGKILL) once 5 messages reached a handset; 5 more enqueued; started again once a relay logged a failed publish",
 			node("crash")),
 		brokerOut("peer-js-restart", "JetStream is stopped gracefully mid-stream and started again",
-			"restart node nats (SIGTERM) after the 5th message reached a handset, until a relay logged a failed publish; started again then",
+			"restart node nats (SIGTERM) once 5 messages reached a handset; 5 more enqueued; started again once a relay logged a failed publish",
 			node("restart")),
 		brokerOut("peer-js-freeze", "JetStream is frozen mid-stream: connections stay open, nothing answers",
-			"freeze node nats (SIGSTOP) after the 5th message reached a handset, until a relay logged a failed publish; SIGCONT then",
+			"freeze node nats (SIGSTOP) once 5 messages reached a handset; 5 more enqueued; SIGCONT once a relay logged a failed publish",
 			node("freeze")),
 		brokerOut("peer-js-relay-link-cut", "the relays' link to JetStream is cut mid-stream and refused until a publish fails",
-			"nats-relay down after the 5th message reached a handset, until a relay logged a failed publish",
+			"nats-relay down once 5 messages reached a handset; 5 more enqueued; up again once a relay logged a failed publish",
 			linkDown("nats-relay")),
 		{
 			Name: "peer-js-consumer-link-cut", Row: "peer", PerKind: 5,

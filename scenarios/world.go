@@ -280,8 +280,14 @@ func newEnv(ctx context.Context, s *Scenario, o Options) (e *Env, err error) {
 // Logf adds a harness line to the timeline.
 func (e *Env) Logf(source, format string, args ...any) { e.TL.Add(source, format, args...) }
 
-// Infra is the run's own containers (nil: the shared services).
-func (e *Env) Infra() faults.Infra { return e.infra }
+// Infra is the run's containers (nil: the shared services), with its own
+// JetStream as node "nats" if it has one.
+func (e *Env) Infra() faults.Infra {
+	if e.NATS != nil {
+		return natsInfra{inner: e.infra, nats: e.NATS}
+	}
+	return e.infra
+}
 
 // MainQueue is the run's main queue.
 func (e *Env) MainQueue() string { return broker.NamesFor(e.SB.Prefix).Main }

@@ -166,7 +166,9 @@ func connect(env seam.Env, role string) (*nats.Conn, js.JetStream, error) {
 	nc, err := nats.Connect(url, nats.Name(env.Cfg.Instance+"/"+role), nats.Timeout(2*time.Second),
 		nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond), nats.RetryOnFailedConnect(false),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
-			log.Warn("JetStream connection lost", "event", "disconnect", "err", errString(err))
+			if err != nil { // nil: our own Close
+				log.Warn("JetStream connection lost", "event", "disconnect", "err", err.Error())
+			}
 		}),
 		nats.ReconnectHandler(func(*nats.Conn) { log.Info("JetStream connection back", "event", "reconnect") }))
 	if err != nil {
@@ -178,13 +180,6 @@ func connect(env seam.Env, role string) (*nats.Conn, js.JetStream, error) {
 		return nil, nil, fmt.Errorf("JetStream context: %w", err)
 	}
 	return nc, s, nil
-}
-
-func errString(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
 }
 
 // outcomeOf names a failed publish as the contract's publish events do.
