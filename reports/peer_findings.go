@@ -18,6 +18,12 @@ var PeerFindings = map[string]Finding{
 		How: "Three batch runs started together each read the same due list — the design has no claim, only the history row written after each send — and each called the vendor for nearly every member: 55 of 60 reached a phone more than once. " +
 			"The seed assumed one run at a time (a daily schedule); nothing enforces it. Told by the timeline: relay-1, relay-2 and relay-3 log vendor-call SENT for the same message ids within milliseconds; our relay's claim (one committed UPDATE … SKIP LOCKED) splits the same 60 rows with none twice.",
 	},
+	"jetstream/peer-consumer-crash-after-send": {
+		Class: "limitation of the design (not documented)",
+		How: "Consumer idempotency is the seed's last line, and it is written after the side effect: worker-1 called the vendor for notification-outbox-1, the vendor accepted it, and worker-1 died at `worker.after-send` before its processed-table row committed and before the ack. " +
+			"JetStream redelivered the copy after the ack wait (deliveries=2); the table had no row, so worker-2 called the vendor again: one message reached a phone twice. No other order helps: recording before the call loses the message on the same crash. " +
+			"Told from an adapter mistake by the timeline (vendor-call SENT in worker-1, KILLPOINT, redelivery, vendor-call SENT in worker-2) and by our worker on the same case: its claim commits before the vendor call, so the redelivery is acked at the peek and the cleanup turns the SENDING row into ERROR with a SENDING_TIMEOUT alert — delivered once, the unknown outcome told.",
+	},
 	"sendrecord/peer-random-1": sendRecordRandom,
 	"sendrecord/peer-random-3": sendRecordRandom,
 	"node-relay/peer-crash-after-publish": {
