@@ -218,7 +218,9 @@ func (f *NodeFreeze) Recover(ctx context.Context, w World) error {
 	return f.restore(ctx, in.Unpause)
 }
 
-func (f *NodeFreeze) String() string { return "freeze " + f.Node + " (docker pause, or SIGSTOP for a child process; thaw on recover)" }
+func (f *NodeFreeze) String() string {
+	return "freeze " + f.Node + " (docker pause, or SIGSTOP for a child process; thaw on recover)"
+}
 
 // LeaderLoss SIGKILLs the node leading the run's main quorum queue; recover
 // is the node's return: it starts again and rejoins the cluster.
