@@ -11,12 +11,13 @@ import (
 // by message id, the consumer's processed table), read from the evidence
 // each layer leaves in the history — never from what the design intends:
 //
-//   - Relays and MultiRelay: relay pods that published, and message ids
-//     published (acked) by two or more of them. Relays taking rows with
-//     FOR UPDATE SKIP LOCKED and holding the lock to the commit publish an
-//     id from a second pod only after the first lost its transaction (a
-//     crash, a failed publish): with several relays and no fault, zero
-//     means the row lock kept them apart.
+//   - Relays and Republished: relay processes that ran (each logs one
+//     "start"; a restart is a new process), and message ids relays
+//     published more than once (whatever each attempt's outcome). Relays taking rows with FOR UPDATE SKIP LOCKED
+//     and holding the lock to the commit publish an id again only after
+//     the first lost its transaction (a crash, a failed publish): with
+//     several relays and no fault, zero means the row lock kept them
+//     apart.
 //   - BrokerDedup: ids whose republish the broker acked as a duplicate
 //     (the relay's "publish" event with duplicate=true: JetStream's
 //     PubAck.Duplicate) — not stored, never delivered again.
@@ -30,7 +31,7 @@ import (
 //     duplicated): what no layer stopped.
 type Layers struct {
 	Relays          int `json:"relays"`
-	MultiRelay      int `json:"multi_relay"`
+	Republished     int `json:"republished"`
 	BrokerDedup     int `json:"broker_dedup"`
 	StoredAgain     int `json:"stored_again"`
 	Copies          int `json:"copies"`
@@ -46,18 +47,18 @@ const AlreadyProcessed = "already-processed"
 // the verdict's count of messages at a handset twice.
 func NewLayers(h []history.Event, copies, duplicated int) *Layers {
 	l := &Layers{Copies: copies, Through: duplicated}
-	relays := map[string]bool{}
-	byPods := map[string]map[string]bool{}
+	attempts := map[string]int{}
 	fresh, dedup, stopped := map[string]int{}, map[string]bool{}, map[string]bool{}
 	for _, e := range h {
 		mid := e.Str(history.KeyMessageID)
 		switch {
-		case e.Name == history.Publish && strings.HasPrefix(e.Pod, "relay-") && e.Str(history.KeyOutcome) == history.OutcomeConfirmed:
-			relays[e.Pod] = true
-			if byPods[mid] == nil {
-				byPods[mid] = map[string]bool{}
+		case e.Name == history.Start && strings.HasPrefix(e.Pod, "relay-"):
+			l.Relays++
+		case e.Name == history.Publish && strings.HasPrefix(e.Pod, "relay-"):
+			attempts[mid]++
+			if e.Str(history.KeyOutcome) != history.OutcomeConfirmed {
+				continue
 			}
-			byPods[mid][e.Pod] = true
 			if d, ok := e.Bool("duplicate"); ok && d {
 				dedup[mid] = true
 			} else {
@@ -67,10 +68,9 @@ func NewLayers(h []history.Event, copies, duplicated int) *Layers {
 			stopped[mid] = true
 		}
 	}
-	l.Relays = len(relays)
-	for _, pods := range byPods {
-		if len(pods) > 1 {
-			l.MultiRelay++
+	for _, n := range attempts {
+		if n > 1 {
+			l.Republished++
 		}
 	}
 	for _, n := range fresh {
@@ -90,20 +90,20 @@ func (p Peers) writeLayers(f func(string, ...any)) {
 			continue
 		}
 		f("\n## Which layer stopped each duplicate: %s\n\n", im.Name)
-		f("Read from each run's evidence, not from the design: **relays** that published and **ids published by two relays** (with several relays and no fault, 0 means the row lock — `FOR UPDATE SKIP LOCKED` held to the commit — kept them apart; after a relay lost its transaction the next one republishes) / ")
+		f("Read from each run's evidence, not from the design: **relay processes** that ran (a restart is a new one) and **republished** ids relays published more than once, whatever each attempt's outcome (with several relays and no fault, 0 means the row lock — `FOR UPDATE SKIP LOCKED` held to the commit — kept them apart; after a relay lost its transaction the next one republishes) / ")
 		f("**broker dedup**: ids whose republish JetStream acked as a duplicate (`PubAck.Duplicate`, the relay's `publish` event with `duplicate=true`): not stored, never delivered again / ")
 		f("**stored again**: ids JetStream acked as new twice (a republish past its duplicate window) / ")
 		f("**copies at the consumer**: ids delivered more than once (stored again, or redelivered after a lost ack) / ")
 		f("**consumer idempotency**: ids the consumer found in its processed table (`already-processed`) and acked without a send / ")
 		f("**through**: ids that reached a handset twice — what no layer stopped.\n\n")
-		f("| case | relays | ids published by two relays | broker dedup | stored again | copies at the consumer | consumer idempotency | through |\n|---|---|---|---|---|---|---|---|\n")
+		f("| case | relay processes | republished | broker dedup | stored again | copies at the consumer | consumer idempotency | through |\n|---|---|---|---|---|---|---|---|\n")
 		for _, s := range p.Cases {
 			c, ok := p.cell(im.Name, s.Name)
 			if !ok || c.NA != "" || c.Layers == nil {
 				continue
 			}
 			l := c.Layers
-			f("| `%s` | %d | %d | %d | %d | %d | %d | %d |\n", s.Name, l.Relays, l.MultiRelay, l.BrokerDedup, l.StoredAgain, l.Copies, l.ConsumerStopped, l.Through)
+			f("| `%s` | %d | %d | %d | %d | %d | %d | %d |\n", s.Name, l.Relays, l.Republished, l.BrokerDedup, l.StoredAgain, l.Copies, l.ConsumerStopped, l.Through)
 		}
 	}
 }
