@@ -24,6 +24,17 @@ var PeerFindings = map[string]Finding{
 			"JetStream redelivered the copy after the ack wait (deliveries=2); the table had no row, so worker-2 called the vendor again: one message reached a phone twice. No other order helps: recording before the call loses the message on the same crash. " +
 			"Told from an adapter mistake by the timeline (vendor-call SENT in worker-1, KILLPOINT, redelivery, vendor-call SENT in worker-2) and by our worker on the same case: its claim commits before the vendor call, so the redelivery is acked at the peek and the cleanup turns the SENDING row into ERROR with a SENDING_TIMEOUT alert — delivered once, the unknown outcome told.",
 	},
+	"jetstream/peer-js-resend-outside-window": {
+		Class: "documented limitation of the design (seed 004: broker-side dedup is a time-limited net; consumer idempotency stays the last line)",
+		How: "The window was forced by the broker's own word, not a sleep: relay-1 published notification-outbox-1 and froze before its commit, holding the row lock; the harness waited until JetStream stored a probe id again (dedup_expired), then killed relay-1. " +
+			"Its transaction rolled back, relay-2 took the row and republished it: JetStream acked it as new (`duplicate=false`, a second stream sequence) and delivered it again; the consumer found the id in its table (`already-processed`) and acked without a send. " +
+			"Delivered once; the layer that stopped it is the consumer's, as the seed's text says it must be past the window.",
+	},
+	"jetstream/peer-js-crash": {
+		Class: "observation (kept the contract)",
+		How: "Copies at the consumer with no republish behind them: messages the consumer had processed and acked came back after JetStream was SIGKILLed and started on its store, with `deliveries=1` — nats-server v2.9.10's file store had not yet written the durable consumer's delivered and ack state, so the restarted server delivered them as new (one ack was even sent while the server was down; nats.go's Ack does not wait for the server). " +
+			"The consumer's table stopped every one (`already-processed`). The relay's publish that timed out during the outage had been stored: its republish was answered as a duplicate (broker dedup). Told by the timeline of the run (acked, SIGKILL, already-processed with deliveries=1).",
+	},
 	"sendrecord/peer-random-1": sendRecordRandom,
 	"sendrecord/peer-random-3": sendRecordRandom,
 	"node-relay/peer-crash-after-publish": {
