@@ -93,9 +93,17 @@ type JetStream struct {
 const NATSURLEnvVar = "OUTBOXCHAOS_NATS_URL"
 
 // HasWorkerPoint reports whether kill-point p (a worker.* point) is
-// honoured by whoever consumes for the peer: its own consumer if it
-// declares it, else our worker, which honours them all.
-func (f Features) HasWorkerPoint(p string) bool { return !f.Consumer || f.HasKillPoint(p) }
+// honoured by whoever consumes the peer's messages: its own consumer if
+// it declares the point; else our worker, which honours them all — if the
+// peer publishes to RabbitMQ, where our worker reads (a peer that neither
+// publishes there nor brings a consumer, like the send-then-record batch,
+// has no consumer to break).
+func (f Features) HasWorkerPoint(p string) bool {
+	if f.Consumer {
+		return f.HasKillPoint(p)
+	}
+	return f.Broker
+}
 
 // Deadline is one duration a peer keeps.
 type Deadline struct {

@@ -193,8 +193,12 @@ func PeerCaseApplies(s *Scenario, p peers.Peer) (bool, string) {
 			switch {
 			case why != "":
 			case (sp.Kind == "kill-point" || sp.Kind == "pause-point") && strings.HasPrefix(sp.Point, "worker."):
-				if !f.HasWorkerPoint(sp.Point) {
+				switch {
+				case f.HasWorkerPoint(sp.Point):
+				case f.Consumer:
 					why = fmt.Sprintf("%s %s: %s's own consumer declares no such point", sp.Kind, sp.Point, p.Name)
+				default:
+					why = fmt.Sprintf("%s %s: no consumer reads %s's messages (it publishes nothing to RabbitMQ, where our worker reads, and brings no consumer)", sp.Kind, sp.Point, p.Name)
 				}
 			case (sp.Kind == "kill-point" || sp.Kind == "pause-point") && !f.HasKillPoint(sp.Point):
 				why = fmt.Sprintf("%s %s: %s declares no such point in its relay", sp.Kind, sp.Point, p.Name)
