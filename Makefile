@@ -21,7 +21,7 @@ CHAOSSEED := $(if $(SEED),$(SEED),$(shell date +%s%N | cut -c1-15))
 
 # The relays under test of issue 12 (peers/): Watermill in the root module,
 # River twice from one nested module (go.mod: v0.51.2, go047.mod: v0.47.0).
-PEER_BINS := bin/peer-watermill bin/peer-river047 bin/peer-river0512 bin/peer-sendrecord
+PEER_BINS := bin/peer-watermill bin/peer-river047 bin/peer-river0512 bin/peer-sendrecord bin/peer-jetstream
 
 .PHONY: actionlint all build images infra peer-bins peers demo test unit vet fmt-check scenario scenarios canaries crashpoints explore chaos chaos-load report simulate simulate-short capacity bench bench-quick clean
 
@@ -49,10 +49,11 @@ infra:
 		-rapid.checks=$(INFRA_CHECKS) -v 2>&1 | tee $(ART)/infra.log; exit $${PIPESTATUS[0]}
 	TESTCONTAINERS_RYUK_DISABLED=true $(GO) test -count=1 -timeout 15m -tags containers ./infra/ ./system/testenv/
 
-## peer-bins: the peer relays' binaries (Watermill, River v0.47.0 and v0.51.2, send-then-record) and the Node.js relay's packages
+## peer-bins: the peer relays' binaries (Watermill, River v0.47.0 and v0.51.2, send-then-record, seed 004's JetStream system) and the Node.js relay's packages
 peer-bins: build
 	$(GO) build -o bin/peer-watermill ./peers/cmd/peer-watermill
 	$(GO) build -o bin/peer-sendrecord ./peers/cmd/peer-sendrecord
+	$(GO) build -o bin/peer-jetstream ./peers/cmd/peer-jetstream
 	cd peers/river && $(GO) build -o ../../bin/peer-river0512 .
 	cd peers/river && $(GO) build -modfile=go047.mod -ldflags "-X main.version=v0.47.0 -X main.name=river047" -o ../../bin/peer-river047 .
 	cd peers/node-relay && npm ci --no-audit --no-fund --loglevel=error

@@ -38,8 +38,10 @@ type InfraWorld interface {
 	MainQueue() string
 }
 
-// NodeNames are the nodes an infrastructure fault may name.
-var NodeNames = []string{"postgres", "rabbitmq", "rabbitmq-1", "rabbitmq-2", "rabbitmq-3"}
+// NodeNames are the nodes an infrastructure fault may name: the
+// containers', and "nats", the run's own nats-server when its relay under
+// test uses JetStream (a child process: crash is SIGKILL, freeze SIGSTOP).
+var NodeNames = []string{"postgres", "rabbitmq", "rabbitmq-1", "rabbitmq-2", "rabbitmq-3", "nats"}
 
 // errNoInfra: the run shares the machine's services, which no fault may
 // crash.
@@ -216,7 +218,9 @@ func (f *NodeFreeze) Recover(ctx context.Context, w World) error {
 	return f.restore(ctx, in.Unpause)
 }
 
-func (f *NodeFreeze) String() string { return "freeze " + f.Node + " (docker pause; thaw on recover)" }
+func (f *NodeFreeze) String() string {
+	return "freeze " + f.Node + " (docker pause, or SIGSTOP for a child process; thaw on recover)"
+}
 
 // LeaderLoss SIGKILLs the node leading the run's main quorum queue; recover
 // is the node's return: it starts again and rejoins the cluster.

@@ -72,6 +72,12 @@ const (
 	Stop     = "stop"     // the command stopped
 	Stopping = "stopping" // a pipeline command was asked to stop (SIGTERM) and is finishing what it holds
 
+	// Peers with a broker of their own (peers/jetstream, seed 004).
+	Locked           = "locked"            // rows locked FOR UPDATE for one publish transaction (KeyCount)
+	AlreadyProcessed = "already-processed" // the consumer's processed table held the copy: not sent again
+	PullFailed       = "pull-failed"       // a consumer's fetch from its broker failed
+	Disconnect       = "disconnect"        // the broker connection was lost (Reconnect: it is back)
+
 	// Peer windows (peers/river's rescuer race).
 	RaceCompleted  = "completed-after-fetch" // the job's completion is written: the rescuer is released
 	RaceTimeout    = "race-timeout"          // the race gave up waiting

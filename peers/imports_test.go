@@ -10,7 +10,7 @@ import (
 // module stay free of the benchmark code (bench, gonum): the benchmark
 // drives a peer binary from outside (peers/peerbench).
 func TestPeerBinariesDoNotLinkTheBench(t *testing.T) {
-	for _, pkg := range []string{"./seam", "./cmd/peer-watermill", "./cmd/peer-sendrecord"} {
+	for _, pkg := range []string{"./seam", "./cmd/peer-watermill", "./cmd/peer-sendrecord", "./cmd/peer-jetstream"} {
 		out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
 		if err != nil {
 			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)

@@ -66,6 +66,43 @@ type Features struct {
 	// Windows are peer-specific windows the harness can force by name
 	// (e.g. "river-rescuer-race").
 	Windows []string `json:"windows,omitempty"`
+	// Consumer: the peer brings its own consumer, which worker pods run
+	// (the seam binary's consume) instead of our worker; it calls the
+	// vendor as our worker does. Its kill-points (worker.*) are in
+	// KillPoints. Without it, our worker consumes, and every worker.*
+	// kill-point is honoured.
+	Consumer bool `json:"consumer,omitempty"`
+	// JetStream: the relay publishes to, and the consumer reads from, a
+	// JetStream the run starts for it (a nats-server child on a private
+	// port, reached through the links nats-relay and nats-worker; the
+	// node "nats" of the infrastructure faults). Nil: no JetStream.
+	JetStream *JetStream `json:"jetstream,omitempty"`
+}
+
+// JetStream is what the harness needs to know of a peer's stream.
+type JetStream struct {
+	Stream string `json:"stream"`
+	// ProbeSubject is a subject of the stream that no consumer reads: the
+	// harness publishes its duplicate-window probe there (condition
+	// dedup_expired).
+	ProbeSubject string `json:"probe_subject"`
+}
+
+// NATSURLEnvVar carries the run's JetStream URL (nats://host:port, a
+// Toxiproxy link) to the pods of a peer with Features.JetStream.
+const NATSURLEnvVar = "OUTBOXCHAOS_NATS_URL"
+
+// HasWorkerPoint reports whether kill-point p (a worker.* point) is
+// honoured by whoever consumes the peer's messages: its own consumer if
+// it declares the point; else our worker, which honours them all — if the
+// peer publishes to RabbitMQ, where our worker reads (a peer that neither
+// publishes there nor brings a consumer, like the send-then-record batch,
+// has no consumer to break).
+func (f Features) HasWorkerPoint(p string) bool {
+	if f.Consumer {
+		return f.HasKillPoint(p)
+	}
+	return f.Broker
 }
 
 // Deadline is one duration a peer keeps.
@@ -140,6 +177,16 @@ var registry = []Peer{
 	watermill("watermill-queue-confirm", watermillQueueStatus, unboundedConfirms),
 	river("river047"),
 	river("river0512"),
+	{Name: "jetstream", Binary: "peer-jetstream", Status: jetStreamStatus,
+		Features: Features{KillPoints: append(slices.Clone(relayPoints), kp.WorkerAfterSend, kp.WorkerAfterResult),
+			PublishEvents: true, Consumer: true,
+			JetStream: &JetStream{Stream: "NOTIFICATIONS", ProbeSubject: "notifications.probe"}},
+		Deadlines: []Deadline{
+			{"duplicate-window", "2s", "the stream's Duplicates: SPEC §7's 2 minutes compressed 60×"},
+			{"ack-wait", "3s", "the consumer's: JetStream's 30 s default compressed 10×"},
+			{"publish-timeout", "600ms", "our confirm timeout (nats.go's 5 s compressed)"},
+			{"relay-interval", "100ms", "5 min compressed"},
+		}},
 	{Name: "sendrecord", Binary: "peer-sendrecord", Status: sendRecordStatus,
 		Features: Features{KillPoints: relayPoints},
 		Deadlines: []Deadline{
@@ -153,6 +200,10 @@ var registry = []Peer{
 // table).
 const sendRecordStatus = `SELECT o.id, CASE WHEN h.dedup_key IS NULL THEN 'PENDING' ELSE 'PUBLISHED' END
 	FROM notification_outbox o LEFT JOIN notification_histories h ON h.dedup_key = o.dedup_key`
+
+// jetStreamStatus: seed 004's outbox marks a row by its published_at
+// (peers/jetstream).
+const jetStreamStatus = `SELECT id, CASE WHEN published_at IS NULL THEN 'PENDING' ELSE 'PUBLISHED' END FROM js_outbox`
 
 // All returns every registered peer, in registry order.
 func All() []Peer { return append([]Peer(nil), registry...) }

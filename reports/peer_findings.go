@@ -18,6 +18,23 @@ var PeerFindings = map[string]Finding{
 		How: "Three batch runs started together each read the same due list — the design has no claim, only the history row written after each send — and each called the vendor for nearly every member: 55 of 60 reached a phone more than once. " +
 			"The seed assumed one run at a time (a daily schedule); nothing enforces it. Told by the timeline: relay-1, relay-2 and relay-3 log vendor-call SENT for the same message ids within milliseconds; our relay's claim (one committed UPDATE … SKIP LOCKED) splits the same 60 rows with none twice.",
 	},
+	"jetstream/peer-consumer-crash-after-send": {
+		Class: "limitation of the design (not documented)",
+		How: "Consumer idempotency is the seed's last line, and it is written after the side effect: worker-1 called the vendor for notification-outbox-1, the vendor accepted it, and worker-1 died at `worker.after-send` before its processed-table row committed and before the ack. " +
+			"JetStream redelivered the copy after the ack wait (deliveries=2); the table had no row, so worker-2 called the vendor again: one message reached a phone twice. No other order helps: recording before the call loses the message on the same crash. " +
+			"Told from an adapter mistake by the timeline (vendor-call SENT in worker-1, KILLPOINT, redelivery, vendor-call SENT in worker-2) and by our worker on the same case: its claim commits before the vendor call, so the redelivery is acked at the peek and the cleanup turns the SENDING row into ERROR with a SENDING_TIMEOUT alert — delivered once, the unknown outcome told.",
+	},
+	"jetstream/peer-js-resend-outside-window": {
+		Class: "documented limitation of the design (seed 004: broker-side dedup is a time-limited net; consumer idempotency stays the last line)",
+		How: "The window was forced by the broker's own word, not a sleep: relay-1 published notification-outbox-1 and froze before its commit, holding the row lock; the harness waited until JetStream stored a probe id again (dedup_expired), then killed relay-1. " +
+			"Its transaction rolled back, relay-2 took the row and republished it: JetStream acked it as new (`duplicate=false`, a second stream sequence) and delivered it again; the consumer found the id in its table (`already-processed`) and acked without a send. " +
+			"Delivered once; the layer that stopped it is the consumer's, as the seed's text says it must be past the window.",
+	},
+	"jetstream/peer-js-crash": {
+		Class: "observation (kept the contract)",
+		How: "Copies at the consumer with no republish behind them: messages the consumer had processed and acked came back after JetStream was SIGKILLed and started on its store, with `deliveries=1` — nats-server v2.9.10's file store had not yet written the durable consumer's delivered and ack state, so the restarted server delivered them as new (one ack was even sent while the server was down; nats.go's Ack does not wait for the server). " +
+			"The consumer's table stopped every one (`already-processed`). The relay's publish that timed out during the outage had been stored: its republish was answered as a duplicate (broker dedup). Told by the timeline of the run (acked, SIGKILL, already-processed with deliveries=1).",
+	},
 	"sendrecord/peer-random-1": sendRecordRandom,
 	"sendrecord/peer-random-3": sendRecordRandom,
 	"node-relay/peer-crash-after-publish": {

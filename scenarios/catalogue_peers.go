@@ -149,6 +149,8 @@ func PeerCases() []*Scenario {
 			Expect: rules(checker.Rule{Rule: "confirmed-publishes", Msg: 1, N: 1}),
 		},
 	}
+	out = append(out, consumerCases(awaitLong)...)
+	out = append(out, jetStreamCases(awaitLong)...)
 	for _, seed := range peerRandomSeeds {
 		out = append(out, peerRandom(seed))
 	}
@@ -175,10 +177,12 @@ var peerCaseWindows = map[string]string{
 
 // PeerCaseApplies reports whether case s can run against peer p, from what
 // the case uses and what the peer declares (peers.Features) — no peer
-// names: a kill-point the peer's relay does not honour, a fault on the
-// relay's broker link for a relay that publishes nothing to RabbitMQ, a
-// wait for publish outcomes a relay does not log, or a window only
-// another peer has, is not applicable (and why).
+// names: a kill- or pause-point the peer's relay (or its own consumer)
+// does not honour, a fault on the relay's broker link for a relay that
+// publishes nothing to RabbitMQ, a fault on JetStream (its node or links)
+// or a wait on its duplicate window for a peer without one, a wait for
+// publish outcomes a relay does not log, or a window only another peer
+// has, is not applicable (and why).
 func PeerCaseApplies(s *Scenario, p peers.Peer) (bool, string) {
 	f := p.Features
 	if w, ok := peerCaseWindows[s.Name]; ok && !f.HasWindow(w) {
@@ -189,14 +193,27 @@ func PeerCaseApplies(s *Scenario, p peers.Peer) (bool, string) {
 		for _, sp := range st.Faults {
 			switch {
 			case why != "":
-			case sp.Kind == "kill-point" && !f.HasKillPoint(sp.Point):
-				why = fmt.Sprintf("kill-point %s: %s declares no such point in its relay", sp.Point, p.Name)
+			case (sp.Kind == "kill-point" || sp.Kind == "pause-point") && strings.HasPrefix(sp.Point, "worker."):
+				switch {
+				case f.HasWorkerPoint(sp.Point):
+				case f.Consumer:
+					why = fmt.Sprintf("%s %s: %s's own consumer declares no such point", sp.Kind, sp.Point, p.Name)
+				default:
+					why = fmt.Sprintf("%s %s: no consumer reads %s's messages (it publishes nothing to RabbitMQ, where our worker reads, and brings no consumer)", sp.Kind, sp.Point, p.Name)
+				}
+			case (sp.Kind == "kill-point" || sp.Kind == "pause-point") && !f.HasKillPoint(sp.Point):
+				why = fmt.Sprintf("%s %s: %s declares no such point in its relay", sp.Kind, sp.Point, p.Name)
 			case strings.HasPrefix(sp.Link, "rabbitmq-relay") && !f.Broker:
 				why = fmt.Sprintf("faults the relay's RabbitMQ link, and %s publishes nothing to RabbitMQ", p.Name)
+			case (strings.HasPrefix(sp.Link, "nats-") || sp.Node == natsNode) && f.JetStream == nil:
+				why = fmt.Sprintf("faults JetStream (%s%s), and %s publishes nothing to JetStream", sp.Link, sp.Node, p.Name)
 			}
 		}
 		if why == "" && st.Cond != nil && waitsForPublish(*st.Cond) && !f.PublishEvents {
 			why = fmt.Sprintf("waits for a publish outcome, which %s does not log", p.Name)
+		}
+		if why == "" && st.Cond != nil && waitsForDedup(*st.Cond) && f.JetStream == nil {
+			why = fmt.Sprintf("waits for JetStream's duplicate window to pass, and %s has no JetStream", p.Name)
 		}
 	})
 	return why == "", why
@@ -217,6 +234,19 @@ func waitsForPublish(c Cond) bool {
 	}
 	for _, sub := range append(append([]Cond(nil), c.Any...), c.All...) {
 		if waitsForPublish(sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// waitsForDedup reports whether c waits for JetStream's duplicate window.
+func waitsForDedup(c Cond) bool {
+	if c.DedupExpired {
+		return true
+	}
+	for _, sub := range append(append([]Cond(nil), c.Any...), c.All...) {
+		if waitsForDedup(sub) {
 			return true
 		}
 	}

@@ -30,8 +30,12 @@ type Cond struct {
 	Migrators int        `json:"migrators,omitempty"`  // n migrate pods wait on the step's held migration
 	Queue     *QueueCond `json:"queue,omitempty"`      // a queue holds exactly n ready messages
 	Blocked   string     `json:"blocked,omitempty"`    // the pod's connection waits on the step's hold
-	Any       []Cond     `json:"any,omitempty"`        // one of these holds
-	All       []Cond     `json:"all,omitempty"`        // all of these hold
+	// DedupExpired: the run's JetStream forgot every message id published
+	// before the wait began (its duplicate window passed, as a probe id
+	// shows).
+	DedupExpired bool   `json:"dedup_expired,omitempty"`
+	Any          []Cond `json:"any,omitempty"` // one of these holds
+	All          []Cond `json:"all,omitempty"` // all of these hold
 }
 
 // condition is one kind of condition, registered in conditions under the
@@ -65,6 +69,8 @@ var conditions = map[string]condition{
 	"migrators":  {"n migrate pods wait on the step's held migration", func(c *Cond) bool { return c.Migrators > 0 }, describeMigrators, holdsMigrators, nil},
 	"queue":      {"a queue holds exactly n ready messages", func(c *Cond) bool { return c.Queue != nil }, describeQueue, holdsQueue, validateQueue},
 	"blocked":    {"the pod's connection waits on the step's hold", func(c *Cond) bool { return c.Blocked != "" }, describeBlocked, holdsBlocked, nil},
+	"dedup_expired": {"the run's JetStream forgot every message id published before the wait (its duplicate window passed)",
+		func(c *Cond) bool { return c.DedupExpired }, describeDedupExpired, holdsDedupExpired, nil},
 }
 
 // combinators are the conditions made of conditions.
@@ -210,8 +216,9 @@ func (c Cond) String() string {
 // probe evaluates a condition against the live run. base holds, for each
 // fresh event condition, the count when the step began.
 type probe struct {
-	r    *runner
-	base map[*EventCond]int
+	r     *runner
+	base  map[*EventCond]int
+	dedup *dedupProbe // a dedup_expired wait's probe
 }
 
 func (r *runner) newProbe(c *Cond) *probe {

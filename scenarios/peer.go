@@ -41,7 +41,8 @@ func peerOf(o Options) (peers.Peer, string, error) {
 func (e *Env) peer() bool { return e.PeerBin != "" || len(e.Peer.Command) > 0 }
 
 // podBinary returns the binary and arguments of a pod of role: the peer's
-// for its relay, its job (enqueue into its outbox too) and its migrate;
+// for its relay, its job (enqueue into its outbox too), its migrate and,
+// for a peer with a consumer of its own, its worker (consume);
 // a command-line relay's command for the relay.
 func (e *Env) podBinary(role string, args []string) (string, []string) {
 	if c := e.Peer.Command; len(c) > 0 && role == "relay" {
@@ -56,6 +57,10 @@ func (e *Env) podBinary(role string, args []string) (string, []string) {
 			args = []string{"relay"}
 		}
 		return e.PeerBin, append(args, "--impl", e.Impl)
+	case "worker":
+		if e.Peer.Features.Consumer {
+			return e.PeerBin, []string{"consume", "--impl", e.Impl}
+		}
 	}
 	return e.Bin, args
 }

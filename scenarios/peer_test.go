@@ -54,6 +54,17 @@ func TestPeerCaseApplies(t *testing.T) {
 		{"peer-pg-cut", "", &noBroker, true},
 		{"peer-crash-before-mark", "sendrecord", nil, true},
 		{"peer-stale", "sendrecord", nil, false},
+		{"peer-consumer-crash-after-send", "sendrecord", nil, false},
+		{"peer-consumer-crash-after-send", "ours", nil, true},
+		{"peer-consumer-crash-after-send", "jetstream", nil, true},
+		{"peer-js-resend-outside-window", "jetstream", nil, true},
+		{"peer-js-resend-outside-window", "ours", nil, false},
+		{"peer-js-crash", "jetstream", nil, true},
+		{"peer-js-crash", "river0512", nil, false},
+		{"peer-js-consumer-link-cut", "watermill-queue", nil, false},
+		{"peer-broker-cut", "jetstream", nil, false},
+		{"peer-crash-after-publish", "jetstream", nil, true},
+		{"peer-random-2", "jetstream", nil, false},
 	} {
 		s, ok := LookupPeerCase(c.name)
 		if !ok {

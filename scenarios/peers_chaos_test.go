@@ -28,6 +28,7 @@ func buildPeers(t *testing.T) {
 	}{
 		{"..", []string{"build", "-o", filepath.Join(dir, "peer-watermill"), "./peers/cmd/peer-watermill"}},
 		{"..", []string{"build", "-o", filepath.Join(dir, "peer-sendrecord"), "./peers/cmd/peer-sendrecord"}},
+		{"..", []string{"build", "-o", filepath.Join(dir, "peer-jetstream"), "./peers/cmd/peer-jetstream"}},
 		{"../peers/river", []string{"build", "-o", filepath.Join(dir, "peer-river0512"), "."}},
 		{"../peers/river", []string{"build", "-modfile=go047.mod", "-ldflags", "-X main.version=v0.47.0 -X main.name=river047",
 			"-o", filepath.Join(dir, "peer-river047"), "."}},
@@ -79,10 +80,13 @@ func registerNodeRelay() error {
 // the "done" write against Watermill's queue schema with confirms, against
 // the Node.js relay judged through the process contract, and against the
 // send-then-record design the outbox replaced — which must send one
-// message twice, or the harness could not show why the outbox exists; and
-// River's rescuer race against both versions — v0.51.2 must keep the rule
-// that a completed job is not published again, v0.47.0 (before the fix of
-// River #1302) must break it, or the harness could not tell them apart.
+// message twice, or the harness could not show why the outbox exists;
+// seed 004's JetStream system with a republish forced past the broker's
+// duplicate window, which only its consumer's table may stop (the case's
+// rule: an already-processed event); and River's rescuer race against
+// both versions — v0.51.2 must keep the rule that a completed job is not
+// published again, v0.47.0 (before the fix of River #1302) must break it,
+// or the harness could not tell them apart.
 func TestPeers(t *testing.T) {
 	testenv.Require(t)
 	buildPeers(t)
@@ -97,6 +101,7 @@ func TestPeers(t *testing.T) {
 		{"watermill-queue-confirm", "peer-crash-before-mark", true, "", 0},
 		{"node-relay", "peer-crash-before-mark", true, "", 0},
 		{"sendrecord", "peer-crash-before-mark", false, "", 1},
+		{"jetstream", "peer-js-resend-outside-window", true, "", 0},
 		{"river0512", "peer-rescuer-race", true, "", 0},
 		{"river047", "peer-rescuer-race", false, "confirmed publishes of notification-outbox-1", 0},
 	}

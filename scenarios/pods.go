@@ -67,6 +67,7 @@ func (e *Env) Start(ctx context.Context, role string, ps podSpec) (*world.Pod, e
 		env = append(env, canary.EnvVar+"="+e.Bug)
 	}
 	env = append(env, e.contractEnv(role)...)
+	env = append(env, e.natsEnv(role)...)
 	env = append(env, ps.env...)
 	bin, args := e.podBinary(role, append(args, ps.args...))
 	if len(ps.command) > 0 {

@@ -171,6 +171,8 @@ func TestConditionsRegistryCoversCond(t *testing.T) {
 			fv.SetString("relay-1")
 		case reflect.Int, reflect.Int64:
 			fv.SetInt(1)
+		case reflect.Bool:
+			fv.SetBool(true)
 		case reflect.Slice:
 			fv.Set(reflect.ValueOf([]Cond{{Ledger: 1}}))
 		}

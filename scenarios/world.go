@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go"
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/outboxchaos/outboxchaos/fakevendor"
@@ -56,6 +57,12 @@ type Env struct {
 	// Peer.Command.
 	Impl, PeerBin string
 	Peer          peers.Peer
+
+	// NATS is the run's own JetStream, when the relay under test uses one
+	// (scenarios/jetstream.go); natsLinks are its links.
+	NATS      *world.NATSServer
+	natsLinks []*world.Proxy
+	natsConns []*nats.Conn // the harness's own connections to it (window probes)
 
 	sup *world.Supervisor // the pods
 	// waits is the wall time steps spent awaiting conditions
@@ -248,6 +255,9 @@ func newEnv(ctx context.Context, s *Scenario, o Options) (e *Env, err error) {
 	if e.VendorLink, err = e.Net.Proxy("vendor", vHost); err != nil {
 		return e, err
 	}
+	if err := e.startJetStream(ctx); err != nil {
+		return e, err
+	}
 
 	c := compressed()
 	if o.Tune != nil {
@@ -273,8 +283,14 @@ func newEnv(ctx context.Context, s *Scenario, o Options) (e *Env, err error) {
 // Logf adds a harness line to the timeline.
 func (e *Env) Logf(source, format string, args ...any) { e.TL.Add(source, format, args...) }
 
-// Infra is the run's own containers (nil: the shared services).
-func (e *Env) Infra() faults.Infra { return e.infra }
+// Infra is the run's containers (nil: the shared services), with its own
+// JetStream as node "nats" if it has one.
+func (e *Env) Infra() faults.Infra {
+	if e.NATS != nil {
+		return natsInfra{inner: e.infra, nats: e.NATS}
+	}
+	return e.infra
+}
 
 // MainQueue is the run's main queue.
 func (e *Env) MainQueue() string { return broker.NamesFor(e.SB.Prefix).Main }
@@ -298,7 +314,7 @@ func (e *Env) amqpVia(link string) (string, error) {
 
 // Link returns the proxy called name.
 func (e *Env) Link(name string) (*world.Proxy, error) {
-	for _, p := range append([]*world.Proxy{e.PG, e.AMQPRelay, e.AMQPWorker, e.VendorLink, e.PGRelay, e.PGWorker}, e.brokerHops...) {
+	for _, p := range append(append([]*world.Proxy{e.PG, e.AMQPRelay, e.AMQPWorker, e.VendorLink, e.PGRelay, e.PGWorker}, e.brokerHops...), e.natsLinks...) {
 		if p.Name() == name {
 			return p, nil
 		}
@@ -319,6 +335,14 @@ func (e *Env) close() error {
 	e.StopPods()
 	if e.Net != nil {
 		e.Net.Close()
+	}
+	e.mu.Lock()
+	for _, c := range e.natsConns {
+		c.Close()
+	}
+	e.mu.Unlock()
+	if e.NATS != nil {
+		e.NATS.Close()
 	}
 	if e.vendor != nil {
 		_ = e.vendor.Close()

@@ -489,3 +489,19 @@ func WaitExit(ctx context.Context, p *Pod) error {
 		return fmt.Errorf("waiting for pod %s to exit: %w", p.spec.Name, ctx.Err())
 	}
 }
+
+// Freeze stops the pod (SIGSTOP) where it is, as a frozen host or a
+// paused container would: it holds its connections and answers nothing
+// until Continue. Freezing a finished pod is a no-op.
+func (p *Pod) Freeze() error {
+	select {
+	case <-p.done:
+		return nil
+	default:
+	}
+	p.tl.Add(p.spec.Name, "SIGSTOP")
+	if err := p.cmd.Process.Signal(syscall.SIGSTOP); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return fmt.Errorf("freeze pod %s: %w", p.spec.Name, err)
+	}
+	return nil
+}

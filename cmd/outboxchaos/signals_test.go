@@ -99,7 +99,7 @@ func TestSignalMidScenario_NotJudgedAndCleanedUp(t *testing.T) {
 			}
 			// The run is under way once its schema exists with the
 			// outbox table the migration created.
-			schema := waitForSchema(t, "oc_stale_relay_", 60*time.Second)
+			schema := waitForSchema(t, "oc_stale_relay_", 3*time.Minute)
 			if err := cmd.Process.Signal(sig); err != nil {
 				t.Fatal(err)
 			}
@@ -212,7 +212,7 @@ func TestSignalMidLongCommand_InterruptedAndCleanedUp(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			schema := waitForSchema(t, c.prefix, 90*time.Second)
+			schema := waitForSchema(t, c.prefix, 3*time.Minute)
 			if c.says != "" {
 				waitForPod(t, schema, 90*time.Second)
 			}

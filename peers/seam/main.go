@@ -36,6 +36,7 @@ type Env struct {
 //	migrate                      our schema, our topology, then the peer's tables
 //	enqueue --per-kind N --kinds K  the batch jobs, enqueuing into the peer's outbox in the same transaction
 //	relay                        the peer's relay until SIGTERM
+//	consume                      the peer's own consumer until SIGTERM (a Consumer; worker pods run it instead of our worker)
 //	settings                     every setting the adapter chose, one per line
 //	backfill --from A --to B     enqueue notification_outbox rows A..B into the peer's outbox (the benchmark's backlog, peers/peerbench)
 //
@@ -60,7 +61,7 @@ type usage struct{ error }
 
 func run(pick func(string) (Adapter, error), args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return usage{errors.New("usage: <migrate|enqueue|relay|settings|backfill> [--impl NAME] [flags]")}
+		return usage{errors.New("usage: <migrate|enqueue|relay|consume|settings|backfill> [--impl NAME] [flags]")}
 	}
 	if err := killpoint.ArmFromEnv(); err != nil {
 		return usage{fmt.Errorf("arm kill-points: %w", err)}
@@ -155,6 +156,18 @@ func run(pick func(string) (Adapter, error), args []string, stdout, stderr io.Wr
 		}
 		fmt.Fprintf(stdout, "enqueued: %d inserted, %d already present, %d lost (alerted)\n", st.Inserted, st.Existing, st.Lost)
 		return nil
+	case "consume":
+		c, ok := a.(Consumer)
+		if !ok {
+			return usage{fmt.Errorf("%s has no consumer of its own: our worker consumes for it", a.Name())}
+		}
+		env.Log = parts.Log.With("component", "peer-consumer", "impl", a.Name())
+		env.Log.Info("peer consumer starting", history.KeyEvent, history.Start)
+		err := c.Consume(ctx, env)
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
 	case "relay":
 		env.Log.Info("peer relay starting", history.KeyEvent, history.Start)
 		err := a.Relay(ctx, env)

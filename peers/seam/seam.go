@@ -55,6 +55,15 @@ type Adapter interface {
 	Relay(ctx context.Context, env Env) error
 }
 
+// Consumer is a peer that brings its own consumer (seed 004's idempotent
+// JetStream consumer): the run's worker pods run Consume instead of our
+// worker, and it calls the vendor as our worker does, so the handset
+// ledger judges it.
+type Consumer interface {
+	// Consume runs the peer's consumer until ctx is done.
+	Consume(ctx context.Context, env Env) error
+}
+
 // Messages reads, inside tx, the outbox rows of dedupKeys and returns the
 // message each must become (in id order).
 func Messages(ctx context.Context, tx pgx.Tx, dedupKeys []string) ([]Message, error) {
