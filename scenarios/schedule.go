@@ -34,13 +34,19 @@ type Draw interface {
 //   - WhenConsuming: injected once a worker consumes (a poison message);
 //   - WhenWindow: in place from After to After+For on the schedule's own
 //     time axis, skipped if it cannot be put in place (links, nodes);
-//   - WhenEnd: injected after every window (a frozen pod's resume).
+//   - WhenEnd: injected after every window (a frozen pod's resume);
+//   - WhenPaused: a resume For after its pod froze at its pause-point (a
+//     "thaw" step beside the windows).
 type Timed struct {
 	faults.Spec
 	When  string          `json:"when"`
 	Role  string          `json:"role,omitempty"`
 	After faults.Duration `json:"after,omitempty"`
 	For   faults.Duration `json:"for,omitempty"`
+	// Boundary and Band: a fault sized by a deadline (swarm.go) names
+	// the boundary its duration was drawn around, and the band.
+	Boundary string `json:"boundary,omitempty"`
+	Band     string `json:"band,omitempty"`
 }
 
 // The When values of a Timed fault.
@@ -52,6 +58,7 @@ const (
 	WhenConsuming  = "consuming"
 	WhenWindow     = "window"
 	WhenEnd        = "end"
+	WhenPaused     = "paused"
 )
 
 // String describes the fault as it describes itself, and when it goes in.
@@ -67,6 +74,8 @@ func (t Timed) String() string {
 		return what + " in every " + t.Role
 	case WhenWindow:
 		return fmt.Sprintf("%s at +%s for %s", what, t.After, t.For)
+	case WhenPaused:
+		return fmt.Sprintf("%s %s after it froze", what, t.For)
 	}
 	return what
 }
@@ -95,6 +104,10 @@ type Schedule struct {
 	// with re-sends. Generate leaves it empty; the caller chooses, so the
 	// same drawn schedule runs with and without reconciliation.
 	Reconcile string `json:"reconcile,omitempty"`
+	// Swarm lists the fault families a swarm schedule enabled (swarm.go);
+	// a swarm schedule also drew its topology, modes (Reconcile too) and
+	// settings. Empty: not a swarm schedule, the caller chooses Reconcile.
+	Swarm []string `json:"swarm,omitempty"`
 }
 
 // ReconcileModes are the values of Schedule.Reconcile.
@@ -114,8 +127,16 @@ func (s Schedule) String() string {
 	if s.Reconcile != "" {
 		out += " reconcile=" + s.Reconcile
 	}
-	for k, v := range s.Config {
-		out += " " + k + "=" + v
+	keys := make([]string, 0, len(s.Config))
+	for k := range s.Config {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		out += " " + k + "=" + s.Config[k]
+	}
+	if s.Swarm != nil {
+		out += " swarm=[" + strings.Join(s.Swarm, ",") + "]"
 	}
 	return out
 }
@@ -248,6 +269,12 @@ func Generate(d Draw) Schedule {
 		at := d.Int("at ms", 0, 1500)
 		s.Faults = append(s.Faults, window(faults.Spec{Kind: "down", Link: "postgres-worker"}, at, d.Int("for ms", 100, 1500)))
 	}
+	// Issue 22, drawn after every older choice: faults sized by the
+	// deadlines, overlapping, then the swarm's choices (swarm.go).
+	s.sized(d)
+	if d.Int("swarm", 0, 3) > 0 {
+		s.swarm(d)
+	}
 	return s
 }
 
@@ -286,6 +313,8 @@ func (s Schedule) Scenario(name string) *Scenario {
 			armed[f.Role] = append(armed[f.Role], f.Spec)
 		case WhenArmedEvery:
 			every[f.Role] = append(every[f.Role], f.Spec)
+		case WhenPaused:
+			windows = append(windows, Step{Do: "thaw", Pod: f.Pod, For: f.For})
 		case WhenWindow:
 			if slices.Contains(infraKinds, f.Kind) {
 				// On containers of the run's own; a broker silent for
