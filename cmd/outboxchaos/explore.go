@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -25,8 +27,14 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	ledger := fs.String("ledger", "", "append the budget's count to this exploration ledger (make explore: reports/explored.jsonl)")
 	recordAll := fs.Bool("record-all", false, "write every run's record under --artifacts, not only the violating ones'")
 	junit := fs.String("junit", "", "also write a JUnit XML report to this file (one test case per schedule)")
+	explain := fs.Int("explain", -1, "print schedule I and the deadlines each of its faults straddles, and run nothing")
+	coverage := fs.String("coverage", "", "also write the fault family × phase coverage (single and pairwise, by fired evidence) to this JSON file")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *explain >= 0 {
+		fmt.Fprint(stdout, scenarios.Explain(scenarios.BudgetSchedule(*seed, *explain)))
+		return nil
 	}
 	if fs.NArg() > 0 {
 		return usagef("unexpected arguments: %s", strings.Join(fs.Args(), " "))
@@ -86,6 +94,19 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			fmt.Fprint(stdout, r.Result.Timeline)
 		}
 	}
+	cov := scenarios.NewCoverage()
+	for _, r := range runs {
+		if r.Result.Name != "" && r.Result.NotJudged == nil {
+			cov.Add(r.Result.Faults, r.Result.Events)
+		}
+	}
+	fmt.Fprintln(stdout)
+	cov.WriteTable(stdout)
+	if *coverage != "" {
+		if err := writeCoverage(*coverage, cov); err != nil {
+			return err
+		}
+	}
 	if *junit != "" {
 		var rs []scenarios.Result
 		for _, r := range runs {
@@ -107,6 +128,19 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return fmt.Errorf("%w: explore stopped after %d of %d schedules", errNotJudged, ran, len(idx))
 	case len(errored) > 0:
 		return errNotJudged
+	}
+	return nil
+}
+
+// writeCoverage writes the exploration's coverage as JSON (the report
+// generator's data).
+func writeCoverage(path string, c *scenarios.Coverage) error {
+	b, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode coverage: %w", err)
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write coverage: %w", err)
 	}
 	return nil
 }
