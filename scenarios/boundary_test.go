@@ -174,3 +174,37 @@ func TestSwarmSchedules(t *testing.T) {
 		}
 	}
 }
+
+// recordingDraw logs each draw as rapid writes it in a failfile.
+type recordingDraw struct {
+	d   Draw
+	log *strings.Builder
+}
+
+func (r recordingDraw) Int(label string, lo, hi int) int {
+	v := r.d.Int(label, lo, hi)
+	r.log.WriteString("# [TestProperty] [rapid] draw " + label + ": " + strconv.Itoa(v) + "\n")
+	return v
+}
+
+// TestSwarmSchedulesReplay: a schedule with the new draws (sized,
+// overlapping, swarm) replays from the draws a failfile logs, and explore's
+// schedule i is the same schedule every time it is drawn.
+func TestSwarmSchedulesReplay(t *testing.T) {
+	t.Parallel()
+	for seed := int64(0); seed < 300; seed++ {
+		var log strings.Builder
+		s := Generate(recordingDraw{NewRandDraw(seed), &log})
+		d, err := ReadFailfile(strings.NewReader(log.String()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := Generate(d)
+		if err := d.Err(); err != nil || got.String() != s.String() {
+			t.Fatalf("seed %d: replayed %s (%v), want %s", seed, got, err, s)
+		}
+		if a, b := BudgetSchedule(7, int(seed)), BudgetSchedule(7, int(seed)); a.String() != b.String() {
+			t.Fatalf("schedule %d drawn twice: %s, then %s", seed, a, b)
+		}
+	}
+}
