@@ -120,7 +120,7 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 	}
 	// A run not judged explored nothing.
-	appendLedger(*ledger, reports.LedgerSchedules, ran-len(errored), len(failed), *seed, *shardArg, stderr)
+	appendLedger(*ledger, reports.LedgerSchedules, ran-len(errored), len(failed), *seed, *shardArg, cov, stderr)
 	switch {
 	case len(failed) > 0:
 		return errVerdictFailed
