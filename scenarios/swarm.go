@@ -19,7 +19,7 @@ import (
 // process. A window may be drawn to open inside the previous one, so two
 // faults overlap in time in different components.
 func (s *Schedule) sized(d Draw) {
-	var prev *Timed
+	var prev Timed // the last window drawn (When "" before the first)
 	for range d.Int("sized faults", 0, 3) {
 		dur, b, band := drawAround(d)
 		ms := int(dur / time.Millisecond)
@@ -55,14 +55,14 @@ func (s *Schedule) sized(d Draw) {
 			continue
 		}
 		at := d.Int("at ms", 0, 1500)
-		if prev != nil && d.Int("overlap the previous", 0, 1) == 1 {
+		if prev.When == WhenWindow && d.Int("overlap the previous", 0, 1) == 1 {
 			// Opens while the previous window is still in place.
 			at = int(prev.After.D()/time.Millisecond) + d.Int("into it ms", 0, int(prev.For.D()/time.Millisecond))
 		}
 		t.After = faults.Duration(time.Duration(at) * time.Millisecond)
 		t.Boundary, t.Band = b.Name, band
 		s.Faults = append(s.Faults, t)
-		prev = &s.Faults[len(s.Faults)-1]
+		prev = t
 	}
 }
 
