@@ -108,6 +108,9 @@ type Schedule struct {
 	// a swarm schedule also drew its topology, modes (Reconcile too) and
 	// settings. Empty: not a swarm schedule, the caller chooses Reconcile.
 	Swarm []string `json:"swarm,omitempty"`
+	// Reconcilers is how many reconciler pods run (0: one) when
+	// Reconcile is set: two may look up and settle the same row at once.
+	Reconcilers int `json:"reconcilers,omitempty"`
 }
 
 // ReconcileModes are the values of Schedule.Reconcile.
@@ -126,6 +129,9 @@ func (s Schedule) String() string {
 		s.PerKind, strings.Join(kinds, ","), s.JobRuns, s.Relays, s.Drain, s.Workers, s.Start, strings.Join(ev, "; "))
 	if s.Reconcile != "" {
 		out += " reconcile=" + s.Reconcile
+	}
+	if s.Reconcilers > 1 {
+		out += fmt.Sprintf(" reconcilers=%d", s.Reconcilers)
 	}
 	keys := make([]string, 0, len(s.Config))
 	for k := range s.Config {
@@ -356,7 +362,7 @@ func (s Schedule) Scenario(name string) *Scenario {
 		sc.Config = mergeConfig(sc.Config, s.Config)
 	}
 	if s.Reconcile != "" {
-		pods("reconciler", 1)
+		pods("reconciler", max(s.Reconcilers, 1))
 		if s.Reconcile == "resend" {
 			sc.Config = mergeConfig(sc.Config, map[string]string{"reconcile-resend": "true"})
 		}

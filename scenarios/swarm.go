@@ -140,8 +140,8 @@ func drawSetting(d Draw, name string, lo, hi int) int {
 
 // swarm draws a swarm schedule's choices: the fault families it keeps,
 // its topology and modes (relay and worker replicas, RunOnce or drain, the
-// reconciler's mode), and a random subset of settings, each across its
-// range.
+// reconciler's mode and replicas), and a random subset of settings, each
+// across its range.
 func (s *Schedule) swarm(d Draw) {
 	s.Swarm = []string{}
 	for _, f := range Families {
@@ -164,5 +164,9 @@ func (s *Schedule) swarm(d Draw) {
 		}
 		// A copy each time: the boundaries' maps are shared.
 		s.Config = mergeConfig(s.Config, map[string]string{st.Name: strconv.Itoa(drawSetting(d, st.Name, st.Lo, st.Hi))})
+	}
+	if s.Reconcile != "" {
+		// Two reconcilers: one may look up a row while the other settles it.
+		s.Reconcilers = d.Int("swarm reconcilers", 1, 2)
 	}
 }
