@@ -46,7 +46,8 @@ func writeCoverage(p func(string, ...any), c *scenarios.Coverage) {
 		}
 		p("\n")
 	}
-	p("\nPairwise: schedules where two fired faults of these families were in place at once "+
+	p("\nPairwise: schedules where two different fired faults of these families were in place at once (a pod fault from its arming "+
+		"until its phase last logged an event) "+
 		"(%d of the %d possible family@phase pairs among the %d cells reached).\n\n| |", len(c.Pairs), cells*(cells+1)/2, cells)
 	for _, f := range families {
 		p(" %s |", f)

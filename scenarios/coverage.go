@@ -25,8 +25,9 @@ var Phases = []string{"enqueue", "claim", "publish", "mark", "consume", "worker-
 // mode bites at the send, or at a reconciler's lookup), or — for a fault in
 // place for a while (a link down, stalled or slow, a node fault) — by the
 // pipeline events logged while it was in place. Pairs counts the
-// schedules where two fired faults were in place at once (a pod fault is in
-// place from its arming to the run's end), by their two cells.
+// schedules where two different fired faults were in place at once (a pod
+// fault is in place from its arming until its phase last logged an event),
+// by their two cells.
 type Coverage struct {
 	Schedules int            `json:"schedules"`
 	Single    map[string]int `json:"single"` // "family@phase"
@@ -43,6 +44,7 @@ func NewCoverage() *Coverage {
 // reach is one fired fault's reach.
 type reach struct {
 	family     string
+	what       string // the fault as it describes itself
 	phases     []string
 	start, end time.Duration
 }
@@ -50,12 +52,28 @@ type reach struct {
 // Add counts one judged run's fault ledger and history.
 func (c *Coverage) Add(recs []checker.FaultRecord, events []history.Event) {
 	c.Schedules++
+	// The last event of each phase: a pod fault is in place from its
+	// arming until its phase last logged anything (a job's kill-point does
+	// not overlap what the pods meet later).
+	last := map[string]time.Duration{}
+	for _, e := range events {
+		if p := phaseOfEvent(e); p != "" {
+			last[p] = max(last[p], e.At)
+		}
+	}
 	var rs []reach
 	for _, r := range recs {
 		if !r.Fired || r.Kind == "resume" {
 			continue
 		}
-		rs = append(rs, reach{family: r.Kind, phases: phasesOf(r, events), start: r.Start, end: r.At})
+		what, _, _ := strings.Cut(r.Detail, ": ")
+		x := reach{family: r.Kind, what: what, phases: phasesOf(r, events), start: r.Start, end: r.At}
+		if _, windowed := windowKinds[r.Kind]; !windowed && len(x.phases) == 1 {
+			if l, ok := last[x.phases[0]]; ok && l >= x.start {
+				x.end = min(x.end, l)
+			}
+		}
+		rs = append(rs, x)
 	}
 	single, pairs, fpairs := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for i, a := range rs {
@@ -63,8 +81,8 @@ func (c *Coverage) Add(recs []checker.FaultRecord, events []history.Event) {
 			single[a.family+"@"+p] = true
 		}
 		for _, b := range rs[:i] {
-			if a.start > b.end || b.start > a.end {
-				continue
+			if a.start > b.end || b.start > a.end || a.what == b.what {
+				continue // apart, or one fault armed in several pods (a clock)
 			}
 			fpairs[min(a.family, b.family)+" + "+max(a.family, b.family)] = true
 			for _, p := range a.phases {
@@ -117,6 +135,10 @@ var pointPhases = map[string]string{
 	killpoint.ReconcileAfterLookup: "reconcile", killpoint.ReconcileBeforeSettle: "reconcile",
 	killpoint.ReconcileAfterResendClaim: "reconcile", killpoint.ReconcileAfterResend: "reconcile",
 }
+
+// windowKinds are the faults in place for a while, whose phases are those
+// logged meanwhile.
+var windowKinds = map[string]struct{}{"down": {}, "latency": {}, "stall": {}, "crash": {}, "restart": {}, "freeze": {}, "leader-loss": {}}
 
 // lookupModes are the vendor modes that bite at a reconciler's lookup.
 var lookupModes = []fakevendor.Mode{fakevendor.ReportWrong, fakevendor.ReportMissing, fakevendor.ReportPending,

@@ -47,6 +47,18 @@ func TestCoverageCountsFiredEvidence(t *testing.T) {
 	if c.FamilyPairs["down + stall"] != 0 {
 		t.Errorf("faults apart paired: %v", c.FamilyPairs)
 	}
+	// A job's kill-point is over once the job last logged; one clock in
+	// every relay is one fault, not a pair.
+	c2 := NewCoverage()
+	c2.Add([]checker.FaultRecord{
+		{Kind: "kill-point", Fired: true, Start: 0, At: ms(5000), Detail: "kill-point job.before-commit:1: died"},
+		{Kind: "down", Fired: true, Start: ms(100), At: ms(300), Detail: "down postgres: refused"},
+		{Kind: "clock", Fired: true, Start: ms(60), At: ms(5000), Detail: "clock at +1d 10:00: relay-1"},
+		{Kind: "clock", Fired: true, Start: ms(70), At: ms(5000), Detail: "clock at +1d 10:00: relay-2"},
+	}, []history.Event{{At: ms(50), Pod: "job-1", Name: history.Job}, {At: ms(150), Pod: "relay-1", Name: history.Claim}})
+	if len(c2.FamilyPairs) != 1 || c2.FamilyPairs["clock + down"] != 1 {
+		t.Errorf("pairs %v, want only clock + down", c2.FamilyPairs)
+	}
 	var b bytes.Buffer
 	c.WriteTable(&b)
 	if !strings.Contains(b.String(), "single cells reached: 5") {
