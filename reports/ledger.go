@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"time"
+
+	"github.com/outboxchaos/outboxchaos/scenarios"
 )
 
 // LedgerEntry is one finished exploration, appended to the exploration
@@ -21,6 +23,9 @@ type LedgerEntry struct {
 	Violations int       `json:"violations"`
 	Seed       int64     `json:"seed"`
 	Shard      string    `json:"shard,omitempty"`
+	// Coverage is what the judged schedules' fired faults reached, fault
+	// family × pipeline phase, single and pairwise (random schedules only).
+	Coverage *scenarios.Coverage `json:"coverage,omitempty"`
 }
 
 // Ledger kinds.
@@ -53,6 +58,8 @@ type LedgerTotals struct {
 	Count      map[string]int
 	Violations map[string]int
 	Runs       int
+	// Coverage sums the entries' coverage (nil if none has any).
+	Coverage *scenarios.Coverage
 }
 
 // ReadLedger sums the ledger at path.
@@ -78,6 +85,12 @@ func ReadLedger(path string) (LedgerTotals, error) {
 		t.Count[e.What] += e.Count
 		t.Violations[e.What] += e.Violations
 		t.Runs++
+		if e.Coverage != nil {
+			if t.Coverage == nil {
+				t.Coverage = scenarios.NewCoverage()
+			}
+			t.Coverage.Merge(e.Coverage)
+		}
 	}
 	return t, sc.Err()
 }

@@ -1,9 +1,14 @@
 package reports
 
 import (
+	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/outboxchaos/outboxchaos/checker"
+	"github.com/outboxchaos/outboxchaos/scenarios"
 )
 
 // TestLedgerSums: entries append and sum by kind; a missing ledger is
@@ -31,5 +36,39 @@ func TestLedgerSums(t *testing.T) {
 	if tot.Runs != 3 || tot.Count[LedgerSchedules] != 500 || tot.Count[LedgerCrashPoints] != 748 ||
 		tot.Violations[LedgerSchedules] != 1 || !tot.Since.Equal(t0) {
 		t.Fatalf("totals %+v", tot)
+	}
+}
+
+// TestLedgerSumsCoverage: the entries' coverage adds up, and the report
+// renders it under "Explored so far".
+func TestLedgerSumsCoverage(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "explored.jsonl")
+	cov := scenarios.NewCoverage()
+	cov.Add([]checker.FaultRecord{
+		{Kind: "kill-point", Fired: true, At: time.Second, Detail: "kill-point relay.after-claim:1: died"},
+		{Kind: "down", Fired: true, At: time.Second, Detail: "down postgres: refused"},
+	}, nil)
+	for _, e := range []LedgerEntry{
+		{At: time.Now(), What: LedgerSchedules, Count: 1, Coverage: cov},
+		{At: time.Now(), What: LedgerSchedules, Count: 1, Coverage: cov},
+		{At: time.Now(), What: LedgerCrashPoints, Count: 5},
+	} {
+		if err := AppendLedger(path, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tot, err := ReadLedger(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tot.Coverage == nil || tot.Coverage.Schedules != 2 || tot.Coverage.Single["kill-point@claim"] != 2 ||
+		tot.Coverage.FamilyPairs["down + kill-point"] != 2 {
+		t.Fatalf("coverage %+v", tot.Coverage)
+	}
+	var b strings.Builder
+	writeExplored(func(f string, a ...any) { fmt.Fprintf(&b, f, a...) }, tot)
+	if !strings.Contains(b.String(), "Fault coverage, by fired evidence") || !strings.Contains(b.String(), "| kill-point | · | 2 |") {
+		t.Errorf("rendered:\n%s", b.String())
 	}
 }

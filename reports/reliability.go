@@ -264,4 +264,5 @@ func writeExplored(p func(string, ...any), t LedgerTotals) {
 	p("| | explored | broke the contract |\n|---|---|---|\n")
 	p("| random schedules | %d | %d |\n| crash points | %d | %d |\n\n", t.Count[LedgerSchedules], t.Violations[LedgerSchedules],
 		t.Count[LedgerCrashPoints], t.Violations[LedgerCrashPoints])
+	writeCoverage(p, t.Coverage)
 }

@@ -42,10 +42,13 @@ func ScheduleSeed(seed int64, i int) int64 {
 }
 
 // BudgetSchedule is schedule i of a budget: drawn from its own seed, and
-// taking its turn among no reconciler, a settling one and a re-sending one.
+// taking its turn among no reconciler, a settling one and a re-sending one
+// (a swarm schedule drew its own).
 func BudgetSchedule(seed int64, i int) Schedule {
 	s := Generate(NewRandDraw(ScheduleSeed(seed, i)))
-	s.Reconcile = ReconcileModes[i%len(ReconcileModes)]
+	if s.Swarm == nil {
+		s.Reconcile = ReconcileModes[i%len(ReconcileModes)]
+	}
 	return s
 }
 

@@ -34,6 +34,8 @@ var addedDraws = map[string]int{
 	"claim race":                          3,
 	"misrouted publish":                   4,
 	"workers' database down":              5,
+	"sized faults":                        0,
+	"swarm":                               0,
 }
 
 type choice struct {

@@ -44,8 +44,11 @@ func TestProperty(t *testing.T) {
 		n++
 		s := scenarios.Generate(rapidDraw{rt})
 		// Every third schedule runs without a reconciler, the others with
-		// one, settling only or re-sending too.
-		s.Reconcile = scenarios.ReconcileModes[n%len(scenarios.ReconcileModes)]
+		// one, settling only or re-sending too; a swarm schedule drew its
+		// own.
+		if s.Swarm == nil {
+			s.Reconcile = scenarios.ReconcileModes[n%len(scenarios.ReconcileModes)]
+		}
 		o := scenarios.DefaultOptions()
 		o.PGURL, o.AMQPURL, o.Bin, o.Artifacts = testenv.PGURL(), testenv.AMQPURL(), bin, "../artifacts"
 		res := scenarios.Run(context.Background(), s.Scenario(fmt.Sprintf("property-%d", n)), o)

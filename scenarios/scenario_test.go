@@ -119,7 +119,7 @@ func TestHarnessDocNamesEverything(t *testing.T) {
 // one kill-point.
 func TestScheduleFaultsAreSpecs(t *testing.T) {
 	t.Parallel()
-	whens := []string{WhenFirst, WhenArmed, WhenArmedEvery, WhenRunning, WhenConsuming, WhenWindow, WhenEnd}
+	whens := []string{WhenFirst, WhenArmed, WhenArmedEvery, WhenRunning, WhenConsuming, WhenWindow, WhenEnd, WhenPaused}
 	for seed := int64(0); seed < 500; seed++ {
 		s := GenerateInfra(NewRandDraw(seed))
 		kills := map[string]int{}
@@ -130,8 +130,8 @@ func TestScheduleFaultsAreSpecs(t *testing.T) {
 			if !slices.Contains(whens, f.When) {
 				t.Fatalf("seed %d: %s: unknown when %q", seed, f, f.When)
 			}
-			if (f.When == WhenWindow) != (f.For > 0) {
-				t.Fatalf("seed %d: %s: a window and only a window has a length", seed, f)
+			if (f.When == WhenWindow || f.When == WhenPaused) != (f.For > 0) {
+				t.Fatalf("seed %d: %s: a window or a thaw and only they have a length", seed, f)
 			}
 			if f.Kind == "kill-point" {
 				kills[f.Role]++

@@ -35,13 +35,19 @@ type Draw interface {
 //   - WhenConsuming: injected once a worker consumes (a poison message);
 //   - WhenWindow: in place from After to After+For on the schedule's own
 //     time axis, skipped if it cannot be put in place (links, nodes);
-//   - WhenEnd: injected after every window (a frozen pod's resume).
+//   - WhenEnd: injected after every window (a frozen pod's resume);
+//   - WhenPaused: a resume For after its pod froze at its pause-point (a
+//     "thaw" step beside the windows).
 type Timed struct {
 	faults.Spec
 	When  string          `json:"when"`
 	Role  string          `json:"role,omitempty"`
 	After faults.Duration `json:"after,omitempty"`
 	For   faults.Duration `json:"for,omitempty"`
+	// Boundary and Band: a fault sized by a deadline (swarm.go) names
+	// the boundary its duration was drawn around, and the band.
+	Boundary string `json:"boundary,omitempty"`
+	Band     string `json:"band,omitempty"`
 }
 
 // The When values of a Timed fault.
@@ -53,6 +59,7 @@ const (
 	WhenConsuming  = "consuming"
 	WhenWindow     = "window"
 	WhenEnd        = "end"
+	WhenPaused     = "paused"
 )
 
 // String describes the fault as it describes itself, and when it goes in.
@@ -68,6 +75,8 @@ func (t Timed) String() string {
 		return what + " in every " + t.Role
 	case WhenWindow:
 		return fmt.Sprintf("%s at +%s for %s", what, t.After, t.For)
+	case WhenPaused:
+		return fmt.Sprintf("%s %s after it froze", what, t.For)
 	}
 	return what
 }
@@ -96,6 +105,13 @@ type Schedule struct {
 	// with re-sends. Generate leaves it empty; the caller chooses, so the
 	// same drawn schedule runs with and without reconciliation.
 	Reconcile string `json:"reconcile,omitempty"`
+	// Swarm lists the fault families a swarm schedule enabled (swarm.go);
+	// a swarm schedule also drew its topology, modes (Reconcile too) and
+	// settings. Empty: not a swarm schedule, the caller chooses Reconcile.
+	Swarm []string `json:"swarm,omitempty"`
+	// Reconcilers is how many reconciler pods run (0: one) when
+	// Reconcile is set: two may look up and settle the same row at once.
+	Reconcilers int `json:"reconcilers,omitempty"`
 }
 
 // ReconcileModes are the values of Schedule.Reconcile.
@@ -115,8 +131,19 @@ func (s Schedule) String() string {
 	if s.Reconcile != "" {
 		out += " reconcile=" + s.Reconcile
 	}
-	for k, v := range s.Config {
-		out += " " + k + "=" + v
+	if s.Reconcilers > 1 {
+		out += fmt.Sprintf(" reconcilers=%d", s.Reconcilers)
+	}
+	keys := make([]string, 0, len(s.Config))
+	for k := range s.Config {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		out += " " + k + "=" + s.Config[k]
+	}
+	if s.Swarm != nil {
+		out += " swarm=[" + strings.Join(s.Swarm, ",") + "]"
 	}
 	return out
 }
@@ -249,6 +276,12 @@ func Generate(d Draw) Schedule {
 		at := d.Int("at ms", 0, 1500)
 		s.Faults = append(s.Faults, window(faults.Spec{Kind: "down", Link: "postgres-worker"}, at, d.Int("for ms", 100, 1500)))
 	}
+	// Issue 22, drawn after every older choice: faults sized by the
+	// deadlines, overlapping, then the swarm's choices (swarm.go).
+	s.sized(d)
+	if d.Int("swarm", 0, 3) > 0 {
+		s.swarm(d)
+	}
 	return s
 }
 
@@ -287,6 +320,8 @@ func (s Schedule) Scenario(name string) *Scenario {
 			armed[f.Role] = append(armed[f.Role], f.Spec)
 		case WhenArmedEvery:
 			every[f.Role] = append(every[f.Role], f.Spec)
+		case WhenPaused:
+			windows = append(windows, Step{Do: "thaw", Pod: f.Pod, For: f.For})
 		case WhenWindow:
 			if slices.Contains(infraKinds, f.Kind) {
 				// On containers of the run's own; a broker silent for
@@ -328,7 +363,7 @@ func (s Schedule) Scenario(name string) *Scenario {
 		sc.Config = mergeConfig(sc.Config, s.Config)
 	}
 	if s.Reconcile != "" {
-		pods("reconciler", 1)
+		pods("reconciler", max(s.Reconcilers, 1))
 		if s.Reconcile == "resend" {
 			sc.Config = mergeConfig(sc.Config, map[string]string{"reconcile-resend": "true"})
 		}

@@ -149,6 +149,13 @@ func compressed() config.Config {
 	return c
 }
 
+// harnessVendor is the fake vendor's configuration in every run: a hung
+// request is answered after HangTimeout, a held land-late request lands
+// LandLateMax after it arrived (the boundary registry reads both).
+func harnessVendor() fakevendor.Options {
+	return fakevendor.Options{Account: "outboxchaos", Password: "secret", HangTimeout: 5 * time.Second, LandLateMax: 4 * time.Second}
+}
+
 func newEnv(ctx context.Context, s *Scenario, o Options) (e *Env, err error) {
 	e = &Env{Scenario: s, Seed: o.Seed, Bin: o.Bin, Bug: o.Bug, TL: world.NewTimeline(), seq: map[string]int{}, meta: map[string]podMeta{},
 		parked: map[string]amqp.Delivery{}, infra: o.Infra}
@@ -189,8 +196,8 @@ func newEnv(ctx context.Context, s *Scenario, o Options) (e *Env, err error) {
 	// The vendor reads the run's clock (a send's expireat is on it) and
 	// lands a held land-late request 4 s after it arrived if no lookup
 	// comes first: past its expireat, so it is dropped then.
-	vo := fakevendor.Options{Account: "outboxchaos", Password: "secret", HangTimeout: 5 * time.Second,
-		Clock: runClock.Now, LandLateMax: 4 * time.Second}
+	vo := harnessVendor()
+	vo.Clock = runClock.Now
 	if o.Vendor != nil {
 		o.Vendor(&vo)
 	}

@@ -2,13 +2,16 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
 	"github.com/outboxchaos/outboxchaos/reports"
 	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/world"
 )
 
 // runExplore runs a budget of random fault schedules (or one shard of it,
@@ -25,8 +28,14 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	ledger := fs.String("ledger", "", "append the budget's count to this exploration ledger (make explore: reports/explored.jsonl)")
 	recordAll := fs.Bool("record-all", false, "write every run's record under --artifacts, not only the violating ones'")
 	junit := fs.String("junit", "", "also write a JUnit XML report to this file (one test case per schedule)")
+	explain := fs.Int("explain", -1, "print schedule I and the deadlines each of its faults straddles, and run nothing")
+	coverage := fs.String("coverage", "", "also write the fault family × phase coverage (single and pairwise, by fired evidence) to this JSON file")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *explain >= 0 {
+		fmt.Fprint(stdout, scenarios.Explain(scenarios.BudgetSchedule(*seed, *explain)))
+		return nil
 	}
 	if fs.NArg() > 0 {
 		return usagef("unexpected arguments: %s", strings.Join(fs.Args(), " "))
@@ -64,6 +73,7 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	ran, failed, errored := tallySchedules(runs)
 	fmt.Fprintf(stdout, "\nexplore: %d schedules in %s, %.1f a minute; %d broke the contract, %d not judged (ERROR)\n",
 		ran, wall.Round(time.Second), scenarios.Rate(ran, wall), len(failed), len(errored))
+	printCost(stdout, "schedule", runs)
 	for _, r := range append(failed, errored...) {
 		fmt.Fprintf(stdout, "%s schedule %d: %s\n    %s\n    replay: %s\n", r.Result.Outcome(), r.Index, r.Schedule, firstLine(r.Result), r.Replay(*seed))
 		if r.Result.Artifacts != "" {
@@ -71,6 +81,19 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		if *verbose {
 			fmt.Fprint(stdout, r.Result.Timeline)
+		}
+	}
+	cov := scenarios.NewCoverage()
+	for _, r := range runs {
+		if r.Result.Name != "" && r.Result.NotJudged == nil {
+			cov.Add(r.Result.Faults, r.Result.Events)
+		}
+	}
+	fmt.Fprintln(stdout)
+	cov.WriteTable(stdout)
+	if *coverage != "" {
+		if err := writeCoverage(*coverage, cov); err != nil {
+			return err
 		}
 	}
 	if *junit != "" {
@@ -86,7 +109,7 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 	}
 	// A run not judged explored nothing.
-	appendLedger(*ledger, reports.LedgerSchedules, ran-len(errored), len(failed), *seed, *shardArg, stderr)
+	appendLedger(*ledger, reports.LedgerSchedules, ran-len(errored), len(failed), *seed, *shardArg, cov, stderr)
 	switch {
 	case len(failed) > 0:
 		return errVerdictFailed
@@ -115,4 +138,40 @@ func tallySchedules(runs []scenarios.ScheduleRun) (ran int, failed, errored []sc
 		}
 	}
 	return ran, failed, errored
+}
+
+// writeCoverage writes the exploration's coverage as JSON (the report
+// generator's data).
+func writeCoverage(path string, c *scenarios.Coverage) error {
+	b, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode coverage: %w", err)
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write coverage: %w", err)
+	}
+	return nil
+}
+
+// printCost prints what the runs cost, summed: wall time by phase and CPU
+// by process class, and the CPU per run (issue 23 measures before it
+// cuts). Postgres, RabbitMQ and the harness are read machine-wide, so with
+// runs in parallel each run's share overlaps the others': the sum is over
+// runs, the per-run figure an upper bound.
+func printCost(w io.Writer, what string, runs []scenarios.ScheduleRun) {
+	var sum scenarios.Cost
+	n := 0
+	for _, r := range runs {
+		if r.Result.Name != "" {
+			sum = sum.Add(r.Result.Cost)
+			n++
+		}
+	}
+	if n == 0 {
+		return
+	}
+	fmt.Fprintf(w, "cost, summed over %d runs: %s\n", n, sum)
+	fmt.Fprintf(w, "cost per %s: wall %s, pods' CPU %s, all CPU %s (machine-wide classes overlap when runs are parallel)\n", what,
+		(sum.Wall() / time.Duration(n)).Round(10*time.Millisecond), (sum.CPU[world.CPUPods] / time.Duration(n)).Round(10*time.Millisecond),
+		(sum.CPU.Total() / time.Duration(n)).Round(10*time.Millisecond))
 }

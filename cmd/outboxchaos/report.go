@@ -112,8 +112,14 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			schedRan++
 		}
 	}
-	appendLedger(*ledger, reports.LedgerSchedules, schedRan, schedBad, *seed, "", stderr)
-	appendLedger(*ledger, reports.LedgerCrashPoints, crashRan, crashBad, *seed, "", stderr)
+	cov := scenarios.NewCoverage()
+	for _, r := range append(append([]reports.PropertyRun(nil), rep.Property...), rep.Reconciled...) {
+		if r.Result.NotJudged == nil {
+			cov.Add(r.Result.Faults, r.Result.Events)
+		}
+	}
+	appendLedger(*ledger, reports.LedgerSchedules, schedRan, schedBad, *seed, "", cov, stderr)
+	appendLedger(*ledger, reports.LedgerCrashPoints, crashRan, crashBad, *seed, "", nil, stderr)
 	if *ledger != "" {
 		if rep.Explored, err = reports.ReadLedger(*ledger); err != nil {
 			return err
@@ -165,11 +171,12 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 
 // appendLedger records a finished exploration in the ledger at path (""
 // records nothing); a failure to record is reported, never fatal.
-func appendLedger(path, what string, count, violations int, seed int64, shard string, stderr io.Writer) {
+func appendLedger(path, what string, count, violations int, seed int64, shard string, cov *scenarios.Coverage, stderr io.Writer) {
 	if path == "" || count == 0 {
 		return
 	}
-	e := reports.LedgerEntry{At: time.Now().UTC(), Commit: reports.Commit(), What: what, Count: count, Violations: violations, Seed: seed, Shard: shard}
+	e := reports.LedgerEntry{At: time.Now().UTC(), Commit: reports.Commit(), What: what, Count: count, Violations: violations, Seed: seed, Shard: shard,
+		Coverage: cov}
 	if err := reports.AppendLedger(path, e); err != nil {
 		fmt.Fprintf(stderr, "outboxchaos: %v\n", err)
 	}

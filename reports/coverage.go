@@ -1,0 +1,71 @@
+package reports
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/outboxchaos/outboxchaos/scenarios"
+)
+
+// writeCoverage renders the explorations' coverage by fired evidence:
+// fault family × pipeline phase (single), family × family (two fired
+// faults in place at once), and how many family@phase pairs were reached.
+func writeCoverage(p func(string, ...any), c *scenarios.Coverage) {
+	if c == nil || c.Schedules == 0 {
+		return
+	}
+	fams := map[string]bool{}
+	for k := range c.Single {
+		f, _, _ := strings.Cut(k, "@")
+		fams[f] = true
+	}
+	families := make([]string, 0, len(fams))
+	for f := range fams {
+		families = append(families, f)
+	}
+	sort.Strings(families)
+	p("### Fault coverage, by fired evidence\n\nOver the %d judged schedules the ledger has coverage for: how many reached each cell with a fault "+
+		"the fault ledger says fired. A kill-point, failpoint or pause-point reaches its point's phase, a vendor mode the send (or the "+
+		"reconciler's lookup), a fault in place for a while (a link down, stalled or slow) the phases that logged events meanwhile "+
+		"(idle: none did).\n\n", c.Schedules)
+	p("| family |")
+	for _, ph := range scenarios.Phases {
+		p(" %s |", ph)
+	}
+	p("\n|---|%s\n", strings.Repeat("---|", len(scenarios.Phases)))
+	cells := 0
+	for _, f := range families {
+		p("| %s |", f)
+		for _, ph := range scenarios.Phases {
+			n := c.Single[f+"@"+ph]
+			if n > 0 {
+				cells++
+			}
+			p(" %s |", count(n))
+		}
+		p("\n")
+	}
+	p("\nPairwise: schedules where two different fired faults of these families were in place at once (a pod fault from its arming "+
+		"until its phase last logged an event) "+
+		"(%d of the %d possible family@phase pairs among the %d cells reached).\n\n| |", len(c.Pairs), cells*(cells+1)/2, cells)
+	for _, f := range families {
+		p(" %s |", f)
+	}
+	p("\n|---|%s\n", strings.Repeat("---|", len(families)))
+	for _, a := range families {
+		p("| %s |", a)
+		for _, b := range families {
+			p(" %s |", count(c.FamilyPairs[min(a, b)+" + "+max(a, b)]))
+		}
+		p("\n")
+	}
+	p("\n")
+}
+
+func count(n int) string {
+	if n == 0 {
+		return "·"
+	}
+	return strconv.Itoa(n)
+}

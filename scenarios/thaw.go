@@ -1,0 +1,63 @@
+package scenarios
+
+import (
+	"context"
+	"errors"
+
+	"github.com/outboxchaos/outboxchaos/checker"
+	"github.com/outboxchaos/outboxchaos/faults"
+)
+
+// validateThaw: thaw needs the pod and how long it stays frozen.
+func validateThaw(s Step) error {
+	if s.Pod == "" || s.For <= 0 {
+		return errors.New("needs pod and for")
+	}
+	return nil
+}
+
+// thaw waits until the step's pod froze at its pause-point, then keeps it
+// frozen for the step's "for" and continues it (a resume fault, in the
+// ledger): a pause sized by a deadline. A pod that exits, or a run that
+// turns quiescent (or stays busy past the wait's bound) before the pod
+// froze, means the point was never reached: nothing to thaw, not an error.
+func (r *runner) thaw(ctx context.Context, st Step) error {
+	d := st.Timeout.D()
+	if d == 0 {
+		d = waitLong
+	}
+	frozen := false
+	err := r.e.WaitFor(ctx, d, st.Pod+" frozen, exited or the run quiescent", func(ctx context.Context) (bool, error) {
+		p, err := r.e.Pod(st.Pod)
+		if err != nil {
+			return false, nil // not started (yet): its role may not run at all
+		}
+		if p.Paused() != "" {
+			frozen = true
+			return true, nil
+		}
+		select {
+		case <-p.Done():
+			return true, nil
+		default:
+		}
+		s, err := r.e.Snapshot(ctx)
+		if err != nil {
+			return false, err
+		}
+		return checker.Quiescent(s), nil
+	})
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if !frozen {
+		r.e.Logf("harness", "thaw %s: it never froze (%v)", st.Pod, err)
+		return nil
+	}
+	r.e.Logf("harness", "%s froze: continued in %s", st.Pod, st.For)
+	if err := pause(ctx, st.For.D()); err != nil {
+		return err
+	}
+	f, _ := faults.Spec{Kind: "resume", Pod: st.Pod}.Build()
+	return r.eng.Inject(ctx, f)
+}
