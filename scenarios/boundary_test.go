@@ -1,13 +1,13 @@
 package scenarios
 
 import (
-	"github.com/outboxchaos/outboxchaos/faults"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/outboxchaos/outboxchaos/faults"
 	"github.com/outboxchaos/outboxchaos/peers"
 )
 

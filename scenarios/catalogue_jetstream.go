@@ -1,11 +1,11 @@
 package scenarios
 
 import (
-	"github.com/outboxchaos/outboxchaos/history"
 	"time"
 
 	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/faults"
+	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/system/notification"
 
 	kp "github.com/outboxchaos/outboxchaos/system/killpoint"

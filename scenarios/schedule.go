@@ -2,7 +2,6 @@ package scenarios
 
 import (
 	"fmt"
-	"github.com/outboxchaos/outboxchaos/history"
 	"slices"
 	"sort"
 	"strings"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/outboxchaos/outboxchaos/fakevendor"
 	"github.com/outboxchaos/outboxchaos/faults"
+	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/system/killpoint"
 	"github.com/outboxchaos/outboxchaos/system/notification"
 	"github.com/outboxchaos/outboxchaos/world"

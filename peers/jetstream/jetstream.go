@@ -42,7 +42,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/outboxchaos/outboxchaos/history"
 	"os"
 	"time"
 
@@ -50,6 +49,7 @@ import (
 	"github.com/nats-io/nats.go"
 	js "github.com/nats-io/nats.go/jetstream"
 
+	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/peers"
 	"github.com/outboxchaos/outboxchaos/peers/seam"
 )

@@ -3,13 +3,13 @@ package jetstream
 import (
 	"context"
 	"fmt"
-	"github.com/outboxchaos/outboxchaos/history"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go"
 	js "github.com/nats-io/nats.go/jetstream"
 
+	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/peers/seam"
 	"github.com/outboxchaos/outboxchaos/system/killpoint"
 )
