@@ -112,7 +112,7 @@ func (r *runner) await(ctx context.Context, c *Cond, timeout faults.Duration, p 
 // until its condition holds (or for its duration), then recovers them.
 func (r *runner) during(ctx context.Context, st Step) error {
 	if st.After > 0 {
-		if err := pause(ctx, st.After.D()); err != nil {
+		if err := r.pause(ctx, st.After.D()); err != nil {
 			return err
 		}
 	}
@@ -138,7 +138,7 @@ func (r *runner) during(ctx context.Context, st Step) error {
 		if st.Cond != nil {
 			return r.await(ctx, st.Cond, st.Timeout, p)
 		}
-		return pause(ctx, st.For.D())
+		return r.pause(ctx, st.For.D())
 	})
 	var ie *faults.InjectError
 	if st.Optional && errors.As(err, &ie) {
@@ -146,6 +146,13 @@ func (r *runner) during(ctx context.Context, st Step) error {
 		return nil
 	}
 	return err
+}
+
+// pause waits d, counted as waiting in the run's cost.
+func (r *runner) pause(ctx context.Context, d time.Duration) error {
+	r.e.waits.begin()
+	defer r.e.waits.end()
+	return pause(ctx, d)
 }
 
 // pause waits d: only random schedules space their faults in wall time,

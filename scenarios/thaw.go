@@ -55,7 +55,7 @@ func (r *runner) thaw(ctx context.Context, st Step) error {
 		return nil
 	}
 	r.e.Logf("harness", "%s froze: continued in %s", st.Pod, st.For)
-	if err := pause(ctx, st.For.D()); err != nil {
+	if err := r.pause(ctx, st.For.D()); err != nil {
 		return err
 	}
 	f, _ := faults.Spec{Kind: "resume", Pod: st.Pod}.Build()

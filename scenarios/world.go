@@ -65,8 +65,8 @@ type Env struct {
 	natsConns []*nats.Conn // the harness's own connections to it (window probes)
 
 	sup *world.Supervisor // the pods
-	// waits is the wall time steps spent awaiting conditions
-	// (Cost.Waiting): parallel awaits count once.
+	// waits is the wall time steps spent awaiting conditions or
+	// windows' durations (Cost.Waiting): parallel waits count once.
 	waits waitClock
 
 	mu     sync.Mutex
