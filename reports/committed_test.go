@@ -23,7 +23,6 @@ import (
 var awaitingRegeneration = map[string]string{
 	"PEERS.md":       "make peers",
 	"PERFORMANCE.md": "make bench",
-	"SIMULATION.md":  "make simulate",
 	"CAPACITY.md":    "make capacity",
 }
 

@@ -97,7 +97,7 @@ type Faults struct {
 // 0.5 % timeouts, two worker kills, a broker blip and a deploy.
 func Default() Day {
 	return Day{
-		Name: "weekday", Date: "2026-03-10", Rate: 8, Members: 3000, Consent: 0.97,
+		Name: "weekday", Date: "2026-03-10", Rate: 5, Members: 3000, Consent: 0.97,
 		Jobs: []Job{
 			{Kind: string(notification.GradeRenewal), At: "09:00"},
 			{Kind: string(notification.MonthlyAwardsWinning), At: "10:00", Members: 400},
