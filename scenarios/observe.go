@@ -206,6 +206,30 @@ func (e *Env) queues(ctx context.Context) (parked []checker.ParkedRecord, d chec
 	return parked, d, err
 }
 
+// awaitReleased waits, once the pods stopped, until the broker has let go
+// of every consumer of the run's queues: a stopped pod's unacked
+// deliveries go back to their queue only when the broker has applied its
+// connection's close, in its own time (the chaos suite's
+// TestVerdictFixedAtLastStep once read the main queue empty right after
+// the SIGKILL). Queues never declared hold nothing.
+func (e *Env) awaitReleased(ctx context.Context) error {
+	n := broker.NamesFor(e.SB.Prefix)
+	return e.WaitFor(ctx, 10*time.Second, "the broker released the stopped pods' consumers", func(context.Context) (bool, error) {
+		consumers := 0
+		err := e.withChannel(func(ch *amqp.Channel) error {
+			for _, q := range []string{n.Main, n.Retry, n.Parking} {
+				st, err := ch.QueueDeclarePassive(q, true, false, false, false, nil)
+				if err != nil {
+					return nil // not declared: no worker ran
+				}
+				consumers += st.Consumers
+			}
+			return nil
+		})
+		return consumers == 0, err
+	})
+}
+
 // Events returns the events of every pod.
 func (e *Env) Events(name string) []history.Event {
 	var out []history.Event

@@ -195,6 +195,9 @@ func Run(ctx context.Context, s *Scenario, o Options) (res Result) {
 	if rerr := eng.RecoverAll(ctx); herr == nil && rerr != nil {
 		herr = rerr
 	}
+	if err := e.awaitReleased(ctx); err != nil {
+		e.Logf("harness", "snapshot taken anyway: %v", err)
+	}
 	st, err := e.Snapshot(ctx)
 	switch {
 	case err != nil && errors.Is(herr, errFailed):
