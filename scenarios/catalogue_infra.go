@@ -164,6 +164,8 @@ func InfraCatalogue() []*Scenario {
 			Outcome:     "the claim waiting inside the frozen database goes through after the thaw; nothing lost, nothing twice",
 			Steps: []Step{
 				enqueue(), start("worker", "cleanup"),
+				note(await(podEvent(history.ConsumeStart, "worker-1", 1)),
+					"worker-1 has its database connection before Postgres freezes: a pod still connecting gives up after 5 s and exits (seen under load)"),
 				during(fs(holdTable("outbox")), Cond{Exited: "relay-2"},
 					start("relay"),
 					note(await(Cond{Blocked: "relay-1"}), "the relay's claim waits on the lock, inside Postgres"),
