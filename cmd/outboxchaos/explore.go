@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -143,14 +141,7 @@ func tallySchedules(runs []scenarios.ScheduleRun) (ran int, failed, errored []sc
 // writeCoverage writes the exploration's coverage as JSON (the report
 // generator's data).
 func writeCoverage(path string, c *scenarios.Coverage) error {
-	b, err := json.MarshalIndent(c, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode coverage: %w", err)
-	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("write coverage: %w", err)
-	}
-	return nil
+	return writeJSON(path, c, "  ", "coverage")
 }
 
 // printCost prints what the runs cost, summed: wall time by phase and CPU

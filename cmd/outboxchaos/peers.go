@@ -222,12 +222,18 @@ func saveMatrix(path string, rep reports.Peers) error {
 	if path == "" {
 		return nil
 	}
-	b, err := json.MarshalIndent(rep, "", " ")
+	return writeJSON(path, rep, " ", "matrix")
+}
+
+// writeJSON writes v to path as indented JSON with a final newline; what
+// names it in errors.
+func writeJSON(path string, v any, indent, what string) error {
+	b, err := json.MarshalIndent(v, "", indent)
 	if err != nil {
-		return fmt.Errorf("encode matrix: %w", err)
+		return fmt.Errorf("encode %s: %w", what, err)
 	}
 	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("save matrix: %w", err)
+		return fmt.Errorf("write %s: %w", what, err)
 	}
 	return nil
 }
