@@ -170,7 +170,7 @@ BENCH_FLAGS ?=
 
 ## bench: relay and worker throughput beside the raw limits and two classic relay designs (a few minutes); writes reports/PERFORMANCE.md
 bench: peer-bins
-	$(GO) run ./bench/cmd/outboxbench -out reports/PERFORMANCE.md -peers bin $(BENCH_FLAGS)
+	$(GO) run ./bench/cmd/outboxbench -out reports/PERFORMANCE.md -peers bin -explore bin/outboxchaos $(BENCH_FLAGS)
 
 ## bench-quick: the same measurements on small sizes, for CI (well under a minute)
 bench-quick:

@@ -26,6 +26,13 @@ type Report struct {
 	LoadAfter     string // ... and at the end
 	Results       []Result
 	Memory        *MemoryResult
+	// Peers are the peer relays' rates, PeerRows rows each (outboxbench
+	// -peers); nil: not measured.
+	Peers    []PeerRate
+	PeerRows int
+	// Explore is what random schedules cost run one at a time
+	// (outboxbench -explore); nil: not measured.
+	Explore *ExploreCost
 }
 
 // Result returns the measurement with id, if it ran and succeeded.
@@ -324,8 +331,13 @@ func (r *Report) Markdown() string {
 		w("%s\n", l)
 	}
 	w("```\n")
+	b.WriteString(r.Appendix())
 	return b.String()
 }
+
+// Appendix is the page's sections measured beside the suite (the
+// exploration's cost, the peer relays), "" when neither was.
+func (r *Report) Appendix() string { return r.exploreSection() + r.peersSection() }
 
 func (r *Report) sizesLine() string {
 	s := r.Sizes

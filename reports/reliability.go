@@ -145,6 +145,7 @@ func WriteReliability(w io.Writer, r Reliability) error {
 	writeReconciled(p, r)
 	writeCrashPoints(p, r.Crash)
 	writeExplored(p, r.Explored)
+	writeRunCost(p, r)
 
 	if len(r.Canaries) > 0 {
 		p("## Canaries: proof the suite can fail\n\nEach deliberate bug (`OUTBOXCHAOS_BUG=<name>`) must turn at least one scenario red.\n\n")
@@ -265,4 +266,23 @@ func writeExplored(p func(string, ...any), t LedgerTotals) {
 	p("| random schedules | %d | %d |\n| crash points | %d | %d |\n\n", t.Count[LedgerSchedules], t.Violations[LedgerSchedules],
 		t.Count[LedgerCrashPoints], t.Violations[LedgerCrashPoints])
 	writeCoverage(p, t.Coverage)
+}
+
+// writeRunCost renders what this report's runs cost (issue 23 measures
+// before it cuts). The named scenarios and the random schedules run one at
+// a time, so the machine-wide classes are theirs; the crash points run
+// two at a time and are left out.
+func writeRunCost(p func(string, ...any), r Reliability) {
+	prop := func(prs []PropertyRun) []scenarios.Result {
+		out := make([]scenarios.Result, len(prs))
+		for i, pr := range prs {
+			out[i] = pr.Result
+		}
+		return out
+	}
+	md := CostMarkdown([]CostRow{CostOf("named scenarios", r.Named), CostOf("random schedules", prop(r.Property)),
+		CostOf("random schedules, reconciled", prop(r.Reconciled))})
+	if md != "" {
+		p("## What a run costs\n\n%s\n", md)
+	}
 }

@@ -118,13 +118,6 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			cov.Add(r.Result.Faults, r.Result.Events)
 		}
 	}
-	appendLedger(*ledger, reports.LedgerSchedules, schedRan, schedBad, *seed, "", cov, stderr)
-	appendLedger(*ledger, reports.LedgerCrashPoints, crashRan, crashBad, *seed, "", nil, stderr)
-	if *ledger != "" {
-		if rep.Explored, err = reports.ReadLedger(*ledger); err != nil {
-			return err
-		}
-	}
 	if !*skipCanaries && ctx.Err() == nil {
 		rep.Canaries = scenarios.Sweep(ctx, o, nil, func(c scenarios.CanaryResult, r scenarios.Result) {
 			fmt.Fprintf(stdout, "[canary %s] %s: %s\n", c.Bug, r.Name, r.Outcome())
@@ -139,8 +132,17 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}
 	if ctx.Err() != nil {
-		// An interrupted report would commit runs nobody let finish.
-		return fmt.Errorf("%w: interrupted: %s left as it was", errNotJudged, *out)
+		// An interrupted report would commit runs nobody let finish; it
+		// writes no page, so the ledger, whose totals the page shows,
+		// does not count its runs either.
+		return fmt.Errorf("%w: interrupted: %s and the ledger left as they were", errNotJudged, *out)
+	}
+	appendLedger(*ledger, reports.LedgerSchedules, schedRan, schedBad, *seed, "", cov, stderr)
+	appendLedger(*ledger, reports.LedgerCrashPoints, crashRan, crashBad, *seed, "", nil, stderr)
+	if *ledger != "" {
+		if rep.Explored, err = reports.ReadLedger(*ledger); err != nil {
+			return err
+		}
 	}
 	if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
 		return fmt.Errorf("create report directory: %w", err)

@@ -56,6 +56,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	memDrain := fs.Int("mem-drain", 0, "rows the relay child publishes from the memory backlog (default 30000, or 4000 with -quick)")
 	peerDir := fs.String("peers", "", "also measure the peer relays' binaries in this folder (make peer-bins; '' to skip)")
 	peerN := fs.Int("peer-n", 5000, "backlog rows per peer relay measurement")
+	exploreBin := fs.String("explore", "", "also measure what random schedules cost, with this outboxchaos binary as the pods (make build; '' to skip)")
+	exploreN := fs.Int("explore-n", 12, "random schedules for -explore, run one at a time")
+	exploreSeed := fs.Int64("explore-seed", 1, "seed of the random schedules for -explore")
 	memBacklog := fs.Int("mem-backlog", 0, "PENDING rows for the memory measurement and EXPLAIN (default 1000000, or 100000 with -quick)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -65,6 +68,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "outboxbench: unexpected arguments %q\n", fs.Args())
+		return 2
+	}
+	if *exploreN < 1 {
+		fmt.Fprintln(stderr, "outboxbench: -explore-n must be at least 1")
 		return 2
 	}
 	sizes := bench.DefaultSizes(*quick, *n)
@@ -112,13 +119,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "outboxbench: %v\n", err)
 		return 1
 	}
-	md := rep.Markdown()
-	if *peerDir != "" {
-		rs := measurePeers(ctx, *peerDir, *peerN, *pgURL, *amqpURL, stderr)
-		sec := peersMarkdown(rep, rs, *peerN)
-		fmt.Fprint(stdout, sec)
-		md += sec
+	if *exploreBin != "" {
+		rep.Explore = measureExplore(ctx, *exploreBin, *exploreN, *exploreSeed, *pgURL, *amqpURL, stderr)
 	}
+	if *peerDir != "" {
+		rep.Peers, rep.PeerRows = measurePeers(ctx, *peerDir, *peerN, *pgURL, *amqpURL, stderr), *peerN
+		if rep.Peers == nil {
+			rep.Peers = []bench.PeerRate{}
+		}
+	}
+	if ctx.Err() != nil {
+		fmt.Fprintf(stderr, "outboxbench: interrupted: %s left as it was\n", *out)
+		return 1
+	}
+	md := rep.Markdown()
+	fmt.Fprint(stdout, rep.Appendix())
 	if *out != "" {
 		if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
 			fmt.Fprintf(stderr, "outboxbench: %v\n", err)
