@@ -2,6 +2,7 @@
 SHELL     := /bin/bash
 GO        ?= go
 BIN       := bin/outboxchaos
+COVER_BIN := bin/outboxchaos-cover
 NAME      ?=
 SEED      ?=
 CHECKS    ?= 30
@@ -23,7 +24,7 @@ CHAOSSEED := $(if $(SEED),$(SEED),$(shell date +%s%N | cut -c1-15))
 # River twice from one nested module (go.mod: v0.51.2, go047.mod: v0.47.0).
 PEER_BINS := bin/peer-watermill bin/peer-river047 bin/peer-river0512 bin/peer-sendrecord bin/peer-jetstream
 
-.PHONY: actionlint all build images infra peer-bins peers demo test unit vet fmt-check scenario scenarios canaries crashpoints explore chaos chaos-load report simulate simulate-short capacity bench bench-quick clean
+.PHONY: actionlint all build cover-bin images infra peer-bins peers demo test unit vet fmt-check scenario scenarios canaries crashpoints explore chaos chaos-load report simulate simulate-short capacity bench bench-quick clean
 
 all: build
 
@@ -149,8 +150,13 @@ chaos-load:
 		[ $$a -eq 0 ] && [ $$bs -eq 0 ]; }
 
 ## report: run everything and write reports/RELIABILITY.md
-report: build
-	./$(BIN) report --checks $(CHECKS) --out reports/RELIABILITY.md
+report: cover-bin
+	@rm -rf $(ART)/cover && mkdir -p $(ART)/cover-harness
+	GOCOVERDIR=$(ART)/cover-harness ./$(COVER_BIN) report --checks $(CHECKS) --cover-dir $(ART)/cover --out reports/RELIABILITY.md
+
+## cover-bin: outboxchaos built with Go's coverage instrumentation of system/: pods given --cover-dir write what they ran (the error-branch map)
+cover-bin:
+	$(GO) build -cover -coverpkg=./system/...,./cmd/outboxchaos -o $(COVER_BIN) ./cmd/outboxchaos
 
 ## simulate: a production day on the real pipeline, compressed (DAY=sim/days/x.yaml, SEED=…); writes reports/SIMULATION.md and its charts
 DAY ?=

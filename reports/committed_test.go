@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/outboxchaos/outboxchaos/bench"
+	"github.com/outboxchaos/outboxchaos/branches"
 	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/reports"
 	"github.com/outboxchaos/outboxchaos/scenarios"
@@ -47,6 +48,7 @@ func generated(t *testing.T) map[string]string {
 		Property: []reports.PropertyRun{pr}, Reconciled: []reports.PropertyRun{pr},
 		Canaries: []scenarios.CanaryResult{{Bug: "retry-unknown", CaughtBy: []string{"vendor-timeout"}}},
 		Crash:    []reports.CrashRun{{Workload: "one", Points: 1, Bound: 1, Outcomes: []scenarios.CrashOutcome{{Workload: "one", Target: w1, Result: r, Fired: true}}}},
+		Branches: branchMap(),
 		Explored: reports.LedgerTotals{Runs: 1, Count: map[string]int{reports.LedgerSchedules: 1, reports.LedgerCrashPoints: 1}, Violations: map[string]int{}},
 	}); err != nil {
 		t.Fatal(err)
@@ -75,6 +77,13 @@ func generated(t *testing.T) map[string]string {
 		"SIMULATION.md":  simPage,
 		"CAPACITY.md":    capPage,
 	}
+}
+
+// branchMap is a map of one error branch, reached.
+func branchMap() *branches.Map {
+	b := branches.Branch{Pkg: "github.com/outboxchaos/outboxchaos/system/relay", File: "github.com/outboxchaos/outboxchaos/system/relay/relay.go",
+		Line: 10, Func: "Relay.RunOnce", Kind: branches.KindErr}
+	return &branches.Map{Branches: []branches.Branch{b}, Reached: map[string]bool{b.ID(): true}, Instrumented: map[string]bool{b.File: true}}
 }
 
 var digits = regexp.MustCompile(`\d+`)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/outboxchaos/outboxchaos/branches"
 	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/scenarios"
 )
@@ -57,6 +58,9 @@ type Reliability struct {
 	// every schedule and crash point make explore, make crashpoints and
 	// make report have run, this report's included.
 	Explored LedgerTotals
+	// Branches is the map of the error branches of system/ the runs
+	// reached (report --cover-dir); nil: not measured.
+	Branches *branches.Map
 }
 
 // WriteReliability renders r as markdown.
@@ -145,6 +149,7 @@ func WriteReliability(w io.Writer, r Reliability) error {
 	writeReconciled(p, r)
 	writeCrashPoints(p, r.Crash)
 	writeExplored(p, r.Explored)
+	writeBranches(p, r.Branches)
 	writeRunCost(p, r)
 
 	if len(r.Canaries) > 0 {

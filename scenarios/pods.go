@@ -66,6 +66,9 @@ func (e *Env) Start(ctx context.Context, role string, ps podSpec) (*world.Pod, e
 	if e.Bug != "" {
 		env = append(env, canary.EnvVar+"="+e.Bug)
 	}
+	if e.CoverDir != "" {
+		env = append(env, "GOCOVERDIR="+e.CoverDir)
+	}
 	env = append(env, e.contractEnv(role)...)
 	env = append(env, e.natsEnv(role)...)
 	env = append(env, ps.env...)

@@ -51,6 +51,9 @@ type Env struct {
 	Cfg        config.Config // base child configuration
 	Day        time.Time     // the virtual start time
 	Bug        string        // canary bug armed in every pod
+	// CoverDir is where pods built with -cover write their counters
+	// (GOCOVERDIR); "": nowhere.
+	CoverDir string
 	// Impl is the relay under test (peers.Lookup; "" or "ours": our
 	// relay), Peer its registry entry; a seam peer's relay and job pods
 	// run PeerBin instead of Bin, a command-line relay's relay pods its
@@ -82,6 +85,11 @@ type Options struct {
 	Seed           int64
 	// Bug enables a canary bug (system/canary) in every pod.
 	Bug string
+	// CoverDir, if set, is given to every pod as GOCOVERDIR: a pod
+	// binary built with -cover writes its coverage counters there when it
+	// exits (or at a kill-point, just before it dies), for the map of the
+	// error branches the runs reached (package branches).
+	CoverDir string
 	// Artifacts is where a failing run writes its record, scenario and
 	// timeline (a folder per run); "" writes nothing.
 	Artifacts string
@@ -157,7 +165,7 @@ func harnessVendor() fakevendor.Options {
 }
 
 func newEnv(ctx context.Context, s *Scenario, o Options) (e *Env, err error) {
-	e = &Env{Scenario: s, Seed: o.Seed, Bin: o.Bin, Bug: o.Bug, TL: world.NewTimeline(), seq: map[string]int{}, meta: map[string]podMeta{},
+	e = &Env{Scenario: s, Seed: o.Seed, Bin: o.Bin, Bug: o.Bug, CoverDir: o.CoverDir, TL: world.NewTimeline(), seq: map[string]int{}, meta: map[string]podMeta{},
 		parked: map[string]amqp.Delivery{}, infra: o.Infra}
 	e.sup = world.NewSupervisor(e.Logf)
 	if s.Infra != "" && o.Infra == nil {

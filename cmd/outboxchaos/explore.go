@@ -27,6 +27,7 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	recordAll := fs.Bool("record-all", false, "write every run's record under --artifacts, not only the violating ones'")
 	junit := fs.String("junit", "", "also write a JUnit XML report to this file (one test case per schedule)")
 	explain := fs.Int("explain", -1, "print schedule I and the deadlines each of its faults straddles, and run nothing")
+	coverArg := fs.String("cover-dir", "", "give the pods this empty folder as GOCOVERDIR and map the error branches of system/ they reached (the binary built with -cover: make cover-bin)")
 	coverage := fs.String("coverage", "", "also write the fault family × phase coverage (single and pairwise, by fired evidence) to this JSON file")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -53,6 +54,9 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	o.Artifacts, o.RecordAll = *artifacts, *recordAll
+	if o.CoverDir, err = coverDir(*coverArg); err != nil {
+		return err
+	}
 	if err := preflightServices(ctx, o); err != nil {
 		return err
 	}
@@ -72,6 +76,13 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fmt.Fprintf(stdout, "\nexplore: %d schedules in %s, %.1f a minute; %d broke the contract, %d not judged (ERROR)\n",
 		ran, wall.Round(time.Second), scenarios.Rate(ran, wall), len(failed), len(errored))
 	printCost(stdout, "schedule", runs)
+	if o.CoverDir != "" && ctx.Err() == nil {
+		m, err := errorBranches(ctx, o.CoverDir)
+		if err != nil {
+			return err
+		}
+		printBranches(stdout, m)
+	}
 	for _, r := range append(failed, errored...) {
 		fmt.Fprintf(stdout, "%s schedule %d: %s\n    %s\n    replay: %s\n", r.Result.Outcome(), r.Index, r.Schedule, firstLine(r.Result), r.Replay(*seed))
 		if r.Result.Artifacts != "" {

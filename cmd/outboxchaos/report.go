@@ -27,6 +27,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	skipCanaries := fs.Bool("skip-canaries", false, "leave out the canary sweep")
 	reconciled := fs.Bool("reconciled", true, "run each random schedule a second time with a reconciler that re-sends, and compare")
 	crashSample := fs.Int("crash-sample", 8, "crash points to run per crash-point workload, picked by --seed (0: leave them out)")
+	coverArg := fs.String("cover-dir", "", "give the pods this empty folder as GOCOVERDIR and add the map of the error branches of system/ they reached (the binary built with -cover: make cover-bin)")
 	ledger := fs.String("ledger", "reports/explored.jsonl", "the exploration ledger: this report's schedules and crash points are added to it, and its totals shown (\"\": neither)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -39,6 +40,9 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	o.Seed = *seed
+	if o.CoverDir, err = coverDir(*coverArg); err != nil {
+		return err
+	}
 	if err := preflightServices(ctx, o); err != nil {
 		return err
 	}
@@ -136,6 +140,12 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		// writes no page, so the ledger, whose totals the page shows,
 		// does not count its runs either.
 		return fmt.Errorf("%w: interrupted: %s and the ledger left as they were", errNotJudged, *out)
+	}
+	if o.CoverDir != "" {
+		if rep.Branches, err = errorBranches(ctx, o.CoverDir); err != nil {
+			return err
+		}
+		printBranches(stdout, rep.Branches)
 	}
 	appendLedger(*ledger, reports.LedgerSchedules, schedRan, schedBad, *seed, "", cov, stderr)
 	appendLedger(*ledger, reports.LedgerCrashPoints, crashRan, crashBad, *seed, "", nil, stderr)

@@ -20,6 +20,7 @@ package killpoint
 import (
 	"fmt"
 	"os"
+	"runtime/coverage"
 	"syscall"
 )
 
@@ -69,8 +70,16 @@ var Names = []string{
 // EnvVar is the environment variable that arms kill-points.
 const EnvVar = "OUTBOXCHAOS_KILLPOINT"
 
-// die kills the process; tests replace it.
-var die = func() { _ = syscall.Kill(os.Getpid(), syscall.SIGKILL); select {} }
+// die kills the process; tests replace it. A binary built with -cover
+// writes its coverage counters first (GOCOVERDIR), since SIGKILL skips the
+// write at exit: the branches it reached before the point still count.
+var die = func() {
+	if dir := os.Getenv("GOCOVERDIR"); dir != "" {
+		_ = coverage.WriteCountersDir(dir) // not built with -cover: nothing to write
+	}
+	_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+	select {}
+}
 
 // Arm arms the kill-points named by spec ("name", "name:N", or a comma list
 // of them), replacing those armed before. It fails, arming nothing, for a

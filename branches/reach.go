@@ -1,0 +1,99 @@
+package branches
+
+import (
+	"fmt"
+	"io"
+	"sort"
+
+	"golang.org/x/tools/cover"
+)
+
+// Map is which branches the runs reached.
+type Map struct {
+	Branches []Branch `json:"branches"`
+	// Reached holds the IDs of the branches whose body ran at least once.
+	Reached map[string]bool `json:"reached"`
+	// Instrumented holds the files the profile covers: a branch in a file
+	// it does not cover is neither reached nor missed.
+	Instrumented map[string]bool `json:"-"`
+}
+
+// ReadProfile parses a text coverage profile (`go tool covdata textfmt`).
+func ReadProfile(r io.Reader) ([]*cover.Profile, error) {
+	ps, err := cover.ParseProfilesFromReader(r)
+	if err != nil {
+		return nil, fmt.Errorf("parse coverage profile: %w", err)
+	}
+	return ps, nil
+}
+
+// Reach says which of bs the profiles reached: a branch is reached when a
+// block inside its body has a count above zero.
+func Reach(bs []Branch, ps []*cover.Profile) *Map {
+	byFile := map[string]*cover.Profile{}
+	for _, p := range ps {
+		byFile[p.FileName] = p
+	}
+	m := &Map{Branches: bs, Reached: map[string]bool{}, Instrumented: map[string]bool{}}
+	for f := range byFile {
+		m.Instrumented[f] = true
+	}
+	for _, b := range bs {
+		p := byFile[b.File]
+		if p == nil {
+			continue
+		}
+		for _, blk := range p.Blocks {
+			start, end := Pos{blk.StartLine, blk.StartCol}, Pos{blk.EndLine, blk.EndCol}
+			if blk.Count > 0 && !start.before(b.From) && !b.To.before(end) {
+				m.Reached[b.ID()] = true
+				break
+			}
+		}
+	}
+	return m
+}
+
+// Package is one package's branches: how many, how many reached, and the
+// ones not reached.
+type Package struct {
+	Pkg     string
+	Total   int
+	Reached int
+	Missed  []Branch
+}
+
+// ByPackage groups the instrumented branches by package, in import-path
+// order.
+func (m *Map) ByPackage() []Package {
+	idx := map[string]int{}
+	var out []Package
+	for _, b := range m.Branches {
+		if !m.Instrumented[b.File] {
+			continue
+		}
+		i, ok := idx[b.Pkg]
+		if !ok {
+			i = len(out)
+			idx[b.Pkg] = i
+			out = append(out, Package{Pkg: b.Pkg})
+		}
+		out[i].Total++
+		if m.Reached[b.ID()] {
+			out[i].Reached++
+		} else {
+			out[i].Missed = append(out[i].Missed, b)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Pkg < out[j].Pkg })
+	return out
+}
+
+// Totals are the reached and instrumented branches over every package.
+func (m *Map) Totals() (reached, total int) {
+	for _, p := range m.ByPackage() {
+		reached += p.Reached
+		total += p.Total
+	}
+	return reached, total
+}

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+
+	"github.com/outboxchaos/outboxchaos/branches"
+)
+
+// modulePath is this program's module, as coverage profiles name files.
+func modulePath() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Path != "" {
+		return bi.Main.Path
+	}
+	return "github.com/outboxchaos/outboxchaos"
+}
+
+// coverDir prepares --cover-dir: an absolute path to a folder that holds
+// no coverage data yet ("" stays "": no map).
+func coverDir(dir string) (string, error) {
+	if dir == "" {
+		return "", nil
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("--cover-dir: %w", err)
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return "", fmt.Errorf("--cover-dir: %w", err)
+	}
+	es, err := os.ReadDir(abs)
+	if err != nil {
+		return "", fmt.Errorf("--cover-dir: %w", err)
+	}
+	if len(es) > 0 {
+		return "", usagef("--cover-dir %s is not empty: the map would mix in earlier runs' counters", dir)
+	}
+	if _, err := os.Stat("system"); err != nil {
+		return "", usagef("--cover-dir needs the module's source: run from the repository's root (no ./system here)")
+	}
+	return abs, nil
+}
+
+// errorBranches merges the pods' coverage counters in dir (`go tool
+// covdata textfmt`) and maps the error branches of system/ they reached.
+func errorBranches(ctx context.Context, dir string) (*branches.Map, error) {
+	prof := filepath.Join(dir, "profile.txt")
+	out, err := exec.CommandContext(ctx, "go", "tool", "covdata", "textfmt", "-i", dir, "-o", prof).CombinedOutput()
+	if err != nil {
+		return nil, fmt.Errorf("merge the pods' coverage in %s (go tool covdata): %w: %s", dir, err, strings.TrimSpace(string(out)))
+	}
+	f, err := os.Open(prof)
+	if err != nil {
+		return nil, fmt.Errorf("read merged coverage: %w", err)
+	}
+	defer f.Close()
+	ps, err := branches.ReadProfile(f)
+	if err != nil {
+		return nil, err
+	}
+	if len(ps) == 0 {
+		return nil, fmt.Errorf("the pods wrote no coverage to %s: run a binary built with -cover (make cover-bin)", dir)
+	}
+	bs, err := branches.Find(".", modulePath(), "system", "testenv")
+	if err != nil {
+		return nil, err
+	}
+	return branches.Reach(bs, ps), nil
+}
+
+// printBranches prints the map's totals and each package's.
+func printBranches(w io.Writer, m *branches.Map) {
+	r, n := m.Totals()
+	fmt.Fprintf(w, "error branches of system/ reached: %d of %d\n", r, n)
+	for _, p := range m.ByPackage() {
+		fmt.Fprintf(w, "  %-50s %3d of %3d\n", strings.TrimPrefix(p.Pkg, modulePath()+"/"), p.Reached, p.Total)
+	}
+}
