@@ -97,3 +97,28 @@ func (m *Map) Totals() (reached, total int) {
 	}
 	return reached, total
 }
+
+// Merge adds what o reached to m (the same branches, another run's
+// profile), and returns the IDs o reached that m had not.
+func (m *Map) Merge(o *Map) (fresh []string) {
+	if m.Reached == nil {
+		m.Reached = map[string]bool{}
+	}
+	if m.Instrumented == nil {
+		m.Instrumented = map[string]bool{}
+	}
+	if m.Branches == nil {
+		m.Branches = o.Branches
+	}
+	for f := range o.Instrumented {
+		m.Instrumented[f] = true
+	}
+	for id := range o.Reached {
+		if !m.Reached[id] {
+			m.Reached[id] = true
+			fresh = append(fresh, id)
+		}
+	}
+	sort.Strings(fresh)
+	return fresh
+}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/outboxchaos/outboxchaos/branches"
 	"github.com/outboxchaos/outboxchaos/reports"
 	"github.com/outboxchaos/outboxchaos/scenarios"
 	"github.com/outboxchaos/outboxchaos/world"
@@ -27,6 +28,7 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	recordAll := fs.Bool("record-all", false, "write every run's record under --artifacts, not only the violating ones'")
 	junit := fs.String("junit", "", "also write a JUnit XML report to this file (one test case per schedule)")
 	explain := fs.Int("explain", -1, "print schedule I and the deadlines each of its faults straddles, and run nothing")
+	guided := fs.Bool("guided", false, "coverage-guided: keep the schedules whose pods reached an error branch first and mutate them for half the later ones (needs --cover-dir)")
 	coverArg := fs.String("cover-dir", "", "give the pods this empty folder as GOCOVERDIR and map the error branches of system/ they reached (the binary built with -cover: make cover-bin)")
 	coverage := fs.String("coverage", "", "also write the fault family × phase coverage (single and pairwise, by fired evidence) to this JSON file")
 	if err := parseFlags(fs, args); err != nil {
@@ -49,6 +51,9 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *only >= 0 && *shardArg != "" {
 		return usagef("--only replays one schedule: leave out --shard")
 	}
+	if *guided && (*coverArg == "" || *only >= 0 || *shardArg != "") {
+		return usagef("--guided needs --cover-dir, and runs the whole budget (no --only, no --shard)")
+	}
 	o, err := harnessOptions()
 	if err != nil {
 		return err
@@ -65,26 +70,38 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fmt.Fprintf(stdout, "explore: %d schedules (budget %d, seed %d, shard %s), %d at a time\n", len(idx), *checks, *seed, shard, *parallel)
 	start := time.Now()
 	done := 0
-	runs := scenarios.RunBudget(ctx, b, o, func(r scenarios.ScheduleRun) {
+	line := func(r scenarios.ScheduleRun, extra string) {
 		done++
-		state := r.Result.Outcome().String()
-		fmt.Fprintf(stdout, "[%d/%d] %s schedule %d %.1fs (%.0f a minute so far): %s\n", done, len(idx), state, r.Index,
-			r.Result.Duration.Seconds(), scenarios.Rate(done, time.Since(start)), r.Schedule)
-	})
+		fmt.Fprintf(stdout, "[%d/%d] %s schedule %d %.1fs (%.0f a minute so far)%s: %s\n", done, len(idx), r.Result.Outcome(), r.Index,
+			r.Result.Duration.Seconds(), scenarios.Rate(done, time.Since(start)), extra, r.Schedule)
+	}
+	var runs []scenarios.ScheduleRun
+	var mutated map[int]bool // guided runs replayed from their record
+	var reached *branches.Map
+	if *guided {
+		runs, mutated, reached = exploreGuided(ctx, b, o, line)
+	} else {
+		runs = scenarios.RunBudget(ctx, b, o, func(r scenarios.ScheduleRun) { line(r, "") })
+	}
 	wall := time.Since(start)
 	ran, failed, errored := tallySchedules(runs)
 	fmt.Fprintf(stdout, "\nexplore: %d schedules in %s, %.1f a minute; %d broke the contract, %d not judged (ERROR)\n",
 		ran, wall.Round(time.Second), scenarios.Rate(ran, wall), len(failed), len(errored))
 	printCost(stdout, "schedule", runs)
 	if o.CoverDir != "" && ctx.Err() == nil {
-		m, err := errorBranches(ctx, o.CoverDir)
-		if err != nil {
-			return err
+		if reached == nil {
+			if reached, err = errorBranches(ctx, o.CoverDir); err != nil {
+				return err
+			}
 		}
-		printBranches(stdout, m)
+		printBranches(stdout, reached)
 	}
 	for _, r := range append(failed, errored...) {
-		fmt.Fprintf(stdout, "%s schedule %d: %s\n    %s\n    replay: %s\n", r.Result.Outcome(), r.Index, r.Schedule, firstLine(r.Result), r.Replay(*seed))
+		replay := r.Replay(*seed)
+		if mutated[r.Index] {
+			replay = "outboxchaos scenario run --file " + r.Result.Artifacts + " (a mutated schedule: its record holds it)"
+		}
+		fmt.Fprintf(stdout, "%s schedule %d: %s\n    %s\n    replay: %s\n", r.Result.Outcome(), r.Index, r.Schedule, firstLine(r.Result), replay)
 		if r.Result.Artifacts != "" {
 			fmt.Fprintf(stdout, "    record: %s\n", r.Result.Artifacts)
 		}
@@ -176,4 +193,42 @@ func printCost(w io.Writer, what string, runs []scenarios.ScheduleRun) {
 	fmt.Fprintf(w, "cost per %s: wall %s, pods' CPU %s, all CPU %s (machine-wide classes overlap when runs are parallel)\n", what,
 		(sum.Wall() / time.Duration(n)).Round(10*time.Millisecond), (sum.CPU[world.CPUPods] / time.Duration(n)).Round(10*time.Millisecond),
 		(sum.CPU.Total() / time.Duration(n)).Round(10*time.Millisecond))
+}
+
+// exploreGuided runs the budget coverage-guided (scenarios.RunGuided): each
+// run's pods write to a folder of their own under o.CoverDir, read back
+// after the run. It returns the runs, which of them were mutations (replayed
+// from their record) and the error branches all of them reached.
+func exploreGuided(ctx context.Context, b scenarios.Budget, o scenarios.Options, line func(scenarios.ScheduleRun, string)) ([]scenarios.ScheduleRun, map[int]bool, *branches.Map) {
+	all := &branches.Map{}
+	g := scenarios.Guided{Seed: b.Seed, Checks: b.Checks, Parallel: b.Parallel, CoverDir: o.CoverDir,
+		Reach: func(ctx context.Context, dir string) (map[string]bool, error) {
+			m, err := errorBranches(ctx, dir)
+			if err != nil {
+				return nil, err
+			}
+			all.Merge(m)
+			return m.Reached, nil
+		}}
+	var runs []scenarios.ScheduleRun
+	mutated := map[int]bool{}
+	for _, r := range scenarios.RunGuided(ctx, g, o, func(r scenarios.GuidedRun) {
+		extra := ""
+		if r.Parent >= 0 {
+			extra = fmt.Sprintf(", %s of %d", r.Mutation, r.Parent)
+		}
+		switch {
+		case r.ReachErr != nil:
+			extra += fmt.Sprintf(", coverage not read: %v", r.ReachErr)
+		case len(r.Fresh) > 0:
+			extra += fmt.Sprintf(", %d new error branches", len(r.Fresh))
+		}
+		line(r.ScheduleRun, extra)
+	}) {
+		runs = append(runs, r.ScheduleRun)
+		if r.Parent >= 0 {
+			mutated[r.Index] = true
+		}
+	}
+	return runs, mutated, all
 }
