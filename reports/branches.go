@@ -14,7 +14,7 @@ func writeBranches(p func(string, ...any), m *branches.Map) {
 		return
 	}
 	r, n := m.Totals()
-	p("## Error branches reached\n\nEvery error-handling branch of `system/` (an `if` on an error, `errors.Is`/`As`, a `case` on a context's end; `system/testenv` left out) and whether some run of this report executed it: the pods run a binary built with `go build -cover` (`make cover-bin`) and write their counters to `GOCOVERDIR`, merged with `go tool covdata`. A pod killed from outside (SIGKILL) loses the counters of its last life; a pod dying at a kill-point writes them first. "+
+	p("## Error branches reached\n\nEvery error-handling branch of `system/` (an `if` on an error, `errors.Is`/`As`, a `case` on a context's end; `system/testenv` left out) and whether a named scenario, random schedule or crash point of this report executed it (the canaries, deliberately broken, do not count): the pods run a binary built with `go build -cover` (`make cover-bin`) and write their counters to `GOCOVERDIR`, merged with `go tool covdata`. A pod killed from outside (SIGKILL) loses the counters of its last life; a pod dying at a kill-point writes them first. "+
 		"**%d of %d reached (%.0f %%).**\n\n", r, n, pct(r, n))
 	p("| package | branches | reached | not reached |\n|---|---:|---:|---|\n")
 	for _, pkg := range m.ByPackage() {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/outboxchaos/outboxchaos/branches"
 	"github.com/outboxchaos/outboxchaos/scenarios"
 )
 
@@ -26,6 +27,24 @@ type LedgerEntry struct {
 	// Coverage is what the judged schedules' fired faults reached, fault
 	// family × pipeline phase, single and pairwise (random schedules only).
 	Coverage *scenarios.Coverage `json:"coverage,omitempty"`
+	// Branches is how many error branches of system/ the exploration's
+	// pods reached (run with --cover-dir), of how many.
+	Branches *BranchCount `json:"branches,omitempty"`
+}
+
+// BranchCount is error branches reached of a total (package branches).
+type BranchCount struct {
+	Reached int `json:"reached"`
+	Total   int `json:"total"`
+}
+
+// CountBranches counts what m reached (nil: not measured).
+func CountBranches(m *branches.Map) *BranchCount {
+	if m == nil {
+		return nil
+	}
+	r, n := m.Totals()
+	return &BranchCount{Reached: r, Total: n}
 }
 
 // Ledger kinds.
@@ -60,6 +79,9 @@ type LedgerTotals struct {
 	Runs       int
 	// Coverage sums the entries' coverage (nil if none has any).
 	Coverage *scenarios.Coverage
+	// Branches is the entry that reached the most error branches (the
+	// counts of different commits do not add up), nil if none measured.
+	Branches *LedgerEntry
 }
 
 // ReadLedger sums the ledger at path.
@@ -85,6 +107,9 @@ func ReadLedger(path string) (LedgerTotals, error) {
 		t.Count[e.What] += e.Count
 		t.Violations[e.What] += e.Violations
 		t.Runs++
+		if e.Branches != nil && (t.Branches == nil || e.Branches.Reached > t.Branches.Branches.Reached) {
+			t.Branches = &e
+		}
 		if e.Coverage != nil {
 			if t.Coverage == nil {
 				t.Coverage = scenarios.NewCoverage()

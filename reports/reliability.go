@@ -270,6 +270,10 @@ func writeExplored(p func(string, ...any), t LedgerTotals) {
 	p("| | explored | broke the contract |\n|---|---|---|\n")
 	p("| random schedules | %d | %d |\n| crash points | %d | %d |\n\n", t.Count[LedgerSchedules], t.Violations[LedgerSchedules],
 		t.Count[LedgerCrashPoints], t.Violations[LedgerCrashPoints])
+	if b := t.Branches; b != nil {
+		p("Error branches of `system/` reached: at most **%d of %d** in one exploration (%d %s at %s, %s).\n\n", b.Branches.Reached, b.Branches.Total,
+			b.Count, b.What, b.Commit, b.At.Format("2006-01-02"))
+	}
 	writeCoverage(p, t.Coverage)
 }
 

@@ -135,7 +135,7 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 	}
 	// A run not judged explored nothing.
-	appendLedger(*ledger, reports.LedgerSchedules, ran-len(errored), len(failed), *seed, *shardArg, cov, stderr)
+	appendLedger(*ledger, reports.LedgerSchedules, ran-len(errored), len(failed), *seed, *shardArg, cov, reports.CountBranches(reached), stderr)
 	switch {
 	case len(failed) > 0:
 		return errVerdictFailed

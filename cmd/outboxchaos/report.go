@@ -123,7 +123,9 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}
 	if !*skipCanaries && ctx.Err() == nil {
-		rep.Canaries = scenarios.Sweep(ctx, o, nil, func(c scenarios.CanaryResult, r scenarios.Result) {
+		co := o
+		co.CoverDir = "" // a branch only a deliberate bug reaches was not reached by a fault
+		rep.Canaries = scenarios.Sweep(ctx, co, nil, func(c scenarios.CanaryResult, r scenarios.Result) {
 			fmt.Fprintf(stdout, "[canary %s] %s: %s\n", c.Bug, r.Name, r.Outcome())
 		})
 		for _, c := range rep.Canaries {
@@ -147,8 +149,8 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		printBranches(stdout, rep.Branches)
 	}
-	appendLedger(*ledger, reports.LedgerSchedules, schedRan, schedBad, *seed, "", cov, stderr)
-	appendLedger(*ledger, reports.LedgerCrashPoints, crashRan, crashBad, *seed, "", nil, stderr)
+	appendLedger(*ledger, reports.LedgerSchedules, schedRan, schedBad, *seed, "", cov, reports.CountBranches(rep.Branches), stderr)
+	appendLedger(*ledger, reports.LedgerCrashPoints, crashRan, crashBad, *seed, "", nil, nil, stderr)
 	if *ledger != "" {
 		if rep.Explored, err = reports.ReadLedger(*ledger); err != nil {
 			return err
@@ -183,12 +185,12 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 
 // appendLedger records a finished exploration in the ledger at path (""
 // records nothing); a failure to record is reported, never fatal.
-func appendLedger(path, what string, count, violations int, seed int64, shard string, cov *scenarios.Coverage, stderr io.Writer) {
+func appendLedger(path, what string, count, violations int, seed int64, shard string, cov *scenarios.Coverage, br *reports.BranchCount, stderr io.Writer) {
 	if path == "" || count == 0 {
 		return
 	}
 	e := reports.LedgerEntry{At: time.Now().UTC(), Commit: reports.Commit(), What: what, Count: count, Violations: violations, Seed: seed, Shard: shard,
-		Coverage: cov}
+		Coverage: cov, Branches: br}
 	if err := reports.AppendLedger(path, e); err != nil {
 		fmt.Fprintf(stderr, "outboxchaos: %v\n", err)
 	}
