@@ -4,10 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/outboxchaos/outboxchaos/bench"
 	"github.com/outboxchaos/outboxchaos/reports"
 	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/world"
 )
 
 // measureExplore runs n random schedules drawn from seed, one at a time,
@@ -16,6 +20,11 @@ func measureExplore(ctx context.Context, bin string, n int, seed int64, pgURL, a
 	o := scenarios.DefaultOptions()
 	o.PGURL, o.AMQPURL, o.Bin, o.Seed, o.Artifacts = pgURL, amqpURL, bin, seed, ""
 	e := &bench.ExploreCost{Seed: seed}
+	e.PerConnection, e.ConnProbe = connectionCost(ctx, pgURL, 40, progress)
+	sessions0, err := sessions(ctx, pgURL)
+	if err != nil {
+		fmt.Fprintf(progress, "[bench] connections per schedule not measured: %v\n", err)
+	}
 	d := scenarios.NewRandDraw(seed)
 	var results []scenarios.Result
 	for i := 0; i < n && ctx.Err() == nil; i++ {
@@ -31,5 +40,51 @@ func measureExplore(ctx context.Context, bin string, n int, seed int64, pgURL, a
 		results = append(results, res)
 	}
 	e.Rows = []reports.CostRow{reports.CostOf("random schedules", results)}
+	if sessions1, err2 := sessions(ctx, pgURL); err == nil && err2 == nil {
+		e.Sessions = sessions1 - sessions0
+	}
 	return e
+}
+
+// sessions reads how many sessions the database has had
+// (pg_stat_database.sessions, PostgreSQL 14 and later); the reading's own
+// connection counts once.
+func sessions(ctx context.Context, pgURL string) (int64, error) {
+	conn, err := pgx.Connect(ctx, pgURL)
+	if err != nil {
+		return 0, fmt.Errorf("connect: %w", err)
+	}
+	defer conn.Close(ctx)
+	var n int64
+	if err := conn.QueryRow(ctx, `SELECT sessions FROM pg_stat_database WHERE datname = current_database()`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("read pg_stat_database.sessions: %w", err)
+	}
+	return n, nil
+}
+
+// connectionCost opens and closes n connections one after the other and
+// returns the Postgres CPU each cost (every postgres process, reaped
+// backends included: world.ReadServiceCPU), or 0 when it cannot tell.
+func connectionCost(ctx context.Context, pgURL string, n int, progress io.Writer) (time.Duration, int) {
+	before, err := world.ReadServiceCPU()
+	if err != nil {
+		return 0, 0
+	}
+	for i := 0; i < n; i++ {
+		conn, err := pgx.Connect(ctx, pgURL)
+		if err != nil {
+			fmt.Fprintf(progress, "[bench] connection cost not measured: %v\n", err)
+			return 0, 0
+		}
+		if err := conn.Ping(ctx); err != nil {
+			conn.Close(ctx)
+			return 0, 0
+		}
+		conn.Close(ctx)
+	}
+	after, err := world.ReadServiceCPU()
+	if err != nil {
+		return 0, 0
+	}
+	return after.Sub(before)[world.CPUPostgres] / time.Duration(n), n
 }
