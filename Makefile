@@ -3,6 +3,9 @@ SHELL     := /bin/bash
 GO        ?= go
 BIN       := bin/outboxchaos
 COVER_BIN := bin/outboxchaos-cover
+# VCS stamps the commit into the binary (outboxchaos version) where git is
+# at hand, even where GOFLAGS says -buildvcs=false (as on this machine kind).
+VCS       := -buildvcs=auto
 NAME      ?=
 SEED      ?=
 CHECKS    ?= 30
@@ -29,7 +32,7 @@ PEER_BINS := bin/peer-watermill bin/peer-river047 bin/peer-river0512 bin/peer-se
 all: build
 
 build:
-	$(GO) build -o $(BIN) ./cmd/outboxchaos
+	$(GO) build $(VCS) -o $(BIN) ./cmd/outboxchaos
 
 # The infrastructure scenarios (scenarios/infra) on containers of their own.
 # INFRA_CHECKS random schedules with infrastructure faults; INFRAFLAGS adds
@@ -156,7 +159,7 @@ report: cover-bin
 
 ## cover-bin: outboxchaos built with Go's coverage instrumentation of system/: pods given --cover-dir write what they ran (the error-branch map)
 cover-bin:
-	$(GO) build -cover -coverpkg=./system/...,./cmd/outboxchaos -o $(COVER_BIN) ./cmd/outboxchaos
+	$(GO) build $(VCS) -cover -coverpkg=./system/...,./cmd/outboxchaos -o $(COVER_BIN) ./cmd/outboxchaos
 
 ## simulate: a production day on the real pipeline, compressed (DAY=sim/days/x.yaml, SEED=…); writes reports/SIMULATION.md and its charts
 DAY ?=
