@@ -271,8 +271,8 @@ func writeExplored(p func(string, ...any), t LedgerTotals) {
 	p("| random schedules | %d | %d |\n| crash points | %d | %d |\n\n", t.Count[LedgerSchedules], t.Violations[LedgerSchedules],
 		t.Count[LedgerCrashPoints], t.Violations[LedgerCrashPoints])
 	if b := t.Branches; b != nil {
-		p("Error branches of `system/` reached: at most **%d of %d** in one exploration (%d %s at %s, %s).\n\n", b.Branches.Reached, b.Branches.Total,
-			b.Count, b.What, b.Commit, b.At.Format("2006-01-02"))
+		p("Error branches of `system/` reached: at most **%d of %d** in one exploration run with a coverage map (`make report` or `explore --cover-dir`; the one at %s, %s).\n\n",
+			b.Branches.Reached, b.Branches.Total, b.Commit, b.At.Format("2006-01-02"))
 	}
 	writeCoverage(p, t.Coverage)
 }
