@@ -47,9 +47,23 @@ func coverDir(dir string) (string, error) {
 	return abs, nil
 }
 
+// systemBranches finds the error branches of system/ in the source.
+func systemBranches() ([]branches.Branch, error) {
+	return branches.Find(".", modulePath(), "system", "testenv")
+}
+
 // errorBranches merges the pods' coverage counters in dir (`go tool
 // covdata textfmt`) and maps the error branches of system/ they reached.
 func errorBranches(ctx context.Context, dir string) (*branches.Map, error) {
+	bs, err := systemBranches()
+	if err != nil {
+		return nil, err
+	}
+	return reachIn(ctx, dir, bs)
+}
+
+// reachIn maps which of bs the counters in dir reached.
+func reachIn(ctx context.Context, dir string, bs []branches.Branch) (*branches.Map, error) {
 	prof := filepath.Join(dir, "profile.txt")
 	out, err := exec.CommandContext(ctx, "go", "tool", "covdata", "textfmt", "-i", dir, "-o", prof).CombinedOutput()
 	if err != nil {
@@ -66,10 +80,6 @@ func errorBranches(ctx context.Context, dir string) (*branches.Map, error) {
 	}
 	if len(ps) == 0 {
 		return nil, fmt.Errorf("the pods wrote no coverage to %s: run a binary built with -cover (make cover-bin)", dir)
-	}
-	bs, err := branches.Find(".", modulePath(), "system", "testenv")
-	if err != nil {
-		return nil, err
 	}
 	return branches.Reach(bs, ps), nil
 }

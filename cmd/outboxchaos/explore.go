@@ -79,7 +79,11 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	var mutated map[int]bool // guided runs replayed from their record
 	var reached *branches.Map
 	if *guided {
-		runs, mutated, reached = exploreGuided(ctx, b, o, line)
+		bs, err := systemBranches()
+		if err != nil {
+			return err
+		}
+		runs, mutated, reached = exploreGuided(ctx, b, o, bs, line)
 	} else {
 		runs = scenarios.RunBudget(ctx, b, o, func(r scenarios.ScheduleRun) { line(r, "") })
 	}
@@ -197,13 +201,14 @@ func printCost(w io.Writer, what string, runs []scenarios.ScheduleRun) {
 
 // exploreGuided runs the budget coverage-guided (scenarios.RunGuided): each
 // run's pods write to a folder of their own under o.CoverDir, read back
-// after the run. It returns the runs, which of them were mutations (replayed
+// after the run against bs, the branches found once. It returns the runs, which of them were mutations (replayed
 // from their record) and the error branches all of them reached.
-func exploreGuided(ctx context.Context, b scenarios.Budget, o scenarios.Options, line func(scenarios.ScheduleRun, string)) ([]scenarios.ScheduleRun, map[int]bool, *branches.Map) {
+func exploreGuided(ctx context.Context, b scenarios.Budget, o scenarios.Options, bs []branches.Branch,
+	line func(scenarios.ScheduleRun, string)) ([]scenarios.ScheduleRun, map[int]bool, *branches.Map) {
 	all := &branches.Map{}
 	g := scenarios.Guided{Seed: b.Seed, Checks: b.Checks, Parallel: b.Parallel, CoverDir: o.CoverDir,
 		Reach: func(ctx context.Context, dir string) (map[string]bool, error) {
-			m, err := errorBranches(ctx, dir)
+			m, err := reachIn(ctx, dir, bs) // the source is read once, not per run
 			if err != nil {
 				return nil, err
 			}
