@@ -27,7 +27,7 @@ CHAOSSEED := $(if $(SEED),$(SEED),$(shell date +%s%N | cut -c1-15))
 # River twice from one nested module (go.mod: v0.51.2, go047.mod: v0.47.0).
 PEER_BINS := bin/peer-watermill bin/peer-river047 bin/peer-river0512 bin/peer-sendrecord bin/peer-jetstream
 
-.PHONY: actionlint all build cover-bin images infra peer-bins peers demo test unit vet fmt-check scenario scenarios canaries crashpoints explore chaos chaos-load report simulate simulate-short capacity bench bench-quick clean
+.PHONY: actionlint all build cover-bin images infra infra-replay peer-bins peers demo test unit vet fmt-check scenario scenarios canaries crashpoints explore chaos chaos-load report simulate simulate-short capacity bench bench-quick clean
 
 all: build
 
@@ -52,6 +52,14 @@ infra:
 		-count=1 -timeout 40m -parallel 2 $(INFRAFLAGS) -tags containers ./scenarios/infra/ \
 		-rapid.checks=$(INFRA_CHECKS) -v 2>&1 | tee $(ART)/infra.log; exit $${PIPESTATUS[0]}
 	TESTCONTAINERS_RYUK_DISABLED=true $(GO) test -count=1 -timeout 15m -tags containers ./infra/ ./system/testenv/
+
+## infra-replay: run the schedule a failing infrastructure check saved (SCHEDULE=artifacts/….schedule.json) REPLAYS times, as many at once as INFRA_PAR, each on its own containers, with every timeline
+REPLAYS   ?= 5
+INFRA_PAR ?= 2
+infra-replay:
+	@test -n "$(SCHEDULE)" || { echo "usage: make infra-replay SCHEDULE=artifacts/infra-property-N.schedule.json [REPLAYS=5] [INFRA_PAR=2]" >&2; exit 2; }
+	TESTCONTAINERS_RYUK_DISABLED=true OUTBOXCHAOS_SCHEDULE=$(abspath $(SCHEDULE)) OUTBOXCHAOS_REPLAYS=$(REPLAYS) \
+		$(GO) test -count=1 -timeout 60m -parallel $(INFRA_PAR) -tags containers -run '^TestInfraReplay$$' -v ./scenarios/infra/
 
 ## peer-bins: the peer relays' binaries (Watermill, River v0.47.0 and v0.51.2, send-then-record, seed 004's JetStream system) and the Node.js relay's packages
 peer-bins: build

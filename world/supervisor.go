@@ -12,6 +12,9 @@ import (
 // all at the end of the run.
 type Supervisor struct {
 	logf func(source, format string, args ...any)
+	// Backoff is the delay before a dead pod's first restart; it doubles
+	// with each restart up to MaxBackoff. Set them before Supervise.
+	Backoff, MaxBackoff time.Duration
 
 	mu       sync.Mutex
 	stopping bool
@@ -21,7 +24,7 @@ type Supervisor struct {
 // NewSupervisor returns a supervisor that reports restarts it could not
 // make through logf.
 func NewSupervisor(logf func(source, format string, args ...any)) *Supervisor {
-	return &Supervisor{logf: logf}
+	return &Supervisor{logf: logf, Backoff: restartBackoff, MaxBackoff: maxRestartBackoff}
 }
 
 // Add records a pod started in the run.
@@ -56,22 +59,26 @@ func (s *Supervisor) Stopping() bool {
 	return s.stopping
 }
 
-// Restart policy of a supervised pod: a deployment's restart delay,
-// doubling as a crash loop's does.
+// The default restart policy of a supervised pod: a deployment's restart
+// delay, doubling as a crash loop's does, up to a cap.
 const (
-	maxRestarts       = 20
 	restartBackoff    = 200 * time.Millisecond
 	maxRestartBackoff = 2 * time.Second
 )
 
 // Supervise restarts p with restart whenever it exits before StopAll —
 // killed at a kill-point, or exiting non-zero because a dependency was
-// unreachable at start-up — after a short back-off, at most maxRestarts
-// times. restart starts the successor and Adds it.
+// unreachable at start-up — after a short back-off, for as long as the run
+// lasts, as a deployment's crash loop does. There is no restart budget: a
+// broker that takes a minute to come back (a container restart on a
+// loaded machine) must not leave the pipeline without pods once it is
+// back, and a pod that can never start is judged by the run (nothing
+// moves: stuck) however many times it was restarted. restart starts the
+// successor and Adds it.
 func (s *Supervisor) Supervise(p *Pod, restart func(context.Context, *Pod) (*Pod, error)) {
 	go func() {
-		backoff := restartBackoff
-		for i := 0; i < maxRestarts; i++ {
+		backoff := s.Backoff
+		for {
 			<-p.Done()
 			if s.Stopping() {
 				return
@@ -80,7 +87,7 @@ func (s *Supervisor) Supervise(p *Pod, restart func(context.Context, *Pod) (*Pod
 			// start while the broker or database restarts keeps being
 			// restarted.
 			time.Sleep(backoff)
-			backoff = min(2*backoff, maxRestartBackoff)
+			backoff = min(2*backoff, s.MaxBackoff)
 			if s.Stopping() {
 				return
 			}

@@ -48,3 +48,33 @@ func TestSupervisorRestartsUntilStopped(t *testing.T) {
 		t.Errorf("restarted %d times, want 1 (StopAll ends supervision)", n)
 	}
 }
+
+// TestSupervisorHasNoRestartBudget: a pod that dies at once, as one does
+// while the broker it needs is restarting, is restarted for as long as the
+// run lasts — well past the 20 restarts a budget once allowed, after which
+// a slow broker restart left the pipeline without pods and the run stuck.
+func TestSupervisorHasNoRestartBudget(t *testing.T) {
+	t.Parallel()
+	const want = 25
+	s := NewSupervisor(func(string, string, ...any) {})
+	s.Backoff, s.MaxBackoff = time.Millisecond, time.Millisecond
+	first := startChild(t, "worker-1", "env", nil)
+	s.Add(first)
+	var restarts atomic.Int32
+	enough := make(chan struct{})
+	s.Supervise(first, func(ctx context.Context, p *Pod) (*Pod, error) {
+		n := restarts.Add(1)
+		np := startChild(t, "worker-1", "env", nil)
+		s.Add(np)
+		if n == want {
+			close(enough)
+		}
+		return np, nil
+	})
+	select {
+	case <-enough:
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("restarted %d times, then stopped restarting", restarts.Load())
+	}
+	s.StopAll(5 * time.Second)
+}

@@ -7,5 +7,9 @@
 //	make infra    # or: go test -tags containers ./scenarios/infra/
 //
 // Without an engine they skip with a message saying how to get one; with
-// CI=true they fail instead.
+// CI=true they fail instead. A random schedule that fails is saved under
+// artifacts/ as JSON; TestInfraReplay runs it again, as often as asked,
+// with every timeline:
+//
+//	make infra-replay SCHEDULE=artifacts/infra-property-2.schedule.json REPLAYS=5
 package infra
