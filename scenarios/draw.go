@@ -36,6 +36,7 @@ var addedDraws = map[string]int{
 	"workers' database down":              5,
 	"sized faults":                        0,
 	"swarm":                               0,
+	"sustained load":                      1,
 }
 
 type choice struct {

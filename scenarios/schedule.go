@@ -112,6 +112,8 @@ type Schedule struct {
 	// Reconcilers is how many reconciler pods run (0: one) when
 	// Reconcile is set: two may look up and settle the same row at once.
 	Reconcilers int `json:"reconcilers,omitempty"`
+	// Feed is sustained load while the pipeline runs (feed.go), or none.
+	Feed *Feed `json:"feed,omitempty"`
 }
 
 // ReconcileModes are the values of Schedule.Reconcile.
@@ -144,6 +146,9 @@ func (s Schedule) String() string {
 	}
 	if s.Swarm != nil {
 		out += " swarm=[" + strings.Join(s.Swarm, ",") + "]"
+	}
+	if s.Feed != nil {
+		out += " " + s.Feed.String()
 	}
 	return out
 }
@@ -289,6 +294,7 @@ func Generate(d Draw) Schedule {
 	if d.Int("swarm", 0, 3) > 0 {
 		s.swarm(d)
 	}
+	s.feed(d)
 	return s
 }
 
@@ -384,6 +390,7 @@ func (s Schedule) Scenario(name string) *Scenario {
 		// Published once a worker consumes (the topology exists then).
 		sc.Steps = append(sc.Steps, await(podEvent(history.ConsumeStart, "worker-", 1)), inject(poisons...))
 	}
+	windows = append(windows, s.feedSteps()...)
 	if len(windows) > 0 {
 		sort.SliceStable(windows, func(i, j int) bool { return windows[i].After < windows[j].After })
 		sc.Steps = append(sc.Steps, Step{Do: "parallel", Steps: windows})

@@ -63,6 +63,7 @@ func init() {
 		"inject":   {"put faults in place until the end of the run", validateInject, (*runner).inject},
 		"during":   {"put faults in place, run steps, wait for cond (or for \"for\", after \"after\"), then recover them", Step.validateDuring, (*runner).during},
 		"parallel": {"run steps concurrently and wait for all", validateParallel, (*runner).parallelStep},
+		"later":    {"wait \"after\", then run steps in order (sustained load's job runs inside a parallel step)", validateLater, (*runner).later},
 		"restart":  {"start pod again without its kill-point or failpoints (new_name: as role-N+1)", needPod, (*runner).restart},
 		"replace":  {"wait until pod died at its crash point (or exited, or the run is quiescent); replace a dead pod by a new one of its role", needPod, (*runner).replace},
 		"stop":     {"stop pod (SIGTERM, then SIGKILL)", needPod, (*runner).stop},

@@ -1,0 +1,82 @@
+package scenarios
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/outboxchaos/outboxchaos/faults"
+)
+
+// Feed is sustained load (issue 22, part 4): while the pipeline runs, the
+// batch job runs again Rounds times, Gap apart, each round seeding Step
+// more members of every kind, so new rows arrive while earlier ones are
+// still claimed, queued or being sent. Its batch is small (Batch rows a
+// claim), so the backlog outlasts several relay runs; a round that starts
+// before the last one ended is a job re-run racing another, as a cron job
+// re-run by hand is.
+type Feed struct {
+	Rounds int             `json:"rounds"`
+	Step   int             `json:"step"`
+	Gap    faults.Duration `json:"gap"`
+	// Batch is the batch-size the feed sets, 0 when the schedule already
+	// set one (a boundary or a swarm setting).
+	Batch int `json:"batch,omitempty"`
+}
+
+func (f Feed) String() string {
+	s := fmt.Sprintf("feed=%d×+%d every %s", f.Rounds, f.Step, f.Gap)
+	if f.Batch > 0 {
+		s += fmt.Sprintf(" batch %d", f.Batch)
+	}
+	return s
+}
+
+// feed draws sustained load for about one schedule in four.
+func (s *Schedule) feed(d Draw) {
+	if d.Int("sustained load", 0, 3) != 0 {
+		return
+	}
+	f := Feed{Rounds: d.Int("feed rounds", 2, 5), Step: d.Int("feed step", 1, 5),
+		Gap: faults.Duration(time.Duration(d.Int("feed gap ms", 50, 600)) * time.Millisecond)}
+	if _, set := s.Config["batch-size"]; !set {
+		f.Batch = d.Int("feed batch", 1, 4)
+		s.Config = mergeConfig(s.Config, map[string]string{"batch-size": strconv.Itoa(f.Batch)})
+	}
+	s.Feed = &f
+}
+
+// feedSteps are the feed's job runs, each opening its own window of the
+// schedule's parallel step: round k starts k gaps in and seeds k steps of
+// members more than the schedule's own per_kind.
+func (s Schedule) feedSteps() []Step {
+	if s.Feed == nil {
+		return nil
+	}
+	var out []Step
+	for k := 1; k <= s.Feed.Rounds; k++ {
+		out = append(out, Step{Do: "later", After: faults.Duration(time.Duration(k) * s.Feed.Gap.D()),
+			Steps: []Step{enqueueN(s.PerKind + k*s.Feed.Step)},
+			Note:  fmt.Sprintf("sustained load: job run %d of %d while the pipeline runs", k, s.Feed.Rounds)})
+	}
+	return out
+}
+
+// validateLater: later needs its wait and its steps.
+func validateLater(s Step) error {
+	if s.After <= 0 || len(s.Steps) == 0 {
+		return errors.New("needs after and steps")
+	}
+	return validSteps(s.Steps)
+}
+
+// later waits the step's "after" (counted as waiting), then runs its
+// steps in order.
+func (r *runner) later(ctx context.Context, st Step) error {
+	if err := r.pause(ctx, st.After.D()); err != nil {
+		return err
+	}
+	return r.steps(ctx, st.Steps)
+}
