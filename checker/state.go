@@ -135,8 +135,11 @@ const (
 	AlertSendingTimeout    = "SENDING_TIMEOUT"
 	AlertVendorUnknown     = "VENDOR_UNKNOWN"
 	AlertResultWriteFailed = "RESULT_WRITE_FAILED"
-	AlertAnniversaryLost   = "ANNIVERSARY_LOST"
-	AlertParked            = "PARKED"
+	// AlertClaimReleaseFailed: a claim could not be released (a row rule
+	// counts it; no final state needs it, as the message is requeued).
+	AlertClaimReleaseFailed = "CLAIM_RELEASE_FAILED"
+	AlertAnniversaryLost    = "ANNIVERSARY_LOST"
+	AlertParked             = "PARKED"
 	// The reconciler's.
 	AlertReconciledSent   = "RECONCILED_SENT"
 	AlertReconciledFailed = "RECONCILED_FAILED"

@@ -264,6 +264,18 @@ func tableCatalogue() []*Scenario {
 			Expect:      rules(lost(1), alerts(checker.AlertSendingTimeout, 1)),
 		},
 		{
+			Name: "release-response-lost", Row: "extra",
+			Description: "a definite not-sent frees the claim: the DELETE commits but its answer never reaches the worker",
+			Fault:       "fake vendor answers 429 once for notification-outbox-1; failpoint worker.release-response in worker-1 (error after the commit)",
+			Outcome:     "requeued, never acked; the copy finds no row, claims and sends: once, with a CLAIM_RELEASE_FAILED alert (acking it lost the message silently)",
+			Steps: []Step{
+				inject(vendorMode(fakevendor.Status429, 1, 1)),
+				enqueue(), startWith("worker", fail(kp.FailReleaseResponse)), start("relay", "cleanup"),
+				await(eventOf(history.ReleaseFailed)),
+			},
+			Expect: rules(allOnce, alerts(checker.AlertClaimReleaseFailed, 1)),
+		},
+		{
 			Name: "anniversary-outbox-fails", Row: "extra", PerKind: 2,
 			Kinds:       []notification.Kind{notification.AnniversaryCoupon},
 			Description: "the anniversary job issued the coupon, then its outbox insert fails",

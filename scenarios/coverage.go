@@ -131,6 +131,7 @@ var pointPhases = map[string]string{
 	killpoint.WorkerAfterClaim: "worker-claim", killpoint.FailClaimResponse: "worker-claim",
 	killpoint.WorkerAfterSend:   "send",
 	killpoint.WorkerAfterResult: "result", killpoint.WorkerAfterErrorResult: "result", killpoint.FailResultUpdate: "result",
+	killpoint.FailReleaseResponse:  "result",
 	killpoint.CleanupBeforeUpdate:  "cleanup",
 	killpoint.ReconcileAfterLookup: "reconcile", killpoint.ReconcileBeforeSettle: "reconcile",
 	killpoint.ReconcileAfterResendClaim: "reconcile", killpoint.ReconcileAfterResend: "reconcile",

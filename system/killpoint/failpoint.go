@@ -26,10 +26,14 @@ const (
 	// a binding missing for exactly that message, so RabbitMQ returns it
 	// (and acks it) in the middle of a batch whose others are confirmed.
 	FailMisroute = "relay.misroute-publish"
+	// FailReleaseResponse: the worker's claim release (the DELETE of its
+	// SENDING row after a definite not-sent) committed, then its answer is
+	// lost.
+	FailReleaseResponse = "worker.release-response"
 )
 
 // FailNames lists every failpoint compiled into system/.
-var FailNames = []string{FailAnniversaryOutbox, FailClaimResponse, FailResultUpdate, FailFinishResponse, FailMisroute}
+var FailNames = []string{FailAnniversaryOutbox, FailClaimResponse, FailResultUpdate, FailFinishResponse, FailMisroute, FailReleaseResponse}
 
 // FailEnvVar is the environment variable that arms failpoints.
 const FailEnvVar = "OUTBOXCHAOS_FAILPOINT"

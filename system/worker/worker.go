@@ -406,9 +406,16 @@ func (w *Worker) claimAndSend(ctx context.Context, d amqp.Delivery, p notificati
 			w.ack(d, mid, history.StepUnknown, "vendor outcome unknown: ERROR, never retried")
 			return
 		}
-		// Definitely not sent: free the claim, then retry.
+		// Definitely not sent: free the claim, then retry. A release that
+		// failed may have committed all the same (its answer lost): the
+		// message goes back to the queue, never acked. Its copy then finds
+		// either no row (the release committed) and sends — nothing was
+		// sent — or its own SENDING row and does not, and cleanup turns
+		// that row into ERROR + alert. Acking instead lost the message
+		// silently whenever the release had committed (found by explore,
+		// seed 2 schedule 97: checker/testdata/runs/schedule-97-…).
 		if !w.release(ctx, c, p) {
-			w.ack(d, mid, history.StepRelease, "claim could not be released")
+			w.requeue(d, mid, "claim could not be released")
 			return
 		}
 		if attempt < w.cfg.InListenerRetries {
@@ -463,7 +470,11 @@ func (w *Worker) result(ctx context.Context, c inbox.Claim, status, code, errTex
 }
 
 func (w *Worker) release(ctx context.Context, c inbox.Claim, p notification.Payload) bool {
-	if _, err := inbox.Release(ctx, w.pool, c.MessageID); err != nil {
+	_, err := inbox.Release(ctx, w.pool, c.MessageID)
+	if err == nil {
+		err = killpoint.Fail(killpoint.FailReleaseResponse)
+	}
+	if err != nil {
 		w.log.Error("release claim failed", history.KeyEvent, history.ReleaseFailed, history.KeyMessageID, c.MessageID, history.KeyErr, err)
 		w.alerts.Send(ctx, alert.Alert{Kind: alert.KindClaimReleaseFail, OutboxID: p.OutboxID, MessageID: c.MessageID,
 			DedupKey: p.DedupKey, Reason: err.Error(), Instance: w.cfg.Instance, At: w.clock.Now()})
