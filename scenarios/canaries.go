@@ -36,6 +36,7 @@ var Catchers = map[string][]string{
 	canary.ConsentFirstOnly:    {"consent-withdrawn"},
 	canary.FlatBackoff:         {"backoff-schedule"},
 	canary.AllOrNothing:        {"unroutable-mid-batch"},
+	canary.AckFailedRelease:    {"release-response-lost"},
 }
 
 // CanaryResult is the sweep's answer for one canary.

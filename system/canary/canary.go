@@ -66,6 +66,11 @@ const (
 	PlainInsert = "plain-insert"
 	// MigrateUnlocked migrates without the advisory lock.
 	MigrateUnlocked = "migrate-unlocked"
+	// AckFailedRelease: the worker acks a message whose claim release
+	// failed, as if the release had not committed: when it had (its
+	// answer lost), the message is gone without a row or an alert of a
+	// loss.
+	AckFailedRelease = "ack-failed-release"
 	// NoReconnect: the worker gives up when its broker connection drops.
 	NoReconnect = "no-reconnect"
 	// AutoAck acks a delivery as soon as it arrives.
@@ -115,7 +120,8 @@ const (
 var Names = []string{MarkBeforePublish, CheckThenAct, RetryUnknown, ReleaseOnCancel, NoSkipLocked,
 	NoClaimedBy, AckBeforeResult, FreshMessageID, ReturnedAsPublished, TimeoutAsConfirmed, NoCleanupAlert,
 	RateLimitAsUnknown, SilentAnniversary, NoAdDeferral, NoExpiry, PlainInsert, MigrateUnlocked, NoReconnect,
-	AutoAck, NoDedup, RecentOnly, TrustFirstAnswer, ParkWithoutReason, NoAttemptsAlert, ConsentFirstOnly, FlatBackoff, AllOrNothing}
+	AutoAck, NoDedup, RecentOnly, TrustFirstAnswer, ParkWithoutReason, NoAttemptsAlert, ConsentFirstOnly, FlatBackoff, AllOrNothing,
+	AckFailedRelease}
 
 // InfraNames lists the canaries only the infrastructure scenarios catch
 // (scenarios/infra: they need containers, so the canary sweep over Names

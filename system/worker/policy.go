@@ -12,23 +12,25 @@ type policy struct {
 	// releaseOnCancel lets a stop cancel steps 3–5 and, after a send cut
 	// short, release the claim and requeue (ReleaseOnCancel); normally
 	// they run detached from the stop.
-	releaseOnCancel bool
-	ackBeforeResult bool // ack a sent message before writing its result (AckBeforeResult)
-	retryUnknown    bool // retry an unknown vendor outcome as not sent (RetryUnknown)
-	parkReason      bool // a parked copy carries x-failure-reason (ParkWithoutReason: false)
+	releaseOnCancel  bool
+	ackBeforeResult  bool // ack a sent message before writing its result (AckBeforeResult)
+	retryUnknown     bool // retry an unknown vendor outcome as not sent (RetryUnknown)
+	parkReason       bool // a parked copy carries x-failure-reason (ParkWithoutReason: false)
+	ackFailedRelease bool // ack, not requeue, a message whose claim release failed (AckFailedRelease)
 }
 
 // policyFor returns the worker's policy with canary bug (a canary name, ""
 // for none) armed.
 func policyFor(bug string) policy {
 	return policy{
-		reconnect:       bug != canary.NoReconnect,
-		ackOnDelivery:   bug == canary.AutoAck,
-		ignorePeek:      bug == canary.NoDedup,
-		claim:           bug != canary.CheckThenAct && bug != canary.NoDedup,
-		releaseOnCancel: bug == canary.ReleaseOnCancel,
-		ackBeforeResult: bug == canary.AckBeforeResult,
-		retryUnknown:    bug == canary.RetryUnknown,
-		parkReason:      bug != canary.ParkWithoutReason,
+		reconnect:        bug != canary.NoReconnect,
+		ackOnDelivery:    bug == canary.AutoAck,
+		ignorePeek:       bug == canary.NoDedup,
+		claim:            bug != canary.CheckThenAct && bug != canary.NoDedup,
+		releaseOnCancel:  bug == canary.ReleaseOnCancel,
+		ackBeforeResult:  bug == canary.AckBeforeResult,
+		retryUnknown:     bug == canary.RetryUnknown,
+		parkReason:       bug != canary.ParkWithoutReason,
+		ackFailedRelease: bug == canary.AckFailedRelease,
 	}
 }

@@ -26,6 +26,7 @@ func TestPolicyFor(t *testing.T) {
 		canary.AckBeforeResult:   {"ackBeforeResult"},
 		canary.RetryUnknown:      {"retryUnknown"},
 		canary.ParkWithoutReason: {"parkReason"},
+		canary.AckFailedRelease:  {"ackFailedRelease"},
 	}
 	for _, bug := range canary.Names {
 		got := differing(prod, policyFor(bug))

@@ -415,6 +415,10 @@ func (w *Worker) claimAndSend(ctx context.Context, d amqp.Delivery, p notificati
 		// silently whenever the release had committed (found by explore,
 		// seed 2 schedule 97: checker/testdata/runs/schedule-97-…).
 		if !w.release(ctx, c, p) {
+			if w.policy.ackFailedRelease {
+				w.ack(d, mid, history.StepRelease, "claim could not be released")
+				return
+			}
 			w.requeue(d, mid, "claim could not be released")
 			return
 		}
