@@ -50,7 +50,10 @@ func (s *Schedule) feed(d Draw) {
 
 // feedSteps are the feed's job runs, each opening its own window of the
 // schedule's parallel step: round k starts k gaps in and seeds k steps of
-// members more than the schedule's own per_kind.
+// members more than the schedule's own per_kind. A round that fails (a
+// fault cut its database link) runs again until one completes, as a
+// scheduled job is re-run: its business rows are seeded already, and
+// judged.
 func (s Schedule) feedSteps() []Step {
 	if s.Feed == nil {
 		return nil
@@ -58,7 +61,7 @@ func (s Schedule) feedSteps() []Step {
 	var out []Step
 	for k := 1; k <= s.Feed.Rounds; k++ {
 		out = append(out, Step{Do: "later", After: faults.Duration(time.Duration(k) * s.Feed.Gap.D()),
-			Steps: []Step{enqueueN(s.PerKind + k*s.Feed.Step)},
+			Steps: []Step{{Do: "enqueue", PerKind: s.PerKind + k*s.Feed.Step, Supervise: true}},
 			Note:  fmt.Sprintf("sustained load: job run %d of %d while the pipeline runs", k, s.Feed.Rounds)})
 	}
 	return out

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strconv"
 	"time"
+
+	"github.com/outboxchaos/outboxchaos/world"
 )
 
 // The registered verbs' runner functions that engine.go does not hold.
@@ -22,8 +24,25 @@ func (r *runner) enqueue(ctx context.Context, st Step) error {
 	if len(st.Kinds) > 0 {
 		ps.args = append(ps.args, "--kinds", kindsArg(st.Kinds))
 	}
-	_, err = r.e.Run(ctx, "job", ps)
-	return err
+	if !st.Supervise {
+		_, err = r.e.Run(ctx, "job", ps)
+		return err
+	}
+	// As a job scheduler would: a run that failed (its database link down
+	// while it ran) is run again until one completes. The job is
+	// idempotent; the pipeline is judged either way.
+	backoff := 200 * time.Millisecond
+	for {
+		p, err := r.e.Run(ctx, "job", ps)
+		if err == nil || ctx.Err() != nil || p == nil || !exited(p) {
+			return err
+		}
+		r.e.Logf("harness", "%v: run again in %s, as its schedule would", err, backoff)
+		if err := r.pause(ctx, backoff); err != nil {
+			return err
+		}
+		backoff = min(2*backoff, 2*time.Second)
+	}
 }
 
 // awaitStep waits until the step's condition holds.
@@ -72,4 +91,14 @@ func (r *runner) stop(_ context.Context, st Step) error {
 		return err
 	}
 	return p.Stop(5 * time.Second)
+}
+
+// exited reports whether p's process has ended.
+func exited(p *world.Pod) bool {
+	select {
+	case <-p.Done():
+		return true
+	default:
+		return false
+	}
 }
