@@ -53,6 +53,7 @@ var Invariants = []Invariant{
 	alertContract,
 	backoff,
 	republishBound,
+	claimOrder,
 }
 
 // invariant returns the registered invariant called name.

@@ -33,6 +33,7 @@ func TestInvariantFixtures(t *testing.T) {
 		"alert-contract":        "delivery-limit-outage-seed561068-before-fix",
 		"backoff":               "backoff-schedule-seed650027-flat-backoff",
 		"republish-bound":       "unroutable-mid-batch-seed105606-all-or-nothing",
+		"claim-order":           "backlog-oldest-first-seed782857-newest-first",
 	}
 	seen := map[string]bool{}
 	for _, inv := range Invariants {

@@ -72,6 +72,9 @@ type OutboxRow struct {
 	Attempts int    `json:"attempts,omitempty"`
 	// Deferred: PENDING but due only after the run (ad cut-off).
 	Deferred bool `json:"deferred,omitempty"`
+	// Due is the row's next_attempt_at at the end of the run: with ID,
+	// the order the relay claims due rows in (zero: not recorded).
+	Due time.Time `json:"due,omitzero"`
 	// MemberID and Phone are whom the payload addresses: with
 	// State.Consent they tell whether a skip was owed.
 	MemberID int64  `json:"member_id,omitempty"`

@@ -11,14 +11,21 @@ import (
 // Event is one recorded event of a run: a pod's structured log line with a
 // KeyEvent attribute. At is its offset from the start of the run (what a
 // recorded run keeps); Time is when the pod logged it (the line's "time"),
-// known only while the run is live.
+// known only while the run is live. Took is how long before Time the
+// logged operation began, for an event that reports one (the line's
+// KeyBegan): the operation ran within [At-Took, At].
 type Event struct {
 	At    time.Duration  `json:"at"`
+	Took  time.Duration  `json:"took,omitempty"`
 	Pod   string         `json:"pod"`
 	Name  string         `json:"event"`
 	Attrs map[string]any `json:"attrs,omitempty"`
 	Time  time.Time      `json:"-"`
 }
+
+// Began returns the offset at which the logged operation began: At-Took
+// (At when the event reports no beginning).
+func (e Event) Began() time.Duration { return e.At - e.Took }
 
 // Str returns attribute key as a string ("" if absent; non-strings are
 // formatted with fmt).
@@ -95,7 +102,9 @@ var standardKeys = []string{"time", "level", "msg", KeyEvent}
 // ParseLine decodes one output line of a pod. fields is the whole JSON
 // object (nil if the line is not one); ok says whether it is an event,
 // which ev then holds: the KeyEvent value, every other key but time, level
-// and msg as attributes, and the line's time (now if it has none).
+// and msg as attributes, and the line's time (now if it has none). A
+// KeyBegan time becomes Took (its distance to the line's time), not an
+// attribute.
 func ParseLine(pod, line string, now time.Time) (ev Event, fields map[string]any, ok bool) {
 	if !strings.HasPrefix(strings.TrimSpace(line), "{") {
 		return Event{}, nil, false
@@ -113,7 +122,14 @@ func ParseLine(pod, line string, now time.Time) (ev Event, fields map[string]any
 			at = t
 		}
 	}
-	return Event{Pod: pod, Name: name, Attrs: Attrs(fields), Time: at}, fields, true
+	ev = Event{Pod: pod, Name: name, Attrs: Attrs(fields), Time: at}
+	if s, ok := fields[KeyBegan].(string); ok {
+		if t, err := time.Parse(time.RFC3339Nano, s); err == nil && !t.After(at) {
+			ev.Took = at.Sub(t)
+		}
+		delete(ev.Attrs, KeyBegan)
+	}
+	return ev, fields, true
 }
 
 // Attrs returns only the attributes of fields (a decoded log line): every

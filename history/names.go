@@ -112,6 +112,10 @@ const (
 	KeyClaimed       = "claimed"
 	KeyErr           = "err"
 	KeyCode          = "code" // VendorCall: the vendor's result code (or the client's, e.g. TIMEOUT, CONN_REFUSED)
+	// KeyBegan is the wall time (RFC 3339) at which the logged operation
+	// began, taken before its first statement was sent: a relay's Claim
+	// carries it. ParseLine turns it into Event.Took.
+	KeyBegan = "began"
 )
 
 // Steps at which a worker acks a copy (Ack's KeyStep).

@@ -37,6 +37,7 @@ var Catchers = map[string][]string{
 	canary.FlatBackoff:         {"backoff-schedule"},
 	canary.AllOrNothing:        {"unroutable-mid-batch"},
 	canary.AckFailedRelease:    {"release-response-lost"},
+	canary.NewestFirst:         {"backlog-oldest-first"},
 }
 
 // CanaryResult is the sweep's answer for one canary.

@@ -52,6 +52,19 @@ func tableCatalogue() []*Scenario {
 			Expect: rules(allOnce),
 		},
 		{
+			Name: "backlog-oldest-first", Row: "§3", Kinds: one, PerKind: 6,
+			Description: "a backlog three batches deep: the relay takes the oldest due rows first, so no row waits while younger ones go out",
+			Fault:       "50 ms latency on the relay's broker link, batch size 2, a committed backlog of 6 rows, one relay",
+			Outcome:     "three claims in the order the rows were enqueued (claim-order holds); each sent once",
+			Config:      map[string]string{"batch-size": "2", "confirm-timeout": "10s"},
+			Steps: []Step{
+				note(enqueue(), "the job's commit is logged before any relay starts, so every claim sees the whole backlog"),
+				inject(latency("rabbitmq-relay", world.Downstream, 50*time.Millisecond)),
+				pipeline(), await(outboxRows("PUBLISHED", 6)),
+			},
+			Expect: rules(allOnce),
+		},
+		{
 			Name: "expired-before-relay", Row: "2*",
 			Description: "the relay first runs after the rows' scheduled date has passed",
 			Fault:       "clock jump: the relay's virtual clock is the next day",

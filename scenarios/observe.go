@@ -72,7 +72,7 @@ func (e *Env) Snapshot(ctx context.Context) (checker.State, error) {
 		return s, err
 	}
 	for _, r := range rows {
-		o := checker.OutboxRow{ID: r.ID, DedupKey: r.DedupKey, Kind: r.Kind, Status: r.Status, Attempts: r.Attempts}
+		o := checker.OutboxRow{ID: r.ID, DedupKey: r.DedupKey, Kind: r.Kind, Status: r.Status, Attempts: r.Attempts, Due: r.NextAttemptAt}
 		if r.StatusReason != nil {
 			o.Reason = *r.StatusReason
 		}

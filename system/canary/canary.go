@@ -71,6 +71,11 @@ const (
 	// answer lost), the message is gone without a row or an alert of a
 	// loss.
 	AckFailedRelease = "ack-failed-release"
+	// NewestFirst claims the newest due rows first (ORDER BY … DESC): under
+	// a backlog larger than a batch the oldest rows wait while younger ones
+	// go out. Each is still sent once in the end; only the claim-order
+	// age bound catches it.
+	NewestFirst = "newest-first"
 	// NoReconnect: the worker gives up when its broker connection drops.
 	NoReconnect = "no-reconnect"
 	// AutoAck acks a delivery as soon as it arrives.
@@ -121,7 +126,7 @@ var Names = []string{MarkBeforePublish, CheckThenAct, RetryUnknown, ReleaseOnCan
 	NoClaimedBy, AckBeforeResult, FreshMessageID, ReturnedAsPublished, TimeoutAsConfirmed, NoCleanupAlert,
 	RateLimitAsUnknown, SilentAnniversary, NoAdDeferral, NoExpiry, PlainInsert, MigrateUnlocked, NoReconnect,
 	AutoAck, NoDedup, RecentOnly, TrustFirstAnswer, ParkWithoutReason, NoAttemptsAlert, ConsentFirstOnly, FlatBackoff, AllOrNothing,
-	AckFailedRelease}
+	AckFailedRelease, NewestFirst}
 
 // InfraNames lists the canaries only the infrastructure scenarios catch
 // (scenarios/infra: they need containers, so the canary sweep over Names

@@ -263,6 +263,9 @@ func (r *Relay) prepare(ctx context.Context, reclaim bool) (*batch, Stats, error
 		}
 		st.Reclaimed = n
 	}
+	// began is wall time, not the clock's: it tells a checker when the
+	// claim statement could first have locked a row (history.KeyBegan).
+	began := time.Now()
 	rows, members, registered, err := r.claim(ctx, now)
 	if err != nil {
 		return nil, st, err
@@ -271,7 +274,7 @@ func (r *Relay) prepare(ctx context.Context, reclaim bool) (*batch, Stats, error
 	if len(rows) == 0 {
 		return nil, st, nil
 	}
-	r.log.Info("claimed rows", history.KeyEvent, history.Claim, history.KeyCount, len(rows), history.KeyIDs, ids(rows))
+	r.log.Info("claimed rows", history.KeyEvent, history.Claim, history.KeyCount, len(rows), history.KeyIDs, ids(rows), history.KeyBegan, began)
 	if r.markBeforePublish {
 		if _, err := r.markPublished(ctx, ids(rows)); err != nil {
 			return nil, st, err

@@ -87,6 +87,19 @@ const claimSQLRecentOnly = `
 	   AND status = 'PENDING'
 	RETURNING id, dedup_key, payload, advertising, scheduled_date, attempts`
 
+// claimSQLNewestFirst is the NewestFirst canary: ClaimSQL taking the
+// newest due rows first.
+const claimSQLNewestFirst = `
+	UPDATE notification_outbox
+	   SET status = 'PUBLISHING', claimed_by = $1, claimed_until = $2, updated_at = $3
+	 WHERE id = ANY(ARRAY(SELECT id FROM notification_outbox
+	               WHERE status = 'PENDING' AND next_attempt_at <= $3
+	               ORDER BY next_attempt_at DESC, id DESC
+	               LIMIT $4
+	               FOR UPDATE SKIP LOCKED))
+	   AND status = 'PENDING'
+	RETURNING id, dedup_key, payload, advertising, scheduled_date, attempts`
+
 // Every write after the claim is conditional on status = 'PUBLISHING' AND
 // claimed_by = $2 (this run), so a run that lost its lease writes 0 rows.
 // The NoClaimedBy canary's variants ("…AnyClaimer") drop the claimed_by
@@ -152,6 +165,8 @@ func statementsFor(bug string) statements {
 		s.claim = claimSQLNoSkipLocked
 	case canary.RecentOnly:
 		s.claim, s.claimWindow = claimSQLRecentOnly, true
+	case canary.NewestFirst:
+		s.claim = claimSQLNewestFirst
 	case canary.NoClaimedBy:
 		s.mark, s.finish, s.deferAd, s.fail = markSQLAnyClaimer, finishSQLAnyClaimer, deferSQLAnyClaimer, failSQLAnyClaimer
 	}

@@ -25,6 +25,9 @@ func TestCanaryStatementsDifferOnlyWhereMeant(t *testing.T) {
 		{"recent-only claim", ClaimSQL, claimSQLRecentOnly, [][2]string{
 			{"next_attempt_at <= $3", "next_attempt_at <= $3 AND created_at >= $5"},
 		}},
+		{"newest-first claim", ClaimSQL, claimSQLNewestFirst, [][2]string{
+			{"ORDER BY next_attempt_at, id", "ORDER BY next_attempt_at DESC, id DESC"},
+		}},
 		{"no-claimed-by mark", MarkSQL, markSQLAnyClaimer, [][2]string{{mine, anyClaimer}}},
 		{"no-claimed-by finish", finishSQL, finishSQLAnyClaimer, [][2]string{{mine, anyClaimer}}},
 		{"no-claimed-by defer", deferSQL, deferSQLAnyClaimer, [][2]string{{mine, anyClaimer}}},
@@ -51,6 +54,7 @@ func TestStatementsFor(t *testing.T) {
 	want := map[string]statements{
 		canary.NoSkipLocked: {claim: claimSQLNoSkipLocked, mark: MarkSQL, finish: finishSQL, deferAd: deferSQL, fail: failSQL},
 		canary.RecentOnly:   {claim: claimSQLRecentOnly, claimWindow: true, mark: MarkSQL, finish: finishSQL, deferAd: deferSQL, fail: failSQL},
+		canary.NewestFirst:  {claim: claimSQLNewestFirst, mark: MarkSQL, finish: finishSQL, deferAd: deferSQL, fail: failSQL},
 		canary.NoClaimedBy: {claim: ClaimSQL, mark: markSQLAnyClaimer, finish: finishSQLAnyClaimer,
 			deferAd: deferSQLAnyClaimer, fail: failSQLAnyClaimer},
 	}
