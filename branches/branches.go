@@ -7,11 +7,13 @@
 package branches
 
 import (
+	"bytes"
 	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -34,6 +36,13 @@ type Branch struct {
 	Line int    `json:"line"` // of the if or case
 	Func string `json:"func"` // enclosing function
 	Kind string `json:"kind"`
+	// Guard is what the branch tests, as source text with its white space
+	// collapsed: for an if without an init, the statement before it when
+	// that is an assignment, a call or a declaration (the call whose error
+	// it checks; its first line only), then the if's init and condition;
+	// for a select case, its receive. It names the branch in
+	// Reasons without a line number, which drifts with every edit.
+	Guard string `json:"guard"`
 	// The body's span (after the opening brace or the case's colon).
 	From, To Pos `json:"-"`
 }
@@ -95,11 +104,27 @@ func Find(root, modPath, dir string, skip ...string) ([]Branch, error) {
 
 func findFile(filename, pkg, file string) ([]Branch, error) {
 	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, filename, nil, parser.SkipObjectResolution)
+	src, err := os.ReadFile(filename)
+	if err != nil {
+		return nil, err
+	}
+	f, err := parser.ParseFile(fset, filename, src, parser.SkipObjectResolution)
 	if err != nil {
 		return nil, err
 	}
 	pos := func(p token.Pos) Pos { q := fset.Position(p); return Pos{q.Line, q.Column} }
+	text := func(n ast.Node) string {
+		return strings.Join(strings.Fields(string(src[fset.Position(n.Pos()).Offset:fset.Position(n.End()).Offset])), " ")
+	}
+	firstLine := func(n ast.Node) string {
+		b := src[fset.Position(n.Pos()).Offset:fset.Position(n.End()).Offset]
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			b = b[:i]
+		}
+		return strings.Join(strings.Fields(string(b)), " ")
+	}
+	// prev maps each statement to the one before it in its block.
+	prev := map[ast.Stmt]ast.Stmt{}
 	var out []Branch
 	for _, decl := range f.Decls {
 		fn, ok := decl.(*ast.FuncDecl)
@@ -111,16 +136,39 @@ func findFile(filename, pkg, file string) ([]Branch, error) {
 			name = recvName(fn.Recv.List[0].Type) + "." + name
 		}
 		ast.Inspect(fn.Body, func(n ast.Node) bool {
+			var list []ast.Stmt
+			switch n := n.(type) {
+			case *ast.BlockStmt:
+				list = n.List
+			case *ast.CaseClause:
+				list = n.Body
+			case *ast.CommClause:
+				list = n.Body
+			}
+			for i := 1; i < len(list); i++ {
+				prev[list[i]] = list[i-1]
+			}
 			switch n := n.(type) {
 			case *ast.IfStmt:
 				if k := condKind(n.Cond); k != "" && len(n.Body.List) > 0 {
+					var g []string
+					if n.Init == nil {
+						switch p := prev[n].(type) {
+						case *ast.AssignStmt, *ast.ExprStmt, *ast.DeclStmt:
+							g = append(g, firstLine(p))
+						}
+					}
+					if n.Init != nil {
+						g = append(g, text(n.Init))
+					}
+					g = append(g, text(n.Cond))
 					out = append(out, Branch{Pkg: pkg, File: file, Line: pos(n.If).Line, Func: name, Kind: k,
-						From: pos(n.Body.Lbrace), To: pos(n.Body.End())})
+						Guard: strings.Join(g, "; "), From: pos(n.Body.Lbrace), To: pos(n.Body.End())})
 				}
 			case *ast.CommClause:
 				if isDone(n.Comm) && len(n.Body) > 0 {
 					out = append(out, Branch{Pkg: pkg, File: file, Line: pos(n.Case).Line, Func: name, Kind: KindDone,
-						From: pos(n.Colon), To: pos(n.Body[len(n.Body)-1].End())})
+						Guard: text(n.Comm), From: pos(n.Colon), To: pos(n.Body[len(n.Body)-1].End())})
 				}
 			}
 			return true

@@ -58,3 +58,81 @@ func TestFindAndReach(t *testing.T) {
 		t.Fatalf("no profile: reached %d of %d, want 0 of 0", r, n)
 	}
 }
+
+// Every entry of unreachable.tsv names error branches that are in
+// system/'s source today, one per entry unless its guard is *, with a
+// known class and a reason: an entry the code outgrew fails here, so the
+// list stays true as the code changes.
+func TestReasonsMatchSource(t *testing.T) {
+	t.Parallel()
+	bs, err := branches.Find("..", "github.com/outboxchaos/outboxchaos", "system", "testenv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := branches.Reasons()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) == 0 {
+		t.Fatal("no entries in unreachable.tsv")
+	}
+	explained, errs := branches.Explain(bs, rs)
+	for _, err := range errs {
+		t.Error(err)
+	}
+	for _, r := range explained {
+		if len(r.Reason) < 10 {
+			t.Errorf("%s line %d: reason %q says too little", branches.ReasonsFile, r.Line, r.Reason)
+		}
+	}
+}
+
+func TestExplain(t *testing.T) {
+	t.Parallel()
+	bs, err := branches.Find("testdata/src", "example.com/m", "cv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := bs[0].Guard; g != "err != nil" {
+		t.Errorf("guard of the first branch %q", g)
+	}
+	if g := bs[1].Guard; g != "errors.Is(err, errX)" {
+		t.Errorf("guard of the second branch %q", g)
+	}
+	if g := bs[2].Guard; g != "<-ctx.Done()" {
+		t.Errorf("guard of the third branch %q", g)
+	}
+	rs, err := branches.ParseReasons("# comment\n\nexample.com/m/cv/a.go\tF\terrors.Is\tdefensive\tcannot fail here\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, _ := branches.ReadProfile(strings.NewReader(profile))
+	m := branches.Reach(bs, ps)
+	if errs := m.Explain(rs); len(errs) != 0 {
+		t.Fatal(errs)
+	}
+	p := m.ByPackage()[0]
+	if p.Reached != 1 || len(p.Explained) != 1 || len(p.Open) != 1 || p.Open[0].Kind != branches.KindDone || p.ByClass(m)["defensive"] != 1 {
+		t.Fatalf("by package: %+v", p)
+	}
+	// Stale, ambiguous, unknown class, no reason, named twice.
+	for _, bad := range []string{
+		"example.com/m/cv/a.go\tG\t*\tinput\tno such function",
+		"example.com/m/cv/b.go\t*\t*\tinput\tno such file",
+		"example.com/m/cv/a.go\tF\terr\tinput\ttwo branches test err",
+		"example.com/m/cv/a.go\tF\tctx.Done\tmaybe\tunknown class",
+		"example.com/m/cv/a.go\tF\tctx.Done\tinput\t",
+		"example.com/m/cv/a.go\t*\t*\tinput\tall of them\nexample.com/m/cv/a.go\tF\tctx.Done\tinput\tone again",
+	} {
+		rs, err := branches.ParseReasons(bad)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, errs := branches.Explain(bs, rs); len(errs) == 0 {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+	if _, err := branches.ParseReasons("example.com/m/cv/a.go\tF\tinput\tthree fields and a half"); err == nil {
+		t.Error("4 fields: no error")
+	}
+}

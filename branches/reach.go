@@ -16,6 +16,17 @@ type Map struct {
 	// Instrumented holds the files the profile covers: a branch in a file
 	// it does not cover is neither reached nor missed.
 	Instrumented map[string]bool `json:"-"`
+	// Explained holds, by ID, the reason no fault can reach a branch
+	// (unreachable.tsv), for the branches an entry names; nil: none read.
+	Explained map[string]Reason `json:"-"`
+}
+
+// Explain attaches the reasons rs give (see Explain) and returns the
+// entries' problems (stale, ambiguous, without a reason).
+func (m *Map) Explain(rs []Reason) []error {
+	var errs []error
+	m.Explained, errs = Explain(m.Branches, rs)
+	return errs
 }
 
 // ReadProfile parses a text coverage profile (`go tool covdata textfmt`).
@@ -55,12 +66,29 @@ func Reach(bs []Branch, ps []*cover.Profile) *Map {
 }
 
 // Package is one package's branches: how many, how many reached, and the
-// ones not reached.
+// ones not reached; these split into the ones with a reason no fault can
+// reach them (Explained, by class) and the open ones, reachable by a
+// fault but not reached (the fault search's to-do):
+// Reached + len(Explained) + len(Open) = Total.
 type Package struct {
-	Pkg     string
-	Total   int
-	Reached int
-	Missed  []Branch
+	Pkg       string
+	Total     int
+	Reached   int
+	Missed    []Branch
+	Explained []Branch
+	Open      []Branch
+	// ReachedListed are reached branches unreachable.tsv says no fault
+	// can reach: the reason is wrong (counted as reached).
+	ReachedListed []Branch
+}
+
+// ByClass counts the package's explained branches by reason class.
+func (p Package) ByClass(m *Map) map[string]int {
+	out := map[string]int{}
+	for _, b := range p.Explained {
+		out[m.Explained[b.ID()].Class]++
+	}
+	return out
 }
 
 // ByPackage groups the instrumented branches by package, in import-path
@@ -79,10 +107,19 @@ func (m *Map) ByPackage() []Package {
 			out = append(out, Package{Pkg: b.Pkg})
 		}
 		out[i].Total++
-		if m.Reached[b.ID()] {
+		_, listed := m.Explained[b.ID()]
+		switch {
+		case m.Reached[b.ID()]:
 			out[i].Reached++
-		} else {
+			if listed {
+				out[i].ReachedListed = append(out[i].ReachedListed, b)
+			}
+		case listed:
 			out[i].Missed = append(out[i].Missed, b)
+			out[i].Explained = append(out[i].Explained, b)
+		default:
+			out[i].Missed = append(out[i].Missed, b)
+			out[i].Open = append(out[i].Open, b)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Pkg < out[j].Pkg })

@@ -81,14 +81,22 @@ func reachIn(ctx context.Context, dir string, bs []branches.Branch) (*branches.M
 	if len(ps) == 0 {
 		return nil, fmt.Errorf("the pods wrote no coverage to %s: run a binary built with -cover (make cover-bin)", dir)
 	}
-	return branches.Reach(bs, ps), nil
+	m := branches.Reach(bs, ps)
+	if rs, err := branches.Reasons(); err == nil {
+		_ = m.Explain(rs) // a stale entry fails branches.TestReasonsMatchSource, not the run
+	}
+	return m, nil
 }
 
 // printBranches prints the map's totals and each package's.
 func printBranches(w io.Writer, m *branches.Map) {
 	r, n := m.Totals()
-	fmt.Fprintf(w, "error branches of system/ reached: %d of %d\n", r, n)
+	open := 0
 	for _, p := range m.ByPackage() {
-		fmt.Fprintf(w, "  %-50s %3d of %3d\n", strings.TrimPrefix(p.Pkg, modulePath()+"/"), p.Reached, p.Total)
+		open += len(p.Open)
+	}
+	fmt.Fprintf(w, "error branches of system/ reached: %d of %d (%d not reached with a reason in %s, %d open)\n", r, n, n-r-open, branches.ReasonsFile, open)
+	for _, p := range m.ByPackage() {
+		fmt.Fprintf(w, "  %-50s %3d of %3d, %3d with a reason, %3d open\n", strings.TrimPrefix(p.Pkg, modulePath()+"/"), p.Reached, p.Total, len(p.Explained), len(p.Open))
 	}
 }
