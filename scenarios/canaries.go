@@ -37,6 +37,7 @@ var Catchers = map[string][]string{
 	canary.FlatBackoff:         {"backoff-schedule"},
 	canary.AllOrNothing:        {"unroutable-mid-batch"},
 	canary.AckFailedRelease:    {"release-response-lost"},
+	canary.AlertFirstStranded:  {"stranded-in-one-sweep"},
 }
 
 // CanaryResult is the sweep's answer for one canary.

@@ -37,18 +37,23 @@ type Cleanup struct {
 	log    *slog.Logger
 	// alertLimit is how many of the rows one sweep turns into ERROR get
 	// their SENDING_TIMEOUT alert: every one (-1); the NoCleanupAlert
-	// canary makes it none (0).
+	// canary makes it none (0), the AlertFirstStranded canary the first
+	// only (1).
 	alertLimit int
 
 	loop periodic.Loop
 }
 
 // New returns a cleanup scheduler; the NoCleanupAlert canary, if armed,
-// makes it sweep without alerting.
+// makes it sweep without alerting, the AlertFirstStranded canary alert
+// only the first row of each sweep.
 func New(cfg config.Config, pool *pgxpool.Pool, clk clock.Clock, alerts alert.Sender, log *slog.Logger) *Cleanup {
 	limit := -1
-	if canary.On(canary.NoCleanupAlert) {
+	switch {
+	case canary.On(canary.NoCleanupAlert):
 		limit = 0
+	case canary.On(canary.AlertFirstStranded):
+		limit = 1
 	}
 	return &Cleanup{cfg: cfg, pool: pool, clock: clk, alerts: alerts, log: log.With("component", "cleanup"),
 		alertLimit: limit}

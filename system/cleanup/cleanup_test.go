@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/outboxchaos/outboxchaos/system/alert"
+	"github.com/outboxchaos/outboxchaos/system/canary"
 	"github.com/outboxchaos/outboxchaos/system/cleanup"
 	"github.com/outboxchaos/outboxchaos/system/clock"
 	"github.com/outboxchaos/outboxchaos/system/config"
@@ -252,5 +253,24 @@ func TestRunOnce_EveryRowOfOneSweepAlerted(t *testing.T) {
 	}
 	if len(got) != 3 || got["a"] != 1 || got["b"] != 1 || got["c"] != 1 {
 		t.Fatalf("alerts by message %v, want a, b and c once each", got)
+	}
+}
+
+// The AlertFirstStranded canary is chosen when the cleanup is built and
+// alerts only the first row of the sweep: the other two are ERROR without
+// an alert. Not parallel: the canary is process-wide.
+func TestAlertFirstStrandedCanary(t *testing.T) {
+	t.Cleanup(func() { _ = canary.Arm("") })
+	db := testenv.NewMigratedSchema(t)
+	clk := clock.NewVirtual(clock.At(time.Now(), 10, 0), 0)
+	if err := canary.Arm(canary.AlertFirstStranded); err != nil {
+		t.Fatal(err)
+	}
+	rec := &testenv.AlertRecorder{}
+	c := cleanup.New(testConfig(db, "cleanup-a"), db.Pool, clk, rec, slog.New(slog.DiscardHandler))
+	_ = canary.Arm("")
+	sweepThree(t, db, c, clk.Now())
+	if a := rec.All(); len(a) != 1 {
+		t.Fatalf("%d alerts with the canary armed, want 1 (the first row only): %+v", len(a), a)
 	}
 }
