@@ -54,6 +54,7 @@ const (
 	// Cleanup.
 	CleanupSkip    = "cleanup-skip"
 	SendingTimeout = "sending-timeout"
+	CleanupSweep   = "cleanup-sweep" // a sweep committed: KeyCount rows turned ERROR in it (logged only when it turned any)
 
 	// Reconciler.
 	Lookup          = "lookup"

@@ -38,6 +38,7 @@ var Catchers = map[string][]string{
 	canary.AllOrNothing:        {"unroutable-mid-batch"},
 	canary.AckFailedRelease:    {"release-response-lost"},
 	canary.NewestFirst:         {"backlog-oldest-first"},
+	canary.AlertFirstStranded:  {"stranded-in-one-sweep"},
 }
 
 // CanaryResult is the sweep's answer for one canary.

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/outboxchaos/outboxchaos/checker"
@@ -178,6 +179,24 @@ func tableCatalogue() []*Scenario {
 			Outcome:     "SENDING stays; the redelivery does not send; cleanup turns it into ERROR + alert (lost, visibly)",
 			Steps:       crashWorker(kp.WorkerAfterClaim),
 			Expect:      rules(lost(1), alerts(checker.AlertSendingTimeout, 1), handsets(5)),
+		},
+		{
+			Name: "stranded-in-one-sweep", Row: "8", PerKind: 3,
+			Kinds:       []notification.Kind{notification.GradeRenewal},
+			Description: "three workers in turn are killed right after their claim committed, each on a different message; the cleanup's first sweep finds all three stuck in SENDING at once",
+			Fault:       "pause-point worker.after-claim (SIGSTOP) in worker-1, -2 and -3, each SIGKILLed once frozen, before the next starts; the cleanup starts only then, its clock one minute ahead",
+			Outcome:     "one sweep turns all three into ERROR, each with its own SENDING_TIMEOUT alert (lost visibly); none sent, none alerted twice",
+			Steps: append(append([]Step{enqueue(), start("relay"), await(outboxRows("PUBLISHED", 3))}, strandClaims(3)...),
+				assert(inboxRows("SENDING", 3)),
+				note(startWith("cleanup", clockBy(time.Minute)),
+					"the cleanup's first sweep is its first look at the inbox, and a minute past every claim: each stranded row is past the SENDING timeout in it"),
+				note(await(Cond{Event: &EventCond{Name: history.CleanupSweep, Pod: "cleanup-1", Attrs: map[string]string{history.KeyCount: "3"}}}),
+					"one committed sweep turned all three rows into ERROR"),
+				note(start("worker"), "the last killed worker's message is redelivered to a live one, which finds its row at the peek"),
+				await(peekSkipped(3)),
+			),
+			Expect: rules(lost(3), alerts(checker.AlertSendingTimeout, 3), handsets(0), peekSkips(3),
+				checker.Rule{Rule: "inbox-all", Status: "ERROR"}),
 		},
 		vendorUnknown("vendor-timeout", fakevendor.AcceptHang, fakevendor.Hang,
 			"the vendor call times out: once after the message reached the phone, once before"),
@@ -483,6 +502,27 @@ func crashWorker(point string) []Step {
 			"worker-1 never acked, or the broker took its ack: it handed worker-1 the next message"),
 		note(restart("worker-1"), "SIGKILL at the point, then a new worker-1"),
 	}
+}
+
+// strandClaims: n workers in turn (worker-1 … worker-n) each freeze right
+// after the claim of a fresh message committed and are SIGKILLed there,
+// leaving n SENDING rows no worker will finish. The copies the workers
+// killed before held reach the next one first and stop at its peek (their
+// rows exist), so each worker's first claim is a message of its own. Under
+// single-active-consumer with prefetch 1 nothing else is delivered while a
+// worker is frozen, and it acked nothing it could lose: its only acks, at
+// the peek, preceded the delivery it froze on.
+func strandClaims(n int) []Step {
+	var out []Step
+	for i := 1; i <= n; i++ {
+		pod := fmt.Sprintf("worker-%d", i)
+		out = append(out,
+			startWith("worker", faults.Spec{Kind: "pause-point", Point: kp.WorkerAfterClaim}),
+			note(await(Cond{Paused: pod}), pod+" froze right after its claim committed"),
+			assert(inboxRows("SENDING", i)),
+			note(inject(faults.Spec{Kind: "kill", Pod: pod}), "its delivery goes back to the queue unacked"))
+	}
+	return out
 }
 
 // failWorker: a failpoint in worker-1, until the event its failure logs.

@@ -54,6 +54,11 @@ const (
 	TimeoutAsConfirmed = "timeout-as-confirmed"
 	// NoCleanupAlert turns stuck SENDING rows into ERROR without an alert.
 	NoCleanupAlert = "no-cleanup-alert"
+	// AlertFirstStranded alerts only the first row a cleanup sweep turns
+	// into ERROR: the others of the same sweep become ERROR silently. A
+	// sweep that finds one stuck row looks right; only several rows
+	// stranded in one sweep show it.
+	AlertFirstStranded = "alert-first-stranded"
 	// RateLimitAsUnknown classifies HTTP 429 as an unknown outcome.
 	RateLimitAsUnknown = "rate-limit-as-unknown"
 	// SilentAnniversary loses the anniversary notification without an alert.
@@ -126,7 +131,7 @@ var Names = []string{MarkBeforePublish, CheckThenAct, RetryUnknown, ReleaseOnCan
 	NoClaimedBy, AckBeforeResult, FreshMessageID, ReturnedAsPublished, TimeoutAsConfirmed, NoCleanupAlert,
 	RateLimitAsUnknown, SilentAnniversary, NoAdDeferral, NoExpiry, PlainInsert, MigrateUnlocked, NoReconnect,
 	AutoAck, NoDedup, RecentOnly, TrustFirstAnswer, ParkWithoutReason, NoAttemptsAlert, ConsentFirstOnly, FlatBackoff, AllOrNothing,
-	AckFailedRelease, NewestFirst}
+	AckFailedRelease, NewestFirst, AlertFirstStranded}
 
 // InfraNames lists the canaries only the infrastructure scenarios catch
 // (scenarios/infra: they need containers, so the canary sweep over Names

@@ -35,18 +35,28 @@ type Cleanup struct {
 	clock  clock.Clock
 	alerts alert.Sender
 	log    *slog.Logger
-	// alertTimeouts sends the SENDING_TIMEOUT alert of each row the sweep
-	// turns into ERROR; only the NoCleanupAlert canary clears it.
-	alertTimeouts bool
+	// alertLimit is how many of the rows one sweep turns into ERROR get
+	// their SENDING_TIMEOUT alert: every one (-1); the NoCleanupAlert
+	// canary makes it none (0), the AlertFirstStranded canary the first
+	// only (1).
+	alertLimit int
 
 	loop periodic.Loop
 }
 
 // New returns a cleanup scheduler; the NoCleanupAlert canary, if armed,
-// makes it sweep without alerting.
+// makes it sweep without alerting, the AlertFirstStranded canary alert
+// only the first row of each sweep.
 func New(cfg config.Config, pool *pgxpool.Pool, clk clock.Clock, alerts alert.Sender, log *slog.Logger) *Cleanup {
+	limit := -1
+	switch {
+	case canary.On(canary.NoCleanupAlert):
+		limit = 0
+	case canary.On(canary.AlertFirstStranded):
+		limit = 1
+	}
 	return &Cleanup{cfg: cfg, pool: pool, clock: clk, alerts: alerts, log: log.With("component", "cleanup"),
-		alertTimeouts: !canary.On(canary.NoCleanupAlert)}
+		alertLimit: limit}
 }
 
 // TryLock takes the named lock until now+ttl for owner if it is free or
@@ -108,10 +118,10 @@ func (c *Cleanup) RunOnce(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	for _, r := range rows {
+	for i, r := range rows {
 		c.log.Warn("SENDING timed out", history.KeyEvent, history.SendingTimeout, history.KeyMessageID, r.MessageID,
 			history.KeyOutboxID, r.OutboxID, history.KeyDedupKey, r.DedupKey)
-		if !c.alertTimeouts {
+		if c.alertLimit >= 0 && i >= c.alertLimit {
 			continue
 		}
 		c.alerts.Send(ctx, alert.Alert{Kind: alert.KindSendingTimeout, OutboxID: r.OutboxID, MessageID: r.MessageID,
@@ -119,6 +129,11 @@ func (c *Cleanup) RunOnce(ctx context.Context) (int, error) {
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return 0, fmt.Errorf("commit SENDING sweep (its alerts are out; the sweep repeats): %w", err)
+	}
+	if len(rows) > 0 {
+		// One line per committed sweep: a history can tell rows expired
+		// together from rows expired by sweeps of their own.
+		c.log.Info("SENDING sweep committed", history.KeyEvent, history.CleanupSweep, history.KeyCount, len(rows))
 	}
 	return len(rows), nil
 }

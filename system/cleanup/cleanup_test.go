@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/outboxchaos/outboxchaos/system/alert"
+	"github.com/outboxchaos/outboxchaos/system/canary"
 	"github.com/outboxchaos/outboxchaos/system/cleanup"
 	"github.com/outboxchaos/outboxchaos/system/clock"
 	"github.com/outboxchaos/outboxchaos/system/config"
@@ -214,5 +215,62 @@ func TestRunOnce_WithoutLockDoesNothing(t *testing.T) {
 	clk.Set(now.Add(time.Minute))
 	if n, err := c.RunOnce(ctx); err != nil || n != 1 {
 		t.Fatalf("after the lock expired: %d %v", n, err)
+	}
+}
+
+// sweepThree strands three claims past the SENDING timeout and runs one
+// sweep of c over them: all three are ERROR after it, whatever c alerts.
+func sweepThree(t *testing.T, db *testenv.DB, c *cleanup.Cleanup, now time.Time) {
+	t.Helper()
+	for i, mid := range []string{"a", "b", "c"} {
+		claimAt(t, db, mid, int64(i+1), now.Add(-time.Duration(i+1)*time.Second))
+	}
+	n, err := c.RunOnce(context.Background())
+	if err != nil || n != 3 {
+		t.Fatalf("one sweep over three stranded claims: %d %v, want 3", n, err)
+	}
+	for mid, st := range statuses(t, db) {
+		if st != inbox.StatusError {
+			t.Fatalf("row %s is %s after the sweep, want ERROR", mid, st)
+		}
+	}
+}
+
+// SPEC §5: every row one sweep turns into ERROR gets its own
+// SENDING_TIMEOUT alert, not only the first.
+func TestRunOnce_EveryRowOfOneSweepAlerted(t *testing.T) {
+	t.Parallel()
+	db := testenv.NewMigratedSchema(t)
+	clk := clock.NewVirtual(clock.At(time.Now(), 10, 0), 0)
+	rec := &testenv.AlertRecorder{}
+	sweepThree(t, db, cleanup.New(testConfig(db, "cleanup-a"), db.Pool, clk, rec, slog.New(slog.DiscardHandler)), clk.Now())
+	got := map[string]int{}
+	for _, a := range rec.All() {
+		if a.Kind != alert.KindSendingTimeout {
+			t.Fatalf("alert %+v", a)
+		}
+		got[a.MessageID]++
+	}
+	if len(got) != 3 || got["a"] != 1 || got["b"] != 1 || got["c"] != 1 {
+		t.Fatalf("alerts by message %v, want a, b and c once each", got)
+	}
+}
+
+// The AlertFirstStranded canary is chosen when the cleanup is built and
+// alerts only the first row of the sweep: the other two are ERROR without
+// an alert. Not parallel: the canary is process-wide.
+func TestAlertFirstStrandedCanary(t *testing.T) {
+	t.Cleanup(func() { _ = canary.Arm("") })
+	db := testenv.NewMigratedSchema(t)
+	clk := clock.NewVirtual(clock.At(time.Now(), 10, 0), 0)
+	if err := canary.Arm(canary.AlertFirstStranded); err != nil {
+		t.Fatal(err)
+	}
+	rec := &testenv.AlertRecorder{}
+	c := cleanup.New(testConfig(db, "cleanup-a"), db.Pool, clk, rec, slog.New(slog.DiscardHandler))
+	_ = canary.Arm("")
+	sweepThree(t, db, c, clk.Now())
+	if a := rec.All(); len(a) != 1 {
+		t.Fatalf("%d alerts with the canary armed, want 1 (the first row only): %+v", len(a), a)
 	}
 }
