@@ -93,6 +93,7 @@ func OrderViolations(h []history.Event, faults []FaultRecord, s State) []string 
 			}
 		}
 	}
+	passes := passesOf(claims, rows)
 	var out []string
 	ids := make([]int64, 0, len(rows))
 	for id := range rows {
@@ -106,31 +107,55 @@ func OrderViolations(h []history.Event, faults []FaultRecord, s State) []string 
 		if !claimed || !enqueued {
 			continue
 		}
-		if v := overtaker(old, own, since, judgedUntil, claims, rows); v != "" {
+		if v := overtaker(old, own, since, judgedUntil, passes); v != "" {
 			out = append(out, v)
 		}
 	}
 	return out
 }
 
+// pass is one relay claim as the age bound reads it: when it began and
+// ended, and the latest row in the claim order it took of those judged.
+type pass struct {
+	claim history.Event
+	young OutboxRow
+}
+
+// passesOf returns the claims that took at least one judged row, in the
+// order their lines were logged, each with its latest such row.
+func passesOf(claims []history.Event, rows map[int64]OutboxRow) []pass {
+	var out []pass
+	for _, c := range claims {
+		p, took := pass{claim: c}, false
+		for _, id := range c.IDs(history.KeyIDs) {
+			if r, ok := rows[id]; ok && (!took || claimedBefore(p.young, r)) {
+				p.young, took = r, true
+			}
+		}
+		if took {
+			out = append(out, p)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].claim.At < out[j].claim.At })
+	return out
+}
+
 // overtaker names the first claim that passed over old, "" if none did: a
 // claim that began after old was committed, ended before old's own claim
-// began and before the judged window closed, and took an eligible row
-// later than old in the claim order.
-func overtaker(old OutboxRow, own history.Event, since, until time.Duration, claims []history.Event, rows map[int64]OutboxRow) string {
-	for _, c := range claims {
-		if c.Began() <= since || c.At >= own.Began() || c.At >= until {
+// began and before the judged window closed, and took a judged row later
+// than old in the claim order.
+func overtaker(old OutboxRow, own history.Event, since, until time.Duration, passes []pass) string {
+	for _, p := range passes {
+		c := p.claim
+		if c.At >= own.Began() || c.At >= until {
+			break
+		}
+		if c.Began() <= since || !claimedBefore(old, p.young) {
 			continue
 		}
-		for _, yid := range c.IDs(history.KeyIDs) {
-			young, ok := rows[yid]
-			if !ok || !claimedBefore(old, young) {
-				continue
-			}
-			return fmt.Sprintf("outbox row %d (%s, due %s) waited, committed since +%.3fs and held by no claim, while %s's claim (+%.3fs..+%.3fs) took row %d, due %s; its own claim began at +%.3fs",
-				old.ID, old.DedupKey, old.Due.Format(time.RFC3339Nano), since.Seconds(), c.Pod, c.Began().Seconds(), c.At.Seconds(),
-				young.ID, young.Due.Format(time.RFC3339Nano), own.Began().Seconds())
-		}
+		return fmt.Sprintf("outbox row %d (%s, due %s) waited, committed since +%.3fs and held by no claim, while %s's claim (+%.3fs..+%.3fs) took row %d, due %s; its own claim began at +%.3fs",
+			old.ID, old.DedupKey, old.Due.Format(time.RFC3339Nano), since.Seconds(), c.Pod, c.Began().Seconds(), c.At.Seconds(),
+			p.young.ID, p.young.Due.Format(time.RFC3339Nano), own.Began().Seconds())
 	}
 	return ""
 }
