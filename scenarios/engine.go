@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/faults"
 )
 
@@ -22,6 +24,17 @@ type runner struct {
 
 	mu    sync.Mutex
 	holds []interface{ Hold() *faults.Hold }
+
+	// feeding counts the later steps (sustained load's job runs) of a
+	// parallel step that have not finished: while one is pending, a
+	// quiescent run is only between rounds, not done.
+	feeding atomic.Int32
+}
+
+// drained reports whether the run is quiescent in s and no later step is
+// still to enqueue more: a point not reached by then never will be.
+func (r *runner) drained(s checker.State) bool {
+	return r.feeding.Load() == 0 && checker.Quiescent(s)
 }
 
 // steps runs steps in order and stops at the first failure.
@@ -187,8 +200,15 @@ func (r *runner) parallel(ctx context.Context, steps []Step) error {
 	errs := make([]error, len(steps))
 	for i, st := range steps {
 		wg.Add(1)
+		feeding := st.Do == "later"
+		if feeding {
+			r.feeding.Add(1)
+		}
 		go func() {
 			defer wg.Done()
+			if feeding {
+				defer r.feeding.Add(-1)
+			}
 			errs[i] = r.step(ctx, st)
 		}()
 	}

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/outboxchaos/outboxchaos/checker"
 )
 
 // replace waits until the step's pod has died at its crash point or
@@ -47,7 +45,7 @@ func (r *runner) replace(ctx context.Context, st Step) error {
 		if err != nil {
 			return false, err
 		}
-		return checker.Quiescent(s), nil
+		return r.drained(s), nil
 	})
 	if err != nil {
 		return err

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 
-	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/faults"
 )
 
@@ -19,8 +18,9 @@ func validateThaw(s Step) error {
 // thaw waits until the step's pod froze at its pause-point, then keeps it
 // frozen for the step's "for" and continues it (a resume fault, in the
 // ledger): a pause sized by a deadline. A pod that exits, or a run that
-// turns quiescent (or stays busy past the wait's bound) before the pod
-// froze, means the point was never reached: nothing to thaw, not an error.
+// turns quiescent with no feed round still to come (or stays busy past the
+// wait's bound) before the pod froze, means the point was never reached:
+// nothing to thaw, not an error.
 func (r *runner) thaw(ctx context.Context, st Step) error {
 	d := st.Timeout.D()
 	if d == 0 {
@@ -45,7 +45,7 @@ func (r *runner) thaw(ctx context.Context, st Step) error {
 		if err != nil {
 			return false, err
 		}
-		return checker.Quiescent(s), nil
+		return r.drained(s), nil
 	})
 	if ctx.Err() != nil {
 		return ctx.Err()
