@@ -19,6 +19,10 @@ type Map struct {
 	// Explained holds, by ID, the reason no fault can reach a branch
 	// (unreachable.tsv), for the branches an entry names; nil: none read.
 	Explained map[string]Reason `json:"-"`
+	// Earlier holds the IDs of the branches earlier runs reached (the
+	// exploration ledger's union, AddEarlier), whether or not m's own runs
+	// did; nil: none known.
+	Earlier map[string]bool `json:"-"`
 }
 
 // Explain attaches the reasons rs give (see Explain) and returns the
@@ -65,20 +69,25 @@ func Reach(bs []Branch, ps []*cover.Profile) *Map {
 	return m
 }
 
-// Package is one package's branches: how many, how many reached, and the
-// ones not reached; these split into the ones with a reason no fault can
-// reach them (Explained, by class) and the open ones, reachable by a
-// fault but not reached (the fault search's to-do):
-// Reached + len(Explained) + len(Open) = Total.
+// Package is one package's branches: how many, how many this map's runs
+// reached, how many were reached ever (by them or by earlier runs,
+// Map.Earlier), and the ones never reached; these split into the ones with
+// a reason no fault can reach them (Explained, by class) and the open
+// ones, reachable by a fault but never reached (the fault search's to-do):
+// Ever + len(Explained) + len(Open) = Total. Without earlier runs, Ever is
+// Reached.
 type Package struct {
-	Pkg       string
-	Total     int
-	Reached   int
+	Pkg     string
+	Total   int
+	Reached int
+	Ever    int
+	// Missed are the branches this map's runs did not reach (some of them
+	// maybe reached earlier).
 	Missed    []Branch
 	Explained []Branch
 	Open      []Branch
-	// ReachedListed are reached branches unreachable.tsv says no fault
-	// can reach: the reason is wrong (counted as reached).
+	// ReachedListed are branches reached ever that unreachable.tsv says
+	// no fault can reach: the reason is wrong (counted as reached).
 	ReachedListed []Branch
 }
 
@@ -107,18 +116,21 @@ func (m *Map) ByPackage() []Package {
 			out = append(out, Package{Pkg: b.Pkg})
 		}
 		out[i].Total++
+		if m.Reached[b.ID()] {
+			out[i].Reached++
+		} else {
+			out[i].Missed = append(out[i].Missed, b)
+		}
 		_, listed := m.Explained[b.ID()]
 		switch {
-		case m.Reached[b.ID()]:
-			out[i].Reached++
+		case m.Ever(b.ID()):
+			out[i].Ever++
 			if listed {
 				out[i].ReachedListed = append(out[i].ReachedListed, b)
 			}
 		case listed:
-			out[i].Missed = append(out[i].Missed, b)
 			out[i].Explained = append(out[i].Explained, b)
 		default:
-			out[i].Missed = append(out[i].Missed, b)
 			out[i].Open = append(out[i].Open, b)
 		}
 	}
@@ -126,7 +138,8 @@ func (m *Map) ByPackage() []Package {
 	return out
 }
 
-// Totals are the reached and instrumented branches over every package.
+// Totals are the branches this map's runs reached (Earlier aside) and the
+// instrumented ones, over every package.
 func (m *Map) Totals() (reached, total int) {
 	for _, p := range m.ByPackage() {
 		reached += p.Reached

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"sort"
 	"time"
 
 	"github.com/outboxchaos/outboxchaos/branches"
@@ -28,23 +29,29 @@ type LedgerEntry struct {
 	// family × pipeline phase, single and pairwise (random schedules only).
 	Coverage *scenarios.Coverage `json:"coverage,omitempty"`
 	// Branches is how many error branches of system/ the exploration's
-	// pods reached (run with --cover-dir), of how many.
+	// pods reached (run with --cover-dir), of how many, and which.
 	Branches *BranchCount `json:"branches,omitempty"`
 }
 
-// BranchCount is error branches reached of a total (package branches).
+// BranchCount is error branches reached of a total (package branches),
+// and which ones.
 type BranchCount struct {
 	Reached int `json:"reached"`
 	Total   int `json:"total"`
+	// Keys name the branches reached (branches.Key: file under system/,
+	// function, guard; no line number, so they outlive edits). Entries
+	// written before the ledger kept them have none: they count, but add
+	// nothing to the union of what was ever reached.
+	Keys []string `json:"keys,omitempty"`
 }
 
-// CountBranches counts what m reached (nil: not measured).
+// CountBranches counts what m reached and names it (nil: not measured).
 func CountBranches(m *branches.Map) *BranchCount {
 	if m == nil {
 		return nil
 	}
 	r, n := m.Totals()
-	return &BranchCount{Reached: r, Total: n}
+	return &BranchCount{Reached: r, Total: n, Keys: m.ReachedKeys()}
 }
 
 // Ledger kinds.
@@ -82,6 +89,29 @@ type LedgerTotals struct {
 	// Branches is the entry that reached the most error branches (the
 	// counts of different commits do not add up), nil if none measured.
 	Branches *LedgerEntry
+	// BranchesEver is the union of the reached branches of every entry
+	// that named them (BranchCount.Keys), by key: the last entry to reach
+	// each. A key may name a branch the source no longer has
+	// (branches.Map.AddEarlier drops those).
+	BranchesEver map[string]BranchSeen
+	// BranchRuns is how many entries named the branches they reached.
+	BranchRuns int
+}
+
+// BranchSeen is the ledger entry that last reached a branch.
+type BranchSeen struct {
+	Commit string
+	At     time.Time
+}
+
+// EverKeys are the keys of BranchesEver, sorted.
+func (t LedgerTotals) EverKeys() []string {
+	out := make([]string, 0, len(t.BranchesEver))
+	for k := range t.BranchesEver {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // ReadLedger sums the ledger at path.
@@ -96,6 +126,9 @@ func ReadLedger(path string) (LedgerTotals, error) {
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
+	// A line holds an exploration's coverage and the keys of the branches
+	// it reached: tens of kilobytes, past bufio's 64 KiB default soon.
+	sc.Buffer(make([]byte, 0, 1<<16), 16<<20)
 	for n := 1; sc.Scan(); n++ {
 		var e LedgerEntry
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
@@ -110,6 +143,17 @@ func ReadLedger(path string) (LedgerTotals, error) {
 		if e.Branches != nil && (t.Branches == nil || e.Branches.Reached > t.Branches.Branches.Reached) {
 			t.Branches = &e
 		}
+		if e.Branches != nil && len(e.Branches.Keys) > 0 {
+			if t.BranchesEver == nil {
+				t.BranchesEver = map[string]BranchSeen{}
+			}
+			t.BranchRuns++
+			for _, k := range e.Branches.Keys {
+				if s, ok := t.BranchesEver[k]; !ok || e.At.After(s.At) {
+					t.BranchesEver[k] = BranchSeen{Commit: e.Commit, At: e.At}
+				}
+			}
+		}
 		if e.Coverage != nil {
 			if t.Coverage == nil {
 				t.Coverage = scenarios.NewCoverage()
@@ -117,5 +161,8 @@ func ReadLedger(path string) (LedgerTotals, error) {
 			t.Coverage.Merge(e.Coverage)
 		}
 	}
-	return t, sc.Err()
+	if err := sc.Err(); err != nil {
+		return t, fmt.Errorf("read exploration ledger %s: %w", path, err)
+	}
+	return t, nil
 }

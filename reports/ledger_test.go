@@ -72,3 +72,24 @@ func TestLedgerSumsCoverage(t *testing.T) {
 		t.Errorf("rendered:\n%s", b.String())
 	}
 }
+
+// TestLedgerLongLine: an entry past bufio's 64 KiB default line (coverage
+// and the keys of the branches reached) reads back whole.
+func TestLedgerLongLine(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "explored.jsonl")
+	var keys []string
+	for i := range 1000 {
+		keys = append(keys, fmt.Sprintf("relay/relay.go:Relay.RunOnce#%d:%s", i+2, strings.Repeat("x", 80)))
+	}
+	if err := AppendLedger(path, LedgerEntry{At: time.Now(), What: LedgerSchedules, Count: 1, Branches: &BranchCount{Reached: 1000, Total: 1000, Keys: keys}}); err != nil {
+		t.Fatal(err)
+	}
+	tot, err := ReadLedger(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tot.BranchesEver) != 1000 {
+		t.Fatalf("%d keys read back", len(tot.BranchesEver))
+	}
+}

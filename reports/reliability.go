@@ -149,7 +149,7 @@ func WriteReliability(w io.Writer, r Reliability) error {
 	writeReconciled(p, r)
 	writeCrashPoints(p, r.Crash)
 	writeExplored(p, r.Explored)
-	writeBranches(p, r.Branches)
+	writeBranches(p, r.Branches, r.Explored)
 	writeRunCost(p, r)
 
 	if len(r.Canaries) > 0 {
@@ -273,6 +273,10 @@ func writeExplored(p func(string, ...any), t LedgerTotals) {
 	if b := t.Branches; b != nil {
 		p("Error branches of `system/` reached: at most **%d of %d** in one exploration run with a coverage map (`make report` or `explore --cover-dir`; the one at %s, %s).\n\n",
 			b.Branches.Reached, b.Branches.Total, b.Commit, b.At.Format("2006-01-02"))
+		if t.BranchRuns > 0 {
+			p("%d of the ledger's explorations named the branches they reached: %d different ones between them, whatever the commit (which of them the source still has, and which no run ever reached: [Error branches reached](#error-branches-reached)).\n\n",
+				t.BranchRuns, len(t.BranchesEver))
+		}
 	}
 	writeCoverage(p, t.Coverage)
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/outboxchaos/outboxchaos/branches"
+	"github.com/outboxchaos/outboxchaos/reports"
 )
 
 // modulePath is this program's module, as coverage profiles name files.
@@ -88,15 +89,39 @@ func reachIn(ctx context.Context, dir string, bs []branches.Branch) (*branches.M
 	return m, nil
 }
 
-// printBranches prints the map's totals and each package's.
+// printBranches prints the map's totals and each package's: what these
+// runs reached (m.Earlier, what earlier runs reached, is not printed).
 func printBranches(w io.Writer, m *branches.Map) {
+	m2 := *m
+	m2.Earlier = nil
+	m = &m2
 	r, n := m.Totals()
-	open := 0
+	open, explained := 0, 0
 	for _, p := range m.ByPackage() {
 		open += len(p.Open)
+		explained += len(p.Explained)
 	}
-	fmt.Fprintf(w, "error branches of system/ reached: %d of %d (%d not reached with a reason in %s, %d open)\n", r, n, n-r-open, branches.ReasonsFile, open)
+	fmt.Fprintf(w, "error branches of system/ reached: %d of %d (%d not reached with a reason in %s, %d open)\n", r, n, explained, branches.ReasonsFile, open)
 	for _, p := range m.ByPackage() {
 		fmt.Fprintf(w, "  %-50s %3d of %3d, %3d with a reason, %3d open\n", strings.TrimPrefix(p.Pkg, modulePath()+"/"), p.Reached, p.Total, len(p.Explained), len(p.Open))
 	}
+}
+
+// printEver prints what m's runs and every exploration of the ledger t
+// that named its branches reached between them (the report's union),
+// and what was never reached.
+func printEver(w io.Writer, m *branches.Map, t reports.LedgerTotals) {
+	m2 := *m
+	m2.Earlier = nil
+	m = &m2
+	gone := m.AddEarlier(t.EverKeys())
+	ever, total, explained, open := 0, 0, 0, 0
+	for _, p := range m.ByPackage() {
+		ever += p.Ever
+		total += p.Total
+		explained += len(p.Explained)
+		open += len(p.Open)
+	}
+	fmt.Fprintf(w, "error branches of system/ reached ever (these runs and %d explorations of the ledger that named theirs; %d of their branches no longer in the source): %d of %d (%d never reached, with a reason; %d open)\n",
+		t.BranchRuns, len(gone), ever, total, explained, open)
 }

@@ -196,7 +196,7 @@ func runCrashpoints(ctx context.Context, args []string, stdout, stderr io.Writer
 		}
 		fmt.Fprintf(stdout, "crashpoints %s: explored %s in %s\n", w.Name, perProcess(explored, fired), time.Since(t0).Round(time.Second))
 	}
-	appendLedger(*ledger, reports.LedgerCrashPoints, sum(total), len(violations), *seed, *shardArg, nil, nil, stderr)
+	appendLedger(*ledger, reports.LedgerCrashPoints, sum(total), len(violations), *seed, *shardArg, nil, nil, stdout, stderr)
 	fmt.Fprintf(stdout, "\ncrashpoints: explored %d points (%s) in %s; %d violations, %d not judged (ERROR)\n",
 		sum(total), perProcess(total, nil), time.Since(start).Round(time.Second), len(violations), len(errored))
 	for _, c := range errored {

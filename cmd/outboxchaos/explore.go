@@ -24,7 +24,7 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	only := fs.Int("only", -1, "run schedule I alone (what a violation's replay line gives)")
 	artifacts := fs.String("artifacts", "artifacts", "directory for the records of violating runs")
 	verbose := fs.Bool("v", false, "print each violating run's timeline")
-	ledger := fs.String("ledger", "", "append the budget's count to this exploration ledger (make explore: reports/explored.jsonl)")
+	ledger := fs.String("ledger", "", "append the budget's counts to this exploration ledger (make explore: reports/explored.jsonl), with --cover-dir also the error branches its pods reached, by name, for the report's union of every branch ever reached")
 	recordAll := fs.Bool("record-all", false, "write every run's record under --artifacts, not only the violating ones'")
 	junit := fs.String("junit", "", "also write a JUnit XML report to this file (one test case per schedule)")
 	explain := fs.Int("explain", -1, "print schedule I and the deadlines each of its faults straddles, and run nothing")
@@ -139,7 +139,7 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 	}
 	// A run not judged explored nothing.
-	appendLedger(*ledger, reports.LedgerSchedules, ran-len(errored), len(failed), *seed, *shardArg, cov, reports.CountBranches(reached), stderr)
+	appendLedger(*ledger, reports.LedgerSchedules, ran-len(errored), len(failed), *seed, *shardArg, cov, reports.CountBranches(reached), stdout, stderr)
 	switch {
 	case len(failed) > 0:
 		return errVerdictFailed

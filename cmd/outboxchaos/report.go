@@ -149,11 +149,14 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		printBranches(stdout, rep.Branches)
 	}
-	appendLedger(*ledger, reports.LedgerSchedules, schedRan, schedBad, *seed, "", cov, reports.CountBranches(rep.Branches), stderr)
-	appendLedger(*ledger, reports.LedgerCrashPoints, crashRan, crashBad, *seed, "", nil, nil, stderr)
+	appendLedger(*ledger, reports.LedgerSchedules, schedRan, schedBad, *seed, "", cov, reports.CountBranches(rep.Branches), stdout, stderr)
+	appendLedger(*ledger, reports.LedgerCrashPoints, crashRan, crashBad, *seed, "", nil, nil, stdout, stderr)
 	if *ledger != "" {
 		if rep.Explored, err = reports.ReadLedger(*ledger); err != nil {
 			return err
+		}
+		if rep.Branches != nil {
+			printEver(stdout, rep.Branches, rep.Explored)
 		}
 	}
 	if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
@@ -184,8 +187,9 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 }
 
 // appendLedger records a finished exploration in the ledger at path (""
-// records nothing); a failure to record is reported, never fatal.
-func appendLedger(path, what string, count, violations int, seed int64, shard string, cov *scenarios.Coverage, br *reports.BranchCount, stderr io.Writer) {
+// records nothing) and says so on stdout; a failure to record is reported
+// on stderr, never fatal.
+func appendLedger(path, what string, count, violations int, seed int64, shard string, cov *scenarios.Coverage, br *reports.BranchCount, stdout, stderr io.Writer) {
 	if path == "" || count == 0 {
 		return
 	}
@@ -193,7 +197,13 @@ func appendLedger(path, what string, count, violations int, seed int64, shard st
 		Coverage: cov, Branches: br}
 	if err := reports.AppendLedger(path, e); err != nil {
 		fmt.Fprintf(stderr, "outboxchaos: %v\n", err)
+		return
 	}
+	named := ""
+	if br != nil {
+		named = fmt.Sprintf(", and the %d error branches they reached by name (file, function, guard)", len(br.Keys))
+	}
+	fmt.Fprintf(stdout, "ledger %s: recorded %d %s, %d violations%s\n", path, count, what, violations, named)
 }
 
 func environment(ctx context.Context, o scenarios.Options) (reports.Environment, error) {
