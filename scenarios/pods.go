@@ -43,6 +43,7 @@ func (e *Env) Start(ctx context.Context, role string, ps podSpec) (*world.Pod, e
 	case "reconciler":
 		args = []string{"reconcile"}
 	case "job":
+		c.PGURL = replaceHost(c.PGURL, e.PGJob.Addr())
 		args = []string{"enqueue", "--per-kind", strconv.Itoa(e.Scenario.perKind()), "--kinds", kindsArg(e.Scenario.Kinds)}
 	case "migrate":
 		args = []string{"migrate"}
