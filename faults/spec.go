@@ -247,9 +247,10 @@ func buildFreeze(s Spec) (Fault, error)  { return &NodeFreeze{Node: s.Node}, nod
 func buildLeaderLoss(Spec) (Fault, error) { return &LeaderLoss{}, nil }
 
 // LinkNames are the links a run may have: every run one to Postgres, one
-// to RabbitMQ per role, one to the vendor; postgres-relay and
-// postgres-worker are the relays' and the workers' own hops in front of
-// postgres (cutting postgres still cuts them too). nats-relay and
+// to RabbitMQ per role, one to the vendor; postgres-relay,
+// postgres-worker and postgres-job are the relays', the workers' and the
+// batch job's own hops in front of postgres (cutting postgres still cuts
+// them too). nats-relay and
 // nats-worker exist only in a run whose relay under test uses JetStream:
 // the relays' and the peer's consumer's links to the run's nats-server.
-var LinkNames = []string{"postgres", "rabbitmq-relay", "rabbitmq-worker", "vendor", "postgres-relay", "postgres-worker", "nats-relay", "nats-worker"}
+var LinkNames = []string{"postgres", "rabbitmq-relay", "rabbitmq-worker", "vendor", "postgres-relay", "postgres-worker", "nats-relay", "nats-worker", "postgres-job"}

@@ -37,6 +37,7 @@ var addedDraws = map[string]int{
 	"sized faults":                        0,
 	"swarm":                               0,
 	"sustained load":                      1,
+	"job link cut":                        1,
 }
 
 type choice struct {

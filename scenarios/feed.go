@@ -60,8 +60,12 @@ func (s Schedule) feedSteps() []Step {
 	}
 	var out []Step
 	for k := 1; k <= s.Feed.Rounds; k++ {
+		var cut *JobCut
+		if s.JobCut != nil && s.JobCut.Round == k {
+			cut = s.JobCut
+		}
 		out = append(out, Step{Do: "later", After: faults.Duration(time.Duration(k) * s.Feed.Gap.D()),
-			Steps: []Step{{Do: "enqueue", PerKind: s.PerKind + k*s.Feed.Step, Supervise: true}},
+			Steps: []Step{cutEnqueue(Step{Do: "enqueue", PerKind: s.PerKind + k*s.Feed.Step}, cut)},
 			Note:  fmt.Sprintf("sustained load: job run %d of %d while the pipeline runs", k, s.Feed.Rounds)})
 	}
 	return out

@@ -43,6 +43,7 @@ func (e *Env) Start(ctx context.Context, role string, ps podSpec) (*world.Pod, e
 	case "reconciler":
 		args = []string{"reconcile"}
 	case "job":
+		c.PGURL = replaceHost(c.PGURL, e.PGJob.Addr())
 		args = []string{"enqueue", "--per-kind", strconv.Itoa(e.Scenario.perKind()), "--kinds", kindsArg(e.Scenario.Kinds)}
 	case "migrate":
 		args = []string{"migrate"}
@@ -138,13 +139,19 @@ func (e *Env) Run(ctx context.Context, role string, ps podSpec) (*world.Pod, err
 	if err != nil {
 		return nil, err
 	}
+	return p, e.finish(ctx, p)
+}
+
+// finish waits for a started pod to exit, returning an error unless it
+// exits 0.
+func (e *Env) finish(ctx context.Context, p *world.Pod) error {
 	if err := e.WaitExit(ctx, p, 60*time.Second); err != nil {
-		return p, err
+		return err
 	}
 	if p.ExitCode() != 0 {
-		return p, fmt.Errorf("%s exited %d", p.Name(), p.ExitCode())
+		return fmt.Errorf("%s exited %d", p.Name(), p.ExitCode())
 	}
-	return p, nil
+	return nil
 }
 
 // Restart starts a fresh pod of the same role without its kill-point or

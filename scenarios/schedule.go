@@ -114,6 +114,9 @@ type Schedule struct {
 	Reconcilers int `json:"reconcilers,omitempty"`
 	// Feed is sustained load while the pipeline runs (feed.go), or none.
 	Feed *Feed `json:"feed,omitempty"`
+	// JobCut cuts one job run's database link in the middle of its
+	// transaction (jobcut.go), or none.
+	JobCut *JobCut `json:"job_cut,omitempty"`
 }
 
 // ReconcileModes are the values of Schedule.Reconcile.
@@ -149,6 +152,9 @@ func (s Schedule) String() string {
 	}
 	if s.Feed != nil {
 		out += " " + s.Feed.String()
+	}
+	if s.JobCut != nil {
+		out += " " + s.JobCut.String()
 	}
 	return out
 }
@@ -295,6 +301,7 @@ func Generate(d Draw) Schedule {
 		s.swarm(d)
 	}
 	s.feed(d)
+	s.jobCut(d)
 	return s
 }
 
@@ -353,6 +360,10 @@ func (s Schedule) Scenario(name string) *Scenario {
 	for i := 0; i < s.JobRuns; i++ {
 		if i == 0 && len(armed["job"]) > 0 {
 			sc.Steps = append(sc.Steps, startWith("job", armed["job"]...), await(Cond{Exited: "job-1"}))
+		}
+		if i == 0 && s.JobCut != nil && s.JobCut.Round == 0 {
+			sc.Steps = append(sc.Steps, cutEnqueue(enqueue(), s.JobCut))
+			continue
 		}
 		sc.Steps = append(sc.Steps, enqueue())
 	}

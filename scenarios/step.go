@@ -33,6 +33,11 @@ type Step struct {
 	After   faults.Duration `json:"after,omitempty"`
 	For     faults.Duration `json:"for,omitempty"`
 	Timeout faults.Duration `json:"timeout,omitempty"`
+	// WhileFrozen: an enqueue step's faults put in place once its job pod
+	// froze at the pause-point armed in it, the pod then continued, and
+	// the faults recovered once it exited (a link cut in the middle of
+	// the job's transaction); a pod that exits without freezing gets none.
+	WhileFrozen []faults.Spec `json:"while_frozen,omitempty"`
 	// Optional: a fault that cannot be put in place (its link is already
 	// down) is skipped, not a failure (random schedules).
 	Optional bool `json:"optional,omitempty"`
@@ -56,7 +61,7 @@ var verbs map[string]verb
 
 func init() {
 	verbs = map[string]verb{
-		"enqueue":  {"run the batch job to completion (per_kind, kinds; faults armed in it)", validateEnqueue, (*runner).enqueue},
+		"enqueue":  {"run the batch job to completion (per_kind, kinds; faults armed in it; while_frozen: faults while it is frozen at its pause-point)", validateEnqueue, (*runner).enqueue},
 		"start":    {"start one pod per role in roles (faults armed in the first; env, link, supervise)", Step.validateStart, (*runner).start},
 		"await":    {"wait until cond holds (timeout, default 30 s)", needCond, (*runner).awaitStep},
 		"assert":   {"cond must hold now", needCond, (*runner).assert},
@@ -98,7 +103,16 @@ func (s Step) validate() error {
 	return nil
 }
 
-func validateEnqueue(s Step) error  { return podFaultsOnly(s.Faults) }
+func validateEnqueue(s Step) error {
+	if len(s.WhileFrozen) == 0 {
+		return podFaultsOnly(s.Faults)
+	}
+	if !slices.ContainsFunc(s.Faults, func(f faults.Spec) bool { return f.Kind == "pause-point" }) {
+		return errors.New("while_frozen needs a pause-point among its faults")
+	}
+	return errors.Join(podFaultsOnly(s.Faults), liveFaults(s.WhileFrozen))
+}
+
 func validateInject(s Step) error   { return liveFaults(s.Faults) }
 func validateParallel(s Step) error { return validSteps(s.Steps) }
 
@@ -198,6 +212,11 @@ func (s Step) String() string {
 	for _, f := range s.Faults {
 		if ff, err := f.Build(); err == nil {
 			b.WriteString(" [" + ff.String() + "]")
+		}
+	}
+	for _, f := range s.WhileFrozen {
+		if ff, err := f.Build(); err == nil {
+			b.WriteString(" [" + ff.String() + " while frozen]")
 		}
 	}
 	if s.Cond != nil {

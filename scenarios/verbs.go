@@ -3,9 +3,13 @@ package scenarios
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/outboxchaos/outboxchaos/faults"
+	"github.com/outboxchaos/outboxchaos/system/killpoint"
 	"github.com/outboxchaos/outboxchaos/world"
 )
 
@@ -25,24 +29,88 @@ func (r *runner) enqueue(ctx context.Context, st Step) error {
 		ps.args = append(ps.args, "--kinds", kindsArg(st.Kinds))
 	}
 	if !st.Supervise {
-		_, err = r.e.Run(ctx, "job", ps)
+		_, err = r.runJob(ctx, ps, st.WhileFrozen)
 		return err
 	}
 	// As a job scheduler would: a run that failed (its database link down
-	// while it ran) is run again until one completes. The job is
+	// while it ran) is run again until one completes, without the faults
+	// armed in the first run, as a deployment restarts a pod. The job is
 	// idempotent; the pipeline is judged either way.
 	backoff := 200 * time.Millisecond
+	frozen := st.WhileFrozen
 	for {
-		p, err := r.e.Run(ctx, "job", ps)
+		p, err := r.runJob(ctx, ps, frozen)
 		if err == nil || ctx.Err() != nil || p == nil || !exited(p) {
 			return err
 		}
+		ps, frozen = withoutFaults(ps), nil
 		r.e.Logf("harness", "%v: run again in %s, as its schedule would", err, backoff)
 		if err := r.pause(ctx, backoff); err != nil {
 			return err
 		}
 		backoff = min(2*backoff, 2*time.Second)
 	}
+}
+
+// runJob runs one batch job pod to its end. With whileFrozen, once the pod
+// froze at its pause-point those faults go in, the pod is continued, and
+// they stay until it exited: tied to the job's own statements, not to a
+// time. A pod that exits (or hangs) without freezing gets none.
+func (r *runner) runJob(ctx context.Context, ps podSpec, whileFrozen []faults.Spec) (*world.Pod, error) {
+	if len(whileFrozen) == 0 {
+		return r.e.Run(ctx, "job", ps)
+	}
+	p, err := r.e.Start(ctx, "job", ps)
+	if err != nil {
+		return nil, err
+	}
+	err = r.e.WaitFor(ctx, time.Minute, p.Name()+" frozen or exited", func(context.Context) (bool, error) {
+		return p.Frozen() || exited(p), nil
+	})
+	switch {
+	case ctx.Err() != nil:
+		return p, ctx.Err()
+	case err != nil || !p.Frozen():
+		r.e.Logf("harness", "%s never froze: no fault while frozen", p.Name())
+	default:
+		var fs []faults.Fault
+		for _, sp := range whileFrozen {
+			f, _ := sp.Build()
+			fs = append(fs, f)
+		}
+		resume, _ := faults.Spec{Kind: "resume", Pod: p.Name()}.Build()
+		err = r.eng.During(ctx, fs, false, func(ctx context.Context) error {
+			if err := r.eng.Inject(ctx, resume); err != nil {
+				return err
+			}
+			return r.e.WaitExit(ctx, p, time.Minute)
+		})
+		var ie *faults.InjectError
+		if errors.As(err, &ie) && !exited(p) {
+			// A link already down (another window): the job runs on
+			// without this fault.
+			r.e.Logf("harness", "skip %v", err)
+			if err := p.Continue(); err != nil {
+				return p, err
+			}
+		} else if err != nil {
+			return p, err
+		}
+	}
+	return p, r.e.finish(ctx, p)
+}
+
+// withoutFaults is ps without the variables that arm its faults (kill-,
+// pause- and failpoints, crash points): a job's run again.
+func withoutFaults(ps podSpec) podSpec {
+	out := podSpec{args: ps.args, link: ps.link, command: ps.command}
+	for _, kv := range ps.env {
+		name := strings.SplitN(kv, "=", 2)[0]
+		if !slices.Contains(faultVars, name) && name != killpoint.PauseEnvVar {
+			out.env = append(out.env, kv)
+		}
+	}
+	return out
 }
 
 // awaitStep waits until the step's condition holds.

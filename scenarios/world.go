@@ -38,9 +38,9 @@ type Env struct {
 	Net      *world.Network
 	// Proxies: one Postgres link, one RabbitMQ link per role, one vendor link.
 	PG, AMQPRelay, AMQPWorker, VendorLink *world.Proxy
-	// PGRelay and PGWorker are the relays' and the workers' own hops in
-	// front of PG.
-	PGRelay, PGWorker *world.Proxy
+	// PGRelay, PGWorker and PGJob are the relays', the workers' and the
+	// batch job's own hops in front of PG.
+	PGRelay, PGWorker, PGJob *world.Proxy
 	// brokerHops are, with several broker nodes, the links to the nodes
 	// after the first: "rabbitmq-relay-2", "rabbitmq-worker-2", …
 	brokerHops []*world.Proxy
@@ -246,6 +246,9 @@ func newEnv(ctx context.Context, s *Scenario, o Options) (e *Env, err error) {
 	if e.PGWorker, err = e.Net.Proxy("postgres-worker", e.PG.Addr()); err != nil {
 		return e, err
 	}
+	if e.PGJob, err = e.Net.Proxy("postgres-job", e.PG.Addr()); err != nil {
+		return e, err
+	}
 	if e.AMQPRelay, err = e.Net.Proxy("rabbitmq-relay", amqpHost); err != nil {
 		return e, err
 	}
@@ -329,7 +332,7 @@ func (e *Env) amqpVia(link string) (string, error) {
 
 // Link returns the proxy called name.
 func (e *Env) Link(name string) (*world.Proxy, error) {
-	for _, p := range append(append([]*world.Proxy{e.PG, e.AMQPRelay, e.AMQPWorker, e.VendorLink, e.PGRelay, e.PGWorker}, e.brokerHops...), e.natsLinks...) {
+	for _, p := range append(append([]*world.Proxy{e.PG, e.AMQPRelay, e.AMQPWorker, e.VendorLink, e.PGRelay, e.PGWorker, e.PGJob}, e.brokerHops...), e.natsLinks...) {
 		if p.Name() == name {
 			return p, nil
 		}
