@@ -201,13 +201,18 @@ func orderWindow(h []history.Event, faults []FaultRecord) time.Duration {
 
 // lockNeutral reports whether fault f cannot make a relay hold or release
 // an outbox row unseen: faults on the vendor, the workers and their
-// links, the broker's links and single messages.
+// links, the broker's links, single messages, and the batch job and its
+// own link (a job's rows are invisible to a claim until it commits, and
+// a row counts as committed only from a later job event of its kind).
 func lockNeutral(f FaultRecord) bool {
 	switch f.Kind {
 	case "vendor", "poison", "withdraw-consent", "unbind":
 		return true
 	}
-	for _, p := range []string{"worker", "postgres-worker", "rabbitmq-", "vendor"} {
+	if f.Target == "job" {
+		return true
+	}
+	for _, p := range []string{"worker", "postgres-worker", "postgres-job", "rabbitmq-", "vendor"} {
 		if strings.HasPrefix(f.Target, p) {
 			return true
 		}
