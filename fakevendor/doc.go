@@ -42,6 +42,10 @@
 //     rules are reset (the harness recovers the fault); then answer 500.
 //     A harness acts while the call is provably in flight.
 //   - hang: hang past the client timeout without recording.
+//   - hold: hold without recording, with no timer, until the rules are
+//     reset; then answer 504. Never reaches a phone, yet the client cannot
+//     tell (outcome unknown): the window accept-hold gives, for a message
+//     that was never sent.
 //   - undelivered: hang like hang; the report then says FAILED
 //     "3101 undeliverable".
 //   - land-late: hold without answering or recording; the request lands

@@ -17,6 +17,7 @@ const (
 	AcceptHang  Mode = "accept-hang"  // record, then hang past the client timeout: sent, outcome unknown
 	AcceptHold  Mode = "accept-hold"  // record, then hold the answer until the rules are reset; then answer 500: sent, outcome unknown
 	Hang        Mode = "hang"         // hang without recording
+	Hold        Mode = "hold"         // hold without recording until the rules are reset; then answer 504: not sent, outcome unknown
 	Undelivered Mode = "undelivered"  // hang without recording; the report then says FAILED "3101 undeliverable"
 	LandLate    Mode = "land-late"    // hold without answering or recording; the request lands later (see the package doc)
 	Accept5xx   Mode = "accept-5xx"   // record, then answer 500
@@ -68,7 +69,7 @@ func (k reqKind) String() string {
 
 // modes maps every defined mode to the kind of request it applies to.
 var modes = map[Mode]reqKind{
-	Accept: sendReq, AcceptHang: sendReq, AcceptHold: sendReq, Hang: sendReq, Undelivered: sendReq, LandLate: sendReq,
+	Accept: sendReq, AcceptHang: sendReq, AcceptHold: sendReq, Hang: sendReq, Hold: sendReq, Undelivered: sendReq, LandLate: sendReq,
 	Accept5xx: sendReq, Fail5xx: sendReq, Status401: sendReq, Status403: sendReq, Status429: sendReq,
 	Reset: sendReq, AcceptReset: sendReq, FailCode: sendReq, LateBody: sendReq, Malformed: sendReq,
 
@@ -192,8 +193,8 @@ func (s *Server) SetDefault(m Mode) error {
 // ResetRules removes every rule and restores the Accept default. The ledger,
 // the call and lookup logs, counters and fired counts are kept, and so are
 // the land-late requests still held: removing a fault does not take back a
-// request already in flight. The accept-hold requests are answered: their
-// hold lasts exactly as long as the fault that made it.
+// request already in flight. The accept-hold and hold requests are
+// answered: their hold lasts exactly as long as the fault that made it.
 func (s *Server) ResetRules() {
 	s.mu.Lock()
 	s.rules = nil

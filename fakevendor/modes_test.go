@@ -298,3 +298,49 @@ func TestHangEndsWhenClientGivesUp(t *testing.T) {
 		t.Fatalf("count = %d, want 1: accept-hang records even though the client gave up", fv.Count("k"))
 	}
 }
+
+// A hold send is never recorded and answered (504) only when the rules are
+// reset, however long that takes; the call log shows it from its arrival,
+// so a harness can wait for it to be held.
+func TestHoldAnswersWhenRulesResetWithoutRecording(t *testing.T) {
+	t.Parallel()
+	fv, base := newServer(t, fakevendor.Options{HangTimeout: time.Millisecond})
+	if err := fv.AddRule(fakevendor.Rule{RefKey: "k", Mode: fakevendor.Hold, Times: 1}); err != nil {
+		t.Fatal(err)
+	}
+	tok := mustToken(t, base)
+	type answer struct {
+		status int
+		code   string
+		err    error
+	}
+	got := make(chan answer, 1)
+	go func() {
+		status, a, err := send(context.Background(), base, tok, "k")
+		got <- answer{status, a.Code, err}
+	}()
+	for len(fv.CallLog()) == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	if c := fv.CallLog()[0]; c.RefKey != "k" || c.Mode != fakevendor.Hold || c.Accepted {
+		t.Fatalf("call log = %+v, want k held, not accepted", c)
+	}
+	// Far past HangTimeout: still held.
+	select {
+	case a := <-got:
+		t.Fatalf("answered before the reset: %+v", a)
+	case <-time.After(100 * time.Millisecond):
+	}
+	fv.ResetRules()
+	a := <-got
+	if a.err != nil || a.status != http.StatusGatewayTimeout {
+		t.Fatalf("after the reset: %d %s %v, want 504", a.status, a.code, a.err)
+	}
+	if fv.Count("k") != 0 || fv.Fired()[fakevendor.Hold] != 1 {
+		t.Fatalf("count %d fired %v, want never recorded, hold fired once", fv.Count("k"), fv.Fired())
+	}
+	// The rules are gone: the next send of k is accepted.
+	if s := mustStatus(t, base, tok, "k"); s != http.StatusOK || fv.Count("k") != 1 {
+		t.Fatalf("after the reset a send answered %d, count %d: want 200 and recorded", s, fv.Count("k"))
+	}
+}

@@ -66,7 +66,7 @@ type Server struct {
 	lookups    []Lookup
 	attempts   map[string]int    // sends per refkey, for Plan
 	held       map[int]*heldSend // land-late requests not yet landed, by call number
-	release    chan struct{}     // closed (and replaced) by ResetRules: the accept-hold requests answer
+	release    chan struct{}     // closed (and replaced) by ResetRules: the accept-hold and hold requests answer
 	failed     map[string]bool   // refkeys of undelivered sends: the report says FAILED
 	srv        *http.Server
 	serveDone  chan struct{}

@@ -222,6 +222,12 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 		if s.hold(w, r, release, log) {
 			writeJSON(w, http.StatusInternalServerError, sendResponse{Code: "9999", Description: "internal error"})
 		}
+	case Hold:
+		// The answer a gateway gives when the vendor behind it stalled:
+		// the client cannot tell whether the vendor acted on it.
+		if s.hold(w, r, release, log) {
+			writeJSON(w, http.StatusGatewayTimeout, sendResponse{Code: "9998", Description: "timed out"})
+		}
 	case Hang, Undelivered, LandLate:
 		if s.wait(w, r, s.opts.HangTimeout, log) {
 			writeJSON(w, http.StatusGatewayTimeout, sendResponse{Code: "9998", Description: "timed out"})

@@ -139,20 +139,30 @@ func InfraCatalogue() []*Scenario {
 		},
 		{
 			Name: "postgres-crash-mid-result", Row: "infra", Infra: "single",
-			// The SENDING timeout outlasts the vendor call, so only the
-			// crash leaves the row SENDING.
-			Config:      map[string]string{"vendor-timeout": "3s", "sending-timeout": "10s", "in-listener-delay": "500ms"},
+			// Every window is forced: the vendor holds the call until the
+			// harness has the row lock, and the cleanup starts only after
+			// the restart. No timer may end one first: the client's vendor
+			// timeout outlasts the run's 4 min bound and the SENDING
+			// timeout is reached only by the cleanup's clock, started an
+			// hour ahead (issue 26: the lock raced a 3 s client timeout).
+			Config:      map[string]string{"vendor-timeout": "5m", "sending-timeout": "10m", "in-listener-delay": "500ms"},
 			Description: "PostgreSQL is SIGKILLed while the worker's result UPDATE runs in it",
-			Fault:       "the vendor hangs on notification-outbox-1 past the client's 3 s; its inbox row is row-locked so the ERROR write waits inside Postgres; then the postmaster is SIGKILLed and restarted",
+			Fault:       "the vendor holds notification-outbox-1 (never recorded) until its inbox row is row-locked, then answers 504 (outcome unknown); the ERROR write waits inside Postgres; then the postmaster is SIGKILLed and restarted",
 			Outcome:     "the result never committed: the row stays SENDING, never re-sent; cleanup turns it into ERROR with an alert after the restart; the rest sent once",
 			Steps: []Step{
-				inject(vendorMode(fakevendor.Hang, 1, 1)),
-				enqueue(), pipeline(),
-				note(await(Cond{Event: &EventCond{Name: history.Claim, Pod: "worker-1", Attrs: map[string]string{history.KeyMessageID: "notification-outbox-1"}}}),
-					"the claim of notification-outbox-1 committed; its send hangs at the vendor for the client's 3 s"),
+				inject(vendorMode(fakevendor.Hold, 1, 1)),
+				enqueue(), start("relay", "worker"),
+				note(await(Cond{InFlight: 1}),
+					"the claim of notification-outbox-1 committed and the vendor holds its send: only the harness ends the call"),
 				during(fs(holdInboxRow(1)), podEvent(history.ResultFailed, "worker-1", 1),
+					note(during(fs(vendorMode(fakevendor.Hold, 1, 1)), Cond{InFlight: 1}),
+						"the row is locked before the worker can write it: now the held send is answered (its fault recovered), 504, an unknown outcome the worker writes as ERROR"),
 					note(await(Cond{Blocked: "worker-1"}), "the worker's result write waits on the row lock, inside Postgres"),
 					during(fs(crash("postgres")), podEvent(history.ResultFailed, "worker-1", 1))),
+				note(await(inboxRows("SENT", 5)),
+					"the rest are sent after the restart: no row but notification-outbox-1's is SENDING when the cleanup starts"),
+				note(startWith("cleanup", clockBy(time.Hour)),
+					"the cleanup starts only now, its clock an hour ahead: its first sweep finds the row past the SENDING timeout, and no sweep could take it before the crash"),
 				await(inboxRows("ERROR", 1)),
 			},
 			Expect: rules(lost(1), alerts(checker.AlertSendingTimeout, 1), alerts(checker.AlertVendorUnknown, 1), handsets(5), vendorCalls(1, 1)),
