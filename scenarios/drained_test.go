@@ -20,7 +20,10 @@ func TestDrainedWaitsForFeedRounds(t *testing.T) {
 	r := &runner{e: &Env{}}
 	var during []bool
 	verbs["test-probe"] = verb{doc: "test only", validate: func(Step) error { return nil },
-		run: func(r *runner, _ context.Context, _ Step) error { during = append(during, r.drained(quiet)); return nil }}
+		run: func(r *runner, _ context.Context, _ Step) error {
+			during = append(during, r.drained(quiet))
+			return nil
+		}}
 	defer delete(verbs, "test-probe")
 	if err := r.parallel(context.Background(), []Step{{Do: "later", Steps: []Step{{Do: "test-probe"}}}}); err != nil {
 		t.Fatal(err)
