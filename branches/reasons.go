@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -90,7 +91,7 @@ func Explain(bs []Branch, rs []Reason) (map[string]Reason, []error) {
 	out := map[string]Reason{}
 	var errs []error
 	for _, r := range rs {
-		if !containsStr(Classes, r.Class) {
+		if !slices.Contains(Classes, r.Class) {
 			errs = append(errs, fmt.Errorf("%s line %d: unknown class %q (known: %s)", ReasonsFile, r.Line, r.Class, strings.Join(Classes, ", ")))
 		}
 		if r.Reason == "" {
@@ -117,13 +118,4 @@ func Explain(bs []Branch, rs []Reason) (map[string]Reason, []error) {
 		}
 	}
 	return out, errs
-}
-
-func containsStr(xs []string, s string) bool {
-	for _, x := range xs {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -2,6 +2,8 @@ package checker
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -60,7 +62,7 @@ func OrderViolations(h []history.Event, faults []FaultRecord, s State) []string 
 		return nil
 	}
 	judgedUntil := orderWindow(h, faults)
-	moved := map[int64]bool{}
+	moved, committed := map[int64]bool{}, map[string]time.Duration{}
 	for _, e := range h {
 		switch e.Name {
 		case history.Reclaim:
@@ -71,11 +73,7 @@ func OrderViolations(h []history.Event, faults []FaultRecord, s State) []string 
 			if id, ok := e.Int(history.KeyOutboxID); ok {
 				moved[id] = true
 			}
-		}
-	}
-	committed := map[string]time.Duration{}
-	for _, e := range h {
-		if e.Name == history.Job {
+		case history.Job:
 			committed[e.Str(history.KeyKind)] = max(committed[e.Str(history.KeyKind)], e.At)
 		}
 	}
@@ -95,12 +93,7 @@ func OrderViolations(h []history.Event, faults []FaultRecord, s State) []string 
 	}
 	passes := passesOf(claims, rows)
 	var out []string
-	ids := make([]int64, 0, len(rows))
-	for id := range rows {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	for _, id := range ids {
+	for _, id := range slices.Sorted(maps.Keys(rows)) {
 		old := rows[id]
 		own, claimed := first[id]
 		since, enqueued := committed[old.Kind]

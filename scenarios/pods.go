@@ -98,6 +98,18 @@ type podMeta struct {
 // started without them.
 var faultVars = []string{killpoint.EnvVar, killpoint.FailEnvVar, crashpoint.EnvVar, crashpoint.TraceEnvVar}
 
+// without is ps with none of the environment variables named in vars:
+// the same pod started again without the faults they arm.
+func (ps podSpec) without(vars ...string) podSpec {
+	out := podSpec{args: ps.args, link: ps.link, command: ps.command}
+	for _, kv := range ps.env {
+		if !slices.Contains(vars, strings.SplitN(kv, "=", 2)[0]) {
+			out.env = append(out.env, kv)
+		}
+	}
+	return out
+}
+
 // Replace starts a new pod of p's role under a new name (role-N+1, so a new
 // instance name, as a pod a deployment restarts after a crash gets in
 // production), with p's settings and arguments but without its faults.
@@ -108,12 +120,7 @@ func (e *Env) Replace(ctx context.Context, p *world.Pod) (*world.Pod, error) {
 	if !ok {
 		return nil, fmt.Errorf("replace %s: not started by this run", p.Name())
 	}
-	ps := podSpec{args: m.spec.args, link: m.spec.link}
-	for _, kv := range m.spec.env {
-		if !slices.Contains(faultVars, strings.SplitN(kv, "=", 2)[0]) {
-			ps.env = append(ps.env, kv)
-		}
-	}
+	ps := m.spec.without(faultVars...)
 	if err := p.Kill(); err != nil {
 		return nil, fmt.Errorf("replace %s: %w", p.Name(), err)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/outboxchaos/outboxchaos/faults"
@@ -103,14 +102,7 @@ func (r *runner) runJob(ctx context.Context, ps podSpec, whileFrozen []faults.Sp
 // withoutFaults is ps without the variables that arm its faults (kill-,
 // pause- and failpoints, crash points): a job's run again.
 func withoutFaults(ps podSpec) podSpec {
-	out := podSpec{args: ps.args, link: ps.link, command: ps.command}
-	for _, kv := range ps.env {
-		name := strings.SplitN(kv, "=", 2)[0]
-		if !slices.Contains(faultVars, name) && name != killpoint.PauseEnvVar {
-			out.env = append(out.env, kv)
-		}
-	}
-	return out
+	return ps.without(slices.Concat(faultVars, []string{killpoint.PauseEnvVar})...)
 }
 
 // awaitStep waits until the step's condition holds.
