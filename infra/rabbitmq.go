@@ -17,7 +17,11 @@ import (
 
 // brokerEnv is one RabbitMQ node's environment: its own node name, AMQP
 // and distribution ports on 127.0.0.1, the epmd it registers with, the
-// cluster's cookie, no plugins (nothing else listens), logs on stdout.
+// cluster's cookie, no plugins (nothing else listens), logs on stdout. The
+// node proposes a 600 s heartbeat instead of 60 s: a client's shorter one
+// still wins the negotiation, but a scenario can give one pod a heartbeat
+// that outlasts its run (catalogue_infra.go's longHeartbeat), which the
+// default would cap at 60 s, so three missed ones drop it inside the run.
 func brokerEnv(erlang string, amqpPort, distPort, epmdPort int, cookie string) map[string]string {
 	return map[string]string{
 		"RABBITMQ_NODENAME":                   erlang,
@@ -28,7 +32,7 @@ func brokerEnv(erlang string, amqpPort, distPort, epmdPort int, cookie string) m
 		"ERL_EPMD_ADDRESS":                    "127.0.0.1",
 		"RABBITMQ_LOGS":                       "-",
 		"RABBITMQ_ENABLED_PLUGINS_FILE":       "/var/lib/rabbitmq/outboxchaos-no-plugins",
-		"RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS": "-kernel inet_dist_use_interface {127,0,0,1} -setcookie " + cookie,
+		"RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS": "-kernel inet_dist_use_interface {127,0,0,1} -rabbit heartbeat 600 -setcookie " + cookie,
 		"RABBITMQ_CTL_ERL_ARGS":               "-setcookie " + cookie,
 	}
 }

@@ -64,25 +64,19 @@ func runPipeline(ctx context.Context, name string, args []string, stderr io.Writ
 }
 
 // serve starts a long-running component, waits for the signal that ends
-// the process, and stops it; log (if set) says so, as event start / stop.
+// the process, and stops it; log says so, as events start, stopping and stop.
 func serve(ctx context.Context, log *slog.Logger, what string, start func(context.Context) error, stop func(), attrs ...any) error {
 	if err := start(ctx); err != nil {
 		return err
 	}
-	if log != nil {
-		log.Info(what+" started", append([]any{history.KeyEvent, history.Start}, attrs...)...)
-	}
+	log.Info(what+" started", append([]any{history.KeyEvent, history.Start}, attrs...)...)
 	<-ctx.Done()
 	// Said before waiting for the work in hand (a worker's message): a
 	// harness that asked the pod to stop knows from this line that it has
 	// been asked.
-	if log != nil {
-		log.Info(what+" stopping", history.KeyEvent, history.Stopping)
-	}
+	log.Info(what+" stopping", history.KeyEvent, history.Stopping)
 	stop()
-	if log != nil {
-		log.Info(what+" stopped", history.KeyEvent, history.Stop)
-	}
+	log.Info(what+" stopped", history.KeyEvent, history.Stop)
 	return nil
 }
 
@@ -214,7 +208,7 @@ func runCleanup(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	return runPipeline(ctx, "cleanup", args, stderr, onceFlag(&once, "do one sweep and exit"), func(ctx context.Context, p *pipelineProc) error {
 		c := cleanup.New(p.cfg, p.pool, p.parts.Clock, p.parts.Alerts, p.parts.Log)
 		if !*once {
-			return serve(ctx, nil, "cleanup", c.Start, c.Stop)
+			return serve(ctx, p.parts.Log, "cleanup", c.Start, c.Stop)
 		}
 		n, err := c.RunOnce(ctx)
 		if err != nil {
