@@ -148,7 +148,7 @@ func tableCatalogue() []*Scenario {
 			Outcome:     "the run that lost its lease writes 0 rows; the rows are republished with the same message_id; each sent once",
 			Steps: []Step{
 				start("worker", "cleanup"),
-				note(Step{Do: "start", Roles: []string{"relay"}, Env: []string{"OUTBOXCHAOS_CONFIRM_TIMEOUT=5m"}},
+				note(startEnv("relay", "OUTBOXCHAOS_CONFIRM_TIMEOUT=5m"),
 					"relay-1's confirm timeout outlasts the run (90 s): the harness never races it while the confirms are held"),
 				note(Step{Do: "enqueue", Kinds: []notification.Kind{notification.GradeRenewal}}, "one row first, so relay-1 holds a broker connection"),
 				await(ledger(1)),

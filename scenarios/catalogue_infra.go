@@ -34,7 +34,7 @@ func InfraCatalogue() []*Scenario {
 			Fault:       "confirms held in the relay's link; then the broker crashes (SIGKILL) and restarts; then the relay's link is cut",
 			Outcome:     "the unconfirmed batch is indefinite: republished with the same message_ids; what the broker had persisted comes back as copies the inbox blocks; each sent once",
 			Steps: []Step{
-				enqueue(), start("worker", "cleanup"), startRelayWith(longHeartbeat),
+				enqueue(), start("worker", "cleanup"), startEnv("relay", longHeartbeat),
 				note(await(ledger(6)), "the relay holds a live broker connection"),
 				during(fs(stall("rabbitmq-relay", world.Downstream)), relayChannelClosed,
 					enqueueN(5),
@@ -89,7 +89,7 @@ func InfraCatalogue() []*Scenario {
 			Fault:       "broker paused until a publish into it was left indefinite (its confirm timed out) and the worker dropped its silent connection (heartbeat), then thawed",
 			Outcome:     "timed-out publishes are republished; the worker reconnects; whatever the frozen broker still took in arrives as copies the inbox blocks; each sent once",
 			Steps: []Step{
-				enqueue(), start("worker", "cleanup"), startRelayWith(longHeartbeat), await(ledger(12)),
+				enqueue(), start("worker", "cleanup"), startEnv("relay", longHeartbeat), await(ledger(12)),
 				during(fs(freeze("rabbitmq")), allOf(
 					Cond{Event: &EventCond{Name: history.Publish, Pod: "relay-1", Attrs: map[string]string{history.KeyOutcome: history.OutcomeTimedOut}, Fresh: true}},
 					Cond{Event: &EventCond{Name: history.Reconnect, Pod: "worker-", Fresh: true}}),
@@ -224,11 +224,6 @@ func LookupInfra(name string) (*Scenario, bool) {
 // carries at most 65535 s; the infra broker proposes 600 s), so a relay
 // never drops a silent connection on its own: the harness cuts it.
 const longHeartbeat = "OUTBOXCHAOS_AMQP_HEARTBEAT=600s"
-
-// startRelayWith starts one relay with extra settings (KEY=VALUE).
-func startRelayWith(env ...string) Step {
-	return Step{Do: "start", Roles: []string{"relay"}, Env: env}
-}
 
 // relayChannelClosed: relay-1 left a publish indefinite because its
 // connection died (not fresh: nothing earlier in the run closes it).

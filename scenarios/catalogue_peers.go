@@ -121,7 +121,7 @@ func PeerCases() []*Scenario {
 			Outcome:     "each delivered once; the stale relay's late writes harm nothing (whether relay-2 took over shows in dup@broker and the timeline)",
 			Steps: []Step{
 				start("worker", "cleanup"),
-				{Do: "start", Roles: []string{"relay"}, Env: []string{"OUTBOXCHAOS_CONFIRM_TIMEOUT=60s"}},
+				startEnv("relay", "OUTBOXCHAOS_CONFIRM_TIMEOUT=60s"),
 				{Do: "enqueue", Kinds: []notification.Kind{notification.GradeRenewal}},
 				note(awaitLong(ledger(1)), "relay-1 holds a live broker connection"),
 				{Do: "during", Faults: fs(latency("rabbitmq-relay", world.Downstream, time.Hour)), For: faults.Duration(10 * time.Second),
@@ -140,7 +140,7 @@ func PeerCases() []*Scenario {
 			AllowUnfired: true,
 			Steps: []Step{
 				start("worker", "cleanup"),
-				{Do: "start", Roles: []string{"relay"}, Env: []string{"OUTBOXCHAOS_PEER_RESCUE_RACE=1"}},
+				startEnv("relay", "OUTBOXCHAOS_PEER_RESCUE_RACE=1"),
 				enqueue(),
 				note(Step{Do: "await", Cond: &Cond{Any: []Cond{podEvent(history.RaceCompleted, "relay-1", 1), podEvent(history.RaceTimeout, "relay-1", 1)}},
 					Timeout: faults.Duration(80 * time.Second)}, "the rescuer runs every 30 s: the window comes within one interval"),

@@ -29,6 +29,11 @@ func startWith(role string, fs ...faults.Spec) Step {
 	return Step{Do: "start", Roles: []string{role}, Faults: fs}
 }
 
+// startEnv starts one pod of role with extra settings (KEY=VALUE).
+func startEnv(role string, env ...string) Step {
+	return Step{Do: "start", Roles: []string{role}, Env: env}
+}
+
 // inject puts faults in place for the rest of the run.
 func inject(fs ...faults.Spec) Step { return Step{Do: "inject", Faults: fs} }
 
