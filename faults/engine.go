@@ -144,6 +144,9 @@ func (e *Engine) During(ctx context.Context, fs []Fault, byCond bool, body func(
 	return errors.Join(append([]error{berr}, errs...)...)
 }
 
+// Fired reports whether f has met the pipeline so far, with the evidence.
+func (e *Engine) Fired(f Fault) (bool, string) { return f.Fired(e.w) }
+
 // RecoverAll recovers every fault still in place (the end of a run, or a
 // step that failed part-way).
 func (e *Engine) RecoverAll(ctx context.Context) error {

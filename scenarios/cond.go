@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/outboxchaos/outboxchaos/checker"
+	"github.com/outboxchaos/outboxchaos/faults"
 	"github.com/outboxchaos/outboxchaos/world"
 )
 
@@ -30,6 +31,7 @@ type Cond struct {
 	Migrators int        `json:"migrators,omitempty"`  // n migrate pods wait on the step's held migration
 	Queue     *QueueCond `json:"queue,omitempty"`      // a queue holds exactly n ready messages
 	Blocked   string     `json:"blocked,omitempty"`    // the pod's connection waits on the step's hold
+	Fired     bool       `json:"fired,omitempty"`      // every fault of the during step met the pipeline
 	// DedupExpired: the run's JetStream forgot every message id published
 	// before the wait began (its duplicate window passed, as a probe id
 	// shows).
@@ -69,6 +71,7 @@ var conditions = map[string]condition{
 	"migrators":  {"n migrate pods wait on the step's held migration", func(c *Cond) bool { return c.Migrators > 0 }, describeMigrators, holdsMigrators, nil},
 	"queue":      {"a queue holds exactly n ready messages", func(c *Cond) bool { return c.Queue != nil }, describeQueue, holdsQueue, validateQueue},
 	"blocked":    {"the pod's connection waits on the step's hold", func(c *Cond) bool { return c.Blocked != "" }, describeBlocked, holdsBlocked, nil},
+	"fired":      {"every fault of the during step met the pipeline", func(c *Cond) bool { return c.Fired }, describeFired, holdsFired, nil},
 	"dedup_expired": {"the run's JetStream forgot every message id published before the wait (its duplicate window passed)",
 		func(c *Cond) bool { return c.DedupExpired }, describeDedupExpired, holdsDedupExpired, nil},
 }
@@ -216,9 +219,10 @@ func (c Cond) String() string {
 // probe evaluates a condition against the live run. base holds, for each
 // fresh event condition, the count when the step began.
 type probe struct {
-	r     *runner
-	base  map[*EventCond]int
-	dedup *dedupProbe // a dedup_expired wait's probe
+	r      *runner
+	base   map[*EventCond]int
+	dedup  *dedupProbe    // a dedup_expired wait's probe
+	faults []faults.Fault // a during step's faults, for fired
 }
 
 func (r *runner) newProbe(c *Cond) *probe {

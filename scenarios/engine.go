@@ -143,6 +143,7 @@ func (r *runner) during(ctx context.Context, st Step) error {
 	if st.Cond != nil {
 		// Fresh events count from before the faults went in.
 		p = r.newProbe(st.Cond)
+		p.faults = fs
 	}
 	err := r.eng.During(ctx, fs, st.Cond != nil, func(ctx context.Context) error {
 		if err := r.steps(ctx, st.Steps); err != nil {

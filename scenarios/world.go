@@ -126,9 +126,14 @@ func DefaultOptions() Options {
 
 // compressed returns the production configuration with every duration
 // compressed so a scenario runs in seconds: one production minute of
-// backoff is 100 ms, the 15-minute lease 1.5 s, the 10-minute SENDING
-// timeout 1.5 s, the 10-minute retry TTL 300 ms, the reconciler's
-// 5-minute interval 100 ms.
+// backoff is 100 ms, the 15-minute lease 1.5 s, the 10-minute retry TTL
+// 300 ms, the reconciler's 5-minute interval 100 ms.
+//
+// The 10-second vendor timeout is a floor, not a ratio: 2 s, far more than
+// a call to the local fake vendor takes on a loaded machine, so only the
+// calls a fault holds ever reach it (at 500 ms a slow ordinary call timed
+// out under load and added an unknown outcome no scenario asked for). The
+// 10-minute SENDING timeout, which must outlast it, is 3 s.
 func compressed() config.Config {
 	c := config.Default()
 	c.RelayInterval = 100 * time.Millisecond
@@ -138,8 +143,8 @@ func compressed() config.Config {
 		800 * time.Millisecond, 1600 * time.Millisecond, 3 * time.Second}
 	c.InListenerDelay = 50 * time.Millisecond
 	c.RetryTTL = 300 * time.Millisecond
-	c.VendorTimeout = 500 * time.Millisecond
-	c.SendingTimeout = 1500 * time.Millisecond
+	c.VendorTimeout = 2 * time.Second
+	c.SendingTimeout = 3 * time.Second
 	c.CleanupInterval = 200 * time.Millisecond
 	c.CleanupLockTTL = time.Second
 	c.AlertTimeout = time.Second
