@@ -150,19 +150,45 @@ func (e *Engine) Fired(f Fault) (bool, string) { return f.Fired(e.w) }
 // RecoverAll recovers every fault still in place (the end of a run, or a
 // step that failed part-way).
 func (e *Engine) RecoverAll(ctx context.Context) error {
+	var errs []error
+	for _, f := range e.Open() {
+		errs = append(errs, e.Recover(ctx, f))
+	}
+	return errors.Join(errs...)
+}
+
+// Open lists the faults injected or armed and not yet recovered (a pod
+// fault stays open until the run's end recovers it).
+func (e *Engine) Open() []Fault {
 	e.mu.Lock()
+	defer e.mu.Unlock()
 	var open []Fault
 	for _, en := range e.entries {
 		if en.recovered.IsZero() && en.err == nil {
 			open = append(open, en.f)
 		}
 	}
-	e.mu.Unlock()
-	var errs []error
-	for _, f := range open {
-		errs = append(errs, e.Recover(ctx, f))
+	return open
+}
+
+// Spender is a fault that can be used up: once spent (a vendor rule that
+// met its requests as many times as it was told), it no longer acts on
+// the pipeline, though it stays open until recovered.
+type Spender interface {
+	Spent(w World) bool
+}
+
+// Acting lists the open faults that can still act: Open without the spent
+// ones.
+func (e *Engine) Acting() []Fault {
+	var out []Fault
+	for _, f := range e.Open() {
+		if sp, ok := f.(Spender); ok && sp.Spent(e.w) {
+			continue
+		}
+		out = append(out, f)
 	}
-	return errors.Join(errs...)
+	return out
 }
 
 // Records is the ledger, with each fault's fired verdict taken now (call it

@@ -25,6 +25,10 @@ type Cost struct {
 	Settle   time.Duration `json:"settle"`
 	Teardown time.Duration `json:"teardown"`
 	CPU      world.CPU     `json:"cpu"`
+	// Jumps counts the clock jumps of the settle (jump.go); Jumped is the
+	// virtual time they skipped, which no phase above waited for.
+	Jumps  int           `json:"jumps,omitempty"`
+	Jumped time.Duration `json:"jumped,omitempty"`
 }
 
 // Wall is the run's wall time, phase by phase.
@@ -35,6 +39,9 @@ func (c Cost) String() string {
 	r := func(d time.Duration) string { return d.Round(10 * time.Millisecond).String() }
 	out := fmt.Sprintf("wall %s = setup %s + steps %s (waiting %s) + settle %s + teardown %s",
 		r(c.Wall()), r(c.Setup), r(c.Steps), r(c.Waiting), r(c.Settle), r(c.Teardown))
+	if c.Jumps > 0 {
+		out += fmt.Sprintf(" (clock jumped %d× past %s)", c.Jumps, r(c.Jumped))
+	}
 	if len(c.CPU) == 0 {
 		return out
 	}
@@ -52,6 +59,8 @@ func (c Cost) Add(o Cost) Cost {
 	c.Waiting += o.Waiting
 	c.Settle += o.Settle
 	c.Teardown += o.Teardown
+	c.Jumps += o.Jumps
+	c.Jumped += o.Jumped
 	cpu := world.CPU{}
 	for k, v := range c.CPU {
 		cpu[k] += v

@@ -51,14 +51,18 @@ func (e *Env) consent(ctx context.Context) (map[int64]bool, error) {
 // deferred (the ad cut-off), not stuck.
 const deferredHorizon = time.Hour
 
-// WaitSettled waits for quiescence (checker.Quiescent).
+// WaitSettled waits for quiescence (checker.Quiescent), jumping the
+// run's clock to the next due timer when nothing is in flight (jump.go).
 func (e *Env) WaitSettled(ctx context.Context, timeout time.Duration) error {
 	return e.WaitFor(ctx, timeout, "quiescence", func(ctx context.Context) (bool, error) {
 		s, err := e.Snapshot(ctx)
 		if err != nil {
 			return false, err
 		}
-		return checker.Quiescent(s), nil
+		if checker.Quiescent(s) {
+			return true, nil
+		}
+		return false, e.maybeJump(ctx, s)
 	})
 }
 

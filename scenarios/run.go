@@ -175,6 +175,7 @@ func Run(ctx context.Context, s *Scenario, o Options) (res Result) {
 		return res
 	}
 	eng := faults.NewEngine(e.FaultWorld(), e.TL.Start())
+	e.jumpEngine = eng
 	res.Cost.Setup = m.lap()
 	herr := e.drive(ctx, eng, &res.Cost, m)
 	res.Cost.Steps = m.lap()
@@ -231,6 +232,9 @@ func Run(ctx context.Context, s *Scenario, o Options) (res Result) {
 	}
 	res.Cost.Teardown = m.lap()
 	res.Cost.Waiting = e.waits.total()
+	if e.jump != nil {
+		res.Cost.Jumps, res.Cost.Jumped = e.jump.jumps, e.jump.skipped
+	}
 	res.Cost.CPU = m.cpu(e.sup.Pods())
 	e.Logf("harness", "cost: %s", res.Cost)
 	if parent.Err() != nil {

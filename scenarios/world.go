@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -68,6 +69,11 @@ type Env struct {
 	natsConns []*nats.Conn // the harness's own connections to it (window probes)
 
 	sup *world.Supervisor // the pods
+	// jump owns the run's file clock, when its settle may jump it (nil:
+	// the clock runs in real time); jumpEngine is the run's fault engine,
+	// whose open faults forbid a jump.
+	jump       *jumper
+	jumpEngine *faults.Engine
 	// waits is the wall time steps spent awaiting conditions or
 	// windows' durations (Cost.Waiting): parallel waits count once.
 	waits waitClock
@@ -108,6 +114,10 @@ type Options struct {
 	Clock  string
 	Tune   func(*config.Config)
 	Vendor func(*fakevendor.Options)
+
+	// NoJumps keeps the run's clock in real time while it settles (no
+	// time jumps, jump.go): the reference a jumping run is compared with.
+	NoJumps bool
 
 	// Infra is the run's own Postgres and RabbitMQ in containers, which
 	// the infrastructure faults act on (scenarios/infra starts them; PGURL
@@ -199,8 +209,17 @@ func newEnv(ctx context.Context, s *Scenario, o Options) (e *Env, err error) {
 		return e, err
 	}
 	setting := clock.NewVirtual(e.Day, 1).Setting()
-	if o.Clock != "" {
+	if why := jumpsOff(e, o); o.Clock != "" {
 		setting = o.Clock
+	} else if why == "" {
+		// One file clock for the pods, the vendor and the harness, which
+		// moves it while the run settles with nothing in flight (jump.go).
+		if e.jump, err = newJumper(e.Day); err != nil {
+			return e, err
+		}
+		setting = e.jump.setting()
+	} else {
+		e.Logf("harness", "the clock does not jump: %s", why)
 	}
 	runClock, err := clock.Parse(setting) // read as the pods read it
 	if err != nil {
@@ -376,10 +395,11 @@ func (e *Env) close() error {
 	if e.Pool != nil {
 		e.Pool.Close()
 	}
+	jerr := e.jump.close()
 	if e.SB != nil {
-		return e.SB.Close()
+		return errors.Join(e.SB.Close(), jerr)
 	}
-	return nil
+	return jerr
 }
 
 func hostPort(rawURL, defPort string) (string, error) {

@@ -75,6 +75,7 @@ func scenarioRun(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	verbose := fs.Bool("v", false, "print every log line of every pod in the timeline")
 	artifacts := fs.String("artifacts", "artifacts", "directory for the record, scenario and timeline of failed runs")
 	record := fs.Bool("record", false, "write the artifacts of passing runs too")
+	noJumps := fs.Bool("no-jumps", false, "never jump the clock while a run settles: wait for every timer in real time")
 	file := fs.String("file", "", "run the scenario in this JSON file (a scenario, or a run.json to replay with its seed and canary)")
 	bug := fs.String("bug", "", "enable this canary bug in every pod")
 	impl := fs.String("impl", "", "the relay under test: "+strings.Join(peers.Names(), ", ")+" (default ours)")
@@ -132,7 +133,7 @@ func scenarioRun(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	o.Artifacts, o.RecordAll, o.Bug, o.Impl = *artifacts, *record, *bug, *impl
+	o.Artifacts, o.RecordAll, o.Bug, o.Impl, o.NoJumps = *artifacts, *record, *bug, *impl, *noJumps
 	if recorded != nil {
 		o.Seed = recorded.Seed
 		if *bug == "" {
