@@ -113,6 +113,9 @@ func (r *runner) await(ctx context.Context, c *Cond, timeout faults.Duration, p 
 		if errors.Is(err, errFailed) {
 			failed = err
 		}
+		if err == nil && !ok {
+			err = r.e.maybeJumpInStep(ctx, c)
+		}
 		return ok, err
 	})
 	if failed != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/peers"
 	"github.com/outboxchaos/outboxchaos/system/clock"
+	"github.com/outboxchaos/outboxchaos/system/inbox"
 	"github.com/outboxchaos/outboxchaos/system/reconcile"
 	"github.com/outboxchaos/outboxchaos/world"
 )
@@ -74,8 +75,10 @@ type jumper struct {
 
 	lastSig string
 	waiting string // what kept the last look from jumping
-	jumps   int
-	skipped time.Duration
+	// lastLook is when a step's wait last looked (maybeJumpInStep).
+	lastLook time.Time
+	jumps    int
+	skipped  time.Duration
 }
 
 // newJumper writes the run's clock, starting at day, to a file of its own
@@ -168,6 +171,59 @@ func (e *Env) maybeJump(ctx context.Context, s checker.State) error {
 	e.Logf("harness", "clock jumped %s to %s: nothing in flight, next due %s",
 		target.Sub(now).Round(time.Millisecond), target.In(clock.Seoul).Format("15:04:05.000"), l.what)
 	return nil
+}
+
+// stepLookEvery spaces the looks a step's wait takes for a jump: each
+// reads the queues over a connection of its own.
+const stepLookEvery = 100 * time.Millisecond
+
+// maybeJumpInStep is maybeJump for a step waiting on condition c, which
+// may take a jump only if it asks for nothing to stay absent (no_event: a
+// jump could bring what it waits to see absent) and its last look is
+// stepLookEvery old. It reads a light state: the queues' depths, the
+// vendor's held requests, the inbox rows a reconciler will look up (no
+// parked copy is read, as a step may be counting them).
+func (e *Env) maybeJumpInStep(ctx context.Context, c *Cond) error {
+	j := e.jump
+	if j == nil || j.why != "" || c.waitsForAbsence() || time.Since(j.lastLook) < stepLookEvery {
+		return nil
+	}
+	j.lastLook = time.Now()
+	var s checker.State
+	d, err := e.depths()
+	if err != nil {
+		return nil // queues not declared yet: no worker ran, nothing to jump to
+	}
+	s.Queues, s.VendorHeld = d, e.vendor.Held()
+	hist, err := inbox.All(ctx, e.Pool)
+	if err != nil {
+		return err
+	}
+	reconciling := e.started("reconciler")
+	for _, h := range hist {
+		s.Inbox = append(s.Inbox, checker.InboxRow{MessageID: h.MessageID,
+			Reconcilable: reconciling && h.Status == inbox.StatusError && h.Settled == "" && h.ReconcileTries < e.Cfg.ReconcileMaxTries})
+	}
+	return e.maybeJump(ctx, s)
+}
+
+// waitsForAbsence reports whether c, or a condition inside it, is a
+// no_event.
+func (c *Cond) waitsForAbsence() bool {
+	if c.NoEvent != nil {
+		return true
+	}
+	for i := range c.Any {
+		if c.Any[i].waitsForAbsence() {
+			return true
+		}
+	}
+	for i := range c.All {
+		if c.All[i].waitsForAbsence() {
+			return true
+		}
+	}
+	return false
 }
 
 // look is what one look at a settling run found: why it is busy ("" if
