@@ -22,7 +22,8 @@ import (
 	"github.com/outboxchaos/outboxchaos/world"
 )
 
-// Time that jumps (issue 23). While a run settles, most of its wall time
+// Time that jumps (issue 23). While a run settles (and while a step waits
+// on its condition, maybeJumpInStep), most of its wall time
 // is spent waiting for the pipeline's own compressed timers: a dead
 // relay's lease, a dead worker's SENDING timeout, a backoff step, the
 // reconciler's next lookup. Every pod, the fake vendor and the harness

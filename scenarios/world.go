@@ -115,8 +115,9 @@ type Options struct {
 	Tune   func(*config.Config)
 	Vendor func(*fakevendor.Options)
 
-	// NoJumps keeps the run's clock in real time while it settles (no
-	// time jumps, jump.go): the reference a jumping run is compared with.
+	// NoJumps keeps the run's clock in real time (no jumps while it settles
+	// or a step waits, jump.go): the reference a jumping run is compared
+	// with.
 	NoJumps bool
 
 	// Infra is the run's own Postgres and RabbitMQ in containers, which

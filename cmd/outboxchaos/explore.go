@@ -26,7 +26,7 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	verbose := fs.Bool("v", false, "print each violating run's timeline")
 	ledger := fs.String("ledger", "", "append the budget's counts to this exploration ledger (make explore: reports/explored.jsonl), with --cover-dir also the error branches its pods reached, by name, for the report's union of every branch ever reached")
 	recordAll := fs.Bool("record-all", false, "write every run's record under --artifacts, not only the violating ones'")
-	noJumps := fs.Bool("no-jumps", false, "never jump the clock while a run settles: wait for every timer in real time")
+	noJumps := fs.Bool("no-jumps", false, "never jump the clock when nothing is in flight (while a run settles or a step waits): wait for every timer in real time")
 	junit := fs.String("junit", "", "also write a JUnit XML report to this file (one test case per schedule)")
 	explain := fs.Int("explain", -1, "print schedule I and the deadlines each of its faults straddles, and run nothing")
 	guided := fs.Bool("guided", false, "coverage-guided: keep the schedules whose pods reached an error branch first and mutate them for half the later ones (needs --cover-dir)")

@@ -75,7 +75,7 @@ func scenarioRun(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	verbose := fs.Bool("v", false, "print every log line of every pod in the timeline")
 	artifacts := fs.String("artifacts", "artifacts", "directory for the record, scenario and timeline of failed runs")
 	record := fs.Bool("record", false, "write the artifacts of passing runs too")
-	noJumps := fs.Bool("no-jumps", false, "never jump the clock while a run settles: wait for every timer in real time")
+	noJumps := fs.Bool("no-jumps", false, "never jump the clock when nothing is in flight (while a run settles or a step waits): wait for every timer in real time")
 	file := fs.String("file", "", "run the scenario in this JSON file (a scenario, or a run.json to replay with its seed and canary)")
 	bug := fs.String("bug", "", "enable this canary bug in every pod")
 	impl := fs.String("impl", "", "the relay under test: "+strings.Join(peers.Names(), ", ")+" (default ours)")
