@@ -24,11 +24,14 @@ type jsonResult struct {
 	Error     string          `json:"error,omitempty"` // why it failed (a rule) or was not judged
 	Details   []string        `json:"details,omitempty"`
 	Artifacts string          `json:"artifacts,omitempty"`
+	// Cost is what the run spent: wall time by phase and CPU by process
+	// class, in nanoseconds, and the clock's jumps.
+	Cost scenarios.Cost `json:"cost"`
 }
 
 func newJSONResult(r scenarios.Result) jsonResult {
 	j := jsonResult{Name: r.Name, Row: r.Row, Verdict: r.Outcome().String(), Counts: r.Verdict, Seed: r.Seed,
-		Seconds: r.Duration.Round(time.Millisecond).Seconds(), Artifacts: r.Artifacts, Details: r.Verdict.Details}
+		Seconds: r.Duration.Round(time.Millisecond).Seconds(), Artifacts: r.Artifacts, Details: r.Verdict.Details, Cost: r.Cost}
 	j.Counts.Details = nil
 	switch {
 	case r.NotJudged != nil:

@@ -81,7 +81,7 @@ func scenarioRun(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	impl := fs.String("impl", "", "the relay under test: "+strings.Join(peers.Names(), ", ")+" (default ours)")
 	pattern := fs.String("run", "", "run only the scenarios whose name matches this regular expression (of the names given, else of the catalogue)")
 	shardArg := fs.String("shard", "", "run only shard K/N of the selection (every N-th, from the K-th), e.g. 3/8 in a CI matrix of 8")
-	jsonOut := fs.Bool("json", false, "print one JSON object per scenario on stdout (name, verdict, counts, seed, artifacts) instead of the text")
+	jsonOut := fs.Bool("json", false, "print one JSON object per scenario on stdout (name, verdict, counts, seed, artifacts, cost) instead of the text")
 	junit := fs.String("junit", "", "also write a JUnit XML report to this file (one test case per scenario)")
 	// Allow NAMEs before or after the flags.
 	var names []string
