@@ -17,6 +17,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/peers"
 	"github.com/outboxchaos/outboxchaos/system/clock"
+	"github.com/outboxchaos/outboxchaos/system/config"
 	"github.com/outboxchaos/outboxchaos/system/inbox"
 	"github.com/outboxchaos/outboxchaos/system/reconcile"
 	"github.com/outboxchaos/outboxchaos/world"
@@ -52,9 +53,10 @@ import (
 // belongs to something in flight, which the rules above refuse.
 //
 // Jumps are off (the run waits in real time, as before) with --no-jumps,
-// for a run whose clock another driver owns (the simulator), a scenario
-// with a start time of its own (a time-of-day rule a jump could cross), a
-// relay we did not write, the run's own JetStream or containers.
+// for a run whose clock another driver owns (the simulator), a relay we
+// did not write, the run's own JetStream or containers. A jump never
+// crosses a time of day a rule reads (crossesRule): a run started at
+// 20:39:58 waits for the ad cut-off in real time.
 
 const (
 	// jumpMin: a timer due sooner than this is simply waited for.
@@ -115,8 +117,6 @@ func jumpsOff(e *Env, o Options) string {
 		return "--no-jumps"
 	case o.Clock != "":
 		return "the clock is the caller's"
-	case s.Start != "":
-		return "the scenario starts at a time of day of its own"
 	case o.Infra != nil || s.Infra != "":
 		return "the run has containers of its own"
 	case e.Peer.Name != peers.Ours:
@@ -150,6 +150,8 @@ func (e *Env) maybeJump(ctx context.Context, s checker.State) error {
 		wait = l.what + " is due within " + jumpMin.String()
 	case l.due.Sub(now) > jumpMax:
 		wait = l.what + " is further than " + jumpMax.String()
+	case crossesRule(e.Cfg, now, l.due.Add(jumpPast)) != "":
+		wait = "a jump to " + l.what + " would cross " + crossesRule(e.Cfg, now, l.due.Add(jumpPast))
 	case l.sig != j.lastSig:
 		wait = "a second look"
 	}
@@ -225,6 +227,38 @@ func (c *Cond) waitsForAbsence() bool {
 		}
 	}
 	return false
+}
+
+// ruleMargin: a jump stops this far short of a time of day a rule reads.
+const ruleMargin = time.Second
+
+// crossesRule names the time of day a rule of the pipeline reads that a
+// jump from now to target would pass or come within ruleMargin of ("" if
+// none): the relay window, the ad cut-off and resume time, the worker's
+// advertising hours, and midnight in Seoul and in UTC (dates).
+func crossesRule(c config.Config, now, target time.Time) string {
+	rules := []struct {
+		name string
+		at   config.TimeOfDay
+	}{{"the relay window's start", c.RelayFrom}, {"the relay window's end", c.RelayUntil},
+		{"the ad cut-off", c.AdPublishCutoff}, {"the ad resume time", c.AdResumeAt},
+		{"the worker's ad hours' start", c.AdSendFrom}, {"the worker's ad hours' end", c.AdSendUntil}}
+	end := target.Add(ruleMargin)
+	for _, day := range []time.Time{clock.Date(now), clock.Date(now).AddDate(0, 0, 1)} {
+		for _, r := range rules {
+			if b := r.at.On(day); b.After(now) && !b.After(end) {
+				return r.name + " (" + r.at.String() + ")"
+			}
+		}
+		if day.After(now) && !day.After(end) {
+			return "midnight in Seoul"
+		}
+	}
+	utc := now.UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
+	if !utc.After(end) {
+		return "midnight UTC"
+	}
+	return ""
 }
 
 // look is what one look at a settling run found: why it is busy ("" if

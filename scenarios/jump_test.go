@@ -2,8 +2,10 @@ package scenarios
 
 import (
 	"testing"
+	"time"
 
 	"github.com/outboxchaos/outboxchaos/peers"
+	"github.com/outboxchaos/outboxchaos/system/clock"
 )
 
 // The clock jumps only for a run of our own pipeline on the shared
@@ -21,7 +23,7 @@ func TestJumpsOff(t *testing.T) {
 		{"plain", Scenario{Name: "x"}, Options{}, ours, false},
 		{"no-jumps", Scenario{Name: "x"}, Options{NoJumps: true}, ours, true},
 		{"caller's clock", Scenario{Name: "x"}, Options{Clock: "file:/tmp/c"}, ours, true},
-		{"time of day", Scenario{Name: "x", Start: "20:39:50"}, Options{}, ours, true},
+		{"time of day", Scenario{Name: "x", Start: "20:39:50"}, Options{}, ours, false},
 		{"containers", Scenario{Name: "x", Infra: "single"}, Options{}, ours, true},
 		{"peer", Scenario{Name: "x"}, Options{}, peers.Peer{Name: "watermill"}, true},
 		{"jetstream", Scenario{Name: "x"}, Options{}, peers.Peer{Name: peers.Ours, Features: peers.Features{JetStream: &peers.JetStream{}}}, true},
@@ -49,6 +51,41 @@ func TestWaitsForAbsence(t *testing.T) {
 	} {
 		if got := tc.c.waitsForAbsence(); got != tc.want {
 			t.Errorf("%s: waitsForAbsence = %v, want %v", tc.c, got, tc.want)
+		}
+	}
+}
+
+// A jump never passes a time of day a rule reads, nor comes within
+// ruleMargin of one.
+func TestCrossesRule(t *testing.T) {
+	t.Parallel()
+	c := compressed()
+	at := func(hms string) time.Time {
+		v, err := time.ParseInLocation("2006-01-02 15:04:05", "2026-12-03 "+hms, clock.Seoul)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	for _, tc := range []struct {
+		from, to string
+		want     bool
+	}{
+		{"10:00:00", "10:00:03", false},
+		{"20:39:55", "20:39:59", true}, // within a second of the ad cut-off
+		{"20:39:55", "20:39:58", false},
+		{"20:39:50", "20:40:05", true},
+		{"20:40:01", "20:40:04", false},
+		{"20:49:58", "20:50:01", true},
+		{"08:59:58", "09:00:02", true}, // midnight UTC
+		{"23:59:58", "00:00:01", true},
+	} {
+		to := at(tc.to)
+		if to.Before(at(tc.from)) {
+			to = to.Add(24 * time.Hour)
+		}
+		if got := crossesRule(c, at(tc.from), to); (got != "") != tc.want {
+			t.Errorf("%s → %s: crossesRule = %q, want crossing %v", tc.from, tc.to, got, tc.want)
 		}
 	}
 }
