@@ -4,13 +4,20 @@ import "time"
 
 // heldSend is a land-late request that has not landed yet. It lands — is
 // recorded, unless its expireat has passed by then — right after the vendor
-// answers the first report lookup for its refkey, or when its timer fires
-// (LandLateMax after it arrived), whichever comes first. The request's own
-// handler plays no part: the caller may be long gone when it lands.
+// answers the first report lookup for its refkey, or once the vendor's
+// clock reads LandLateMax past its arrival, whichever comes first. The
+// request's own handler plays no part: the caller may be long gone when it
+// lands. The landing follows the vendor's clock (Options.Clock), not the
+// wall clock, so a harness that jumps the clock moves it too.
 type heldSend struct {
-	req   sendRequest
-	timer *time.Timer
+	req  sendRequest
+	due  time.Time     // on the vendor's clock
+	stop chan struct{} // closed when it lands or is dropped
 }
+
+// landEvery is how often a held request's watcher reads the vendor's
+// clock.
+const landEvery = 5 * time.Millisecond
 
 // holdLocked holds send call n (mode land-late) until it lands. After Close
 // nothing is held: a request arriving then is dropped at once.
@@ -21,9 +28,37 @@ func (s *Server) holdLocked(n int, req sendRequest) {
 		return
 	default:
 	}
-	h := &heldSend{req: req}
-	h.timer = time.AfterFunc(s.opts.LandLateMax, func() { s.land(n, "no lookup came within LandLateMax") })
+	h := &heldSend{req: req, due: s.opts.Clock().Add(s.opts.LandLateMax), stop: make(chan struct{})}
 	s.held[n] = h
+	go func() {
+		t := time.NewTicker(landEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-h.stop:
+				return
+			case <-t.C:
+				if !s.opts.Clock().Before(h.due) {
+					s.land(n, "no lookup came within LandLateMax")
+					return
+				}
+			}
+		}
+	}()
+}
+
+// NextLanding returns when, on the vendor's clock, the first held
+// request lands if no lookup comes first (false: none is held).
+func (s *Server) NextLanding() (time.Time, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var next time.Time
+	for _, h := range s.held {
+		if next.IsZero() || h.due.Before(next) {
+			next = h.due
+		}
+	}
+	return next, !next.IsZero()
 }
 
 // heldForLocked returns the call numbers of the held requests for refkey.
@@ -49,7 +84,7 @@ func (s *Server) land(n int, why string) {
 		return
 	}
 	delete(s.held, n)
-	h.timer.Stop()
+	close(h.stop)
 	now := s.opts.Clock()
 	c := &s.calls[n-1]
 	if h.req.expired(now) {
@@ -70,7 +105,7 @@ func (s *Server) dropHeld() {
 	s.mu.Lock()
 	dropped := len(s.held)
 	for n, h := range s.held {
-		h.timer.Stop()
+		close(h.stop)
 		delete(s.held, n)
 	}
 	s.mu.Unlock()

@@ -33,12 +33,12 @@ import (
 //
 // "Nothing in flight" is judged from ground truth the harness can see, and
 // must hold on two looks in a row with nothing changed between them:
-//   - no fault injected and still acting (a vendor rule used up does not
-//     act), and no pod fault that gives a pod a clock of its own (a pod
-//     fault such as a kill-point acts only when its pod reaches the point,
-//     which a jump does not move);
-//   - nothing ready in the main or retry queue, no request held by the
-//     vendor, no inbox row RESENDING;
+//   - no fault injected and still acting, other than a vendor rule (which
+//     acts on the requests that meet it, whenever they come), and no pod
+//     fault that gives a pod a clock of its own (a pod fault such as a
+//     kill-point acts only when its pod reaches the point, which a jump
+//     does not move);
+//   - nothing ready in the main or retry queue, no inbox row RESENDING;
 //   - no job or migration running, no pod frozen at a pause-point;
 //   - every PUBLISHING row's claimant (the relay life that logged its
 //     claim) has exited, every SENDING row's claimant has exited or acked
@@ -47,7 +47,8 @@ import (
 // The timers it jumps to are the real ones of system/: a PENDING row's
 // next_attempt_at, an abandoned lease's claimed_until, a SENDING row's
 // created_at plus the SENDING timeout, an ERROR row's next lookup, a dead
-// pod's scheduler lock. The real timers that cannot follow a virtual clock
+// pod's scheduler lock, the landing of a land-late request the vendor
+// holds (on the vendor's clock). The real timers that cannot follow a virtual clock
 // (AMQP heartbeats, the vendor and alert HTTP timeouts, RabbitMQ's retry
 // TTL, Postgres's) are never what the run waits on when it jumps: each
 // belongs to something in flight, which the rules above refuse.
@@ -285,10 +286,14 @@ func (e *Env) look(ctx context.Context, s checker.State) (look, error) {
 		return look{busy: "no fault engine"}, nil
 	case s.Queues.Main > 0 || s.Queues.Retry > 0:
 		return look{busy: "messages queued"}, nil
-	case s.VendorHeld > 0:
-		return look{busy: "the vendor holds a request"}, nil
 	}
 	for _, f := range e.jumpEngine.Acting() {
+		if _, vendor := f.(*faults.VendorRule); vendor {
+			// A vendor rule acts on the requests that meet it, whenever
+			// they come; a request it holds or hangs is in flight, which
+			// the rows and locks below show.
+			continue
+		}
 		_, pod := f.(faults.PodFault)
 		if _, own := f.(*faults.ClockStep); !pod || own {
 			return look{busy: f.String() + " is in place"}, nil
@@ -325,6 +330,13 @@ func (e *Env) look(ctx context.Context, s checker.State) (look, error) {
 	}
 	if err := e.lookLocks(ctx, now, live, &l, &b); err != nil || l.busy != "" {
 		return l, err
+	}
+	// A land-late request the vendor holds lands on the vendor's clock
+	// (fakevendor: LandLateMax after it arrived) unless a lookup comes
+	// first: the jump goes to whichever is earlier, as real time would.
+	if t, ok := e.vendor.NextLanding(); ok {
+		fmt.Fprintf(&b, " held=%d", s.VendorHeld)
+		l.earliest(t, "a held land-late request's landing")
 	}
 	l.sig = b.String()
 	return l, nil
