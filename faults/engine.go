@@ -171,26 +171,6 @@ func (e *Engine) Open() []Fault {
 	return open
 }
 
-// Spender is a fault that can be used up: once spent (a vendor rule that
-// met its requests as many times as it was told), it no longer acts on
-// the pipeline, though it stays open until recovered.
-type Spender interface {
-	Spent(w World) bool
-}
-
-// Acting lists the open faults that can still act: Open without the spent
-// ones.
-func (e *Engine) Acting() []Fault {
-	var out []Fault
-	for _, f := range e.Open() {
-		if sp, ok := f.(Spender); ok && sp.Spent(e.w) {
-			continue
-		}
-		out = append(out, f)
-	}
-	return out
-}
-
 // Records is the ledger, with each fault's fired verdict taken now (call it
 // after the run's pods stopped).
 func (e *Engine) Records() []checker.FaultRecord {

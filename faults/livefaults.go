@@ -147,14 +147,6 @@ func (v *VendorRule) Fired(w World) (bool, string) {
 	return n > 0, fmt.Sprintf("%s fired %d times", v.Rule.RefKey, n)
 }
 
-// Spent reports whether a rule told to act a number of times has acted
-// that many: the vendor answers its refkey truthfully from then on (a
-// rule for every request, such as a token rule, is never spent: its
-// count is shared with other rules of its mode).
-func (v *VendorRule) Spent(w World) bool {
-	return v.Rule.Times > 0 && v.Rule.RefKey != "" && v.met(w) >= v.Rule.Times
-}
-
 // met counts the requests that met the rule's mode.
 func (v *VendorRule) met(w World) int {
 	if v.Rule.RefKey == "" {

@@ -49,9 +49,6 @@ func TestVendorRuleFiredCountsItsKindOfRequest(t *testing.T) {
 	if fired, _ := pending.Fired(w); fired {
 		t.Fatal("report-pending fired before any lookup")
 	}
-	if pending.Spent(w) || fail.Spent(w) {
-		t.Fatal("a rule is spent before any request met it")
-	}
 
 	c := sms.New(ts.URL, "a", "p", time.Second)
 	c.Send(ctx, sms.Request{RefKey: msg, Phone: "010", From: "02", TemplateCode: "T", Text: "x"})
@@ -60,9 +57,6 @@ func TestVendorRuleFiredCountsItsKindOfRequest(t *testing.T) {
 	}
 	for range 3 {
 		_, _ = c.Lookup(ctx, msg)
-	}
-	if !fail.Spent(w) || !pending.Spent(w) {
-		t.Fatalf("spent: 5xx ×1 after its send %v, report-pending ×2 after 3 lookups %v; want both", fail.Spent(w), pending.Spent(w))
 	}
 	if fired, detail := pending.Fired(w); !fired || detail != msg+" fired 2 times" {
 		t.Fatalf("report-pending Fired = %v %q, want fired 2 times", fired, detail)

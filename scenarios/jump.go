@@ -287,7 +287,7 @@ func (e *Env) look(ctx context.Context, s checker.State) (look, error) {
 	case s.Queues.Main > 0 || s.Queues.Retry > 0:
 		return look{busy: "messages queued"}, nil
 	}
-	for _, f := range e.jumpEngine.Acting() {
+	for _, f := range e.jumpEngine.Open() {
 		if _, vendor := f.(*faults.VendorRule); vendor {
 			// A vendor rule acts on the requests that meet it, whenever
 			// they come; a request it holds or hangs is in flight, which
