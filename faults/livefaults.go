@@ -140,17 +140,9 @@ func (v *VendorRule) Recover(_ context.Context, w World) error {
 
 // Fired counts the requests that met the mode.
 func (v *VendorRule) Fired(w World) (bool, string) {
-	n := v.met(w)
 	if v.Rule.RefKey == "" {
+		n := w.Vendor().Fired()[v.Rule.Mode]
 		return n > 0, fmt.Sprintf("fired %d times", n)
-	}
-	return n > 0, fmt.Sprintf("%s fired %d times", v.Rule.RefKey, n)
-}
-
-// met counts the requests that met the rule's mode.
-func (v *VendorRule) met(w World) int {
-	if v.Rule.RefKey == "" {
-		return w.Vendor().Fired()[v.Rule.Mode]
 	}
 	n := 0
 	if v.Rule.Mode.ForReports() {
@@ -166,7 +158,7 @@ func (v *VendorRule) met(w World) int {
 			}
 		}
 	}
-	return n
+	return n > 0, fmt.Sprintf("%s fired %d times", v.Rule.RefKey, n)
 }
 
 func (v *VendorRule) String() string {

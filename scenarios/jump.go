@@ -18,14 +18,13 @@ import (
 	"github.com/outboxchaos/outboxchaos/peers"
 	"github.com/outboxchaos/outboxchaos/system/clock"
 	"github.com/outboxchaos/outboxchaos/system/config"
-	"github.com/outboxchaos/outboxchaos/system/inbox"
 	"github.com/outboxchaos/outboxchaos/system/reconcile"
 	"github.com/outboxchaos/outboxchaos/world"
 )
 
 // Time that jumps (issue 23). While a run settles (and while a step waits
-// on its condition, maybeJumpInStep), most of its wall time
-// is spent waiting for the pipeline's own compressed timers: a dead
+// on its condition, maybeJumpInStep), most of its wall time is spent
+// waiting for the pipeline's own compressed timers: a dead
 // relay's lease, a dead worker's SENDING timeout, a backoff step, the
 // reconciler's next lookup. Every pod, the fake vendor and the harness
 // read one file clock (clock.FilePrefix), so when nothing is in flight the
@@ -48,10 +47,11 @@ import (
 // next_attempt_at, an abandoned lease's claimed_until, a SENDING row's
 // created_at plus the SENDING timeout, an ERROR row's next lookup, a dead
 // pod's scheduler lock, the landing of a land-late request the vendor
-// holds (on the vendor's clock). The real timers that cannot follow a virtual clock
-// (AMQP heartbeats, the vendor and alert HTTP timeouts, RabbitMQ's retry
-// TTL, Postgres's) are never what the run waits on when it jumps: each
-// belongs to something in flight, which the rules above refuse.
+// holds (on the vendor's clock). The real timers that cannot follow a
+// virtual clock (AMQP heartbeats, the vendor and alert HTTP timeouts,
+// RabbitMQ's retry TTL, Postgres's) are never what the run waits on when
+// it jumps: each belongs to something in flight, which the rules above
+// refuse.
 //
 // Jumps are off (the run waits in real time, as before) with --no-jumps,
 // for a run whose clock another driver owns (the simulator), a relay we
@@ -74,8 +74,6 @@ const (
 type jumper struct {
 	path string
 	ctl  *clock.Virtual
-	// why is set when jumps are off for this run ("" = on).
-	why string
 
 	lastSig string
 	waiting string // what kept the last look from jumping
@@ -133,7 +131,7 @@ func jumpsOff(e *Env, o Options) string {
 // from jumping is logged when it changes, so a slow settle says why.
 func (e *Env) maybeJump(ctx context.Context, s checker.State) error {
 	j := e.jump
-	if j == nil || j.why != "" {
+	if j == nil {
 		return nil
 	}
 	l, err := e.look(ctx, s)
@@ -143,6 +141,10 @@ func (e *Env) maybeJump(ctx context.Context, s checker.State) error {
 	}
 	now := j.ctl.Now()
 	wait := l.busy
+	crossed := ""
+	if !l.due.IsZero() {
+		crossed = crossesRule(e.Cfg, now, l.due.Add(jumpPast))
+	}
 	switch {
 	case wait != "":
 	case l.due.IsZero():
@@ -151,8 +153,8 @@ func (e *Env) maybeJump(ctx context.Context, s checker.State) error {
 		wait = l.what + " is due within " + jumpMin.String()
 	case l.due.Sub(now) > jumpMax:
 		wait = l.what + " is further than " + jumpMax.String()
-	case crossesRule(e.Cfg, now, l.due.Add(jumpPast)) != "":
-		wait = "a jump to " + l.what + " would cross " + crossesRule(e.Cfg, now, l.due.Add(jumpPast))
+	case crossed != "":
+		wait = "a jump to " + l.what + " would cross " + crossed
 	case l.sig != j.lastSig:
 		wait = "a second look"
 	}
@@ -184,31 +186,20 @@ const stepLookEvery = 100 * time.Millisecond
 // maybeJumpInStep is maybeJump for a step waiting on condition c, which
 // may take a jump only if it asks for nothing to stay absent (no_event: a
 // jump could bring what it waits to see absent) and its last look is
-// stepLookEvery old. It reads a light state: the queues' depths, the
-// vendor's held requests, the inbox rows a reconciler will look up (no
-// parked copy is read, as a step may be counting them).
+// stepLookEvery old. Of a snapshot it needs only the queues' depths and
+// the vendor's held requests (no parked copy is read, as a step may be
+// counting them); the look reads the rows itself.
 func (e *Env) maybeJumpInStep(ctx context.Context, c *Cond) error {
 	j := e.jump
-	if j == nil || j.why != "" || c.waitsForAbsence() || time.Since(j.lastLook) < stepLookEvery {
+	if j == nil || c.waitsForAbsence() || time.Since(j.lastLook) < stepLookEvery {
 		return nil
 	}
 	j.lastLook = time.Now()
-	var s checker.State
 	d, err := e.depths()
 	if err != nil {
 		return nil // queues not declared yet: no worker ran, nothing to jump to
 	}
-	s.Queues, s.VendorHeld = d, e.vendor.Held()
-	hist, err := inbox.All(ctx, e.Pool)
-	if err != nil {
-		return err
-	}
-	reconciling := e.started("reconciler")
-	for _, h := range hist {
-		s.Inbox = append(s.Inbox, checker.InboxRow{MessageID: h.MessageID,
-			Reconcilable: reconciling && h.Status == inbox.StatusError && h.Settled == "" && h.ReconcileTries < e.Cfg.ReconcileMaxTries})
-	}
-	return e.maybeJump(ctx, s)
+	return e.maybeJump(ctx, checker.State{Queues: d, VendorHeld: e.vendor.Held()})
 }
 
 // waitsForAbsence reports whether c, or a condition inside it, is a
@@ -278,7 +269,7 @@ func (l *look) earliest(t time.Time, what string) {
 	}
 }
 
-// look reads the run: the queues and vendor (in s), the open faults, the
+// look reads the run: the queues and held requests (in s), the open faults, the
 // pods, the outbox and inbox rows and the scheduler locks.
 func (e *Env) look(ctx context.Context, s checker.State) (look, error) {
 	switch {
@@ -325,7 +316,7 @@ func (e *Env) look(ctx context.Context, s checker.State) (look, error) {
 	if err := e.lookOutbox(ctx, now, claims, &l, &b); err != nil || l.busy != "" {
 		return l, err
 	}
-	if err := e.lookInbox(ctx, s, claims, &l, &b); err != nil || l.busy != "" {
+	if err := e.lookInbox(ctx, claims, &l, &b); err != nil || l.busy != "" {
 		return l, err
 	}
 	if err := e.lookLocks(ctx, now, live, &l, &b); err != nil || l.busy != "" {
@@ -379,13 +370,9 @@ func (e *Env) lookOutbox(ctx context.Context, now time.Time, claims claimants, l
 // lookInbox: a SENDING row waits for its timeout once its worker exited or
 // acked the message, an unsettled ERROR row for its next lookup; a
 // RESENDING row is a re-send in flight.
-func (e *Env) lookInbox(ctx context.Context, s checker.State, claims claimants, l *look, b *strings.Builder) error {
-	reconcilable := map[string]bool{}
-	for _, r := range s.Inbox {
-		reconcilable[r.MessageID] = r.Reconcilable
-	}
+func (e *Env) lookInbox(ctx context.Context, claims claimants, l *look, b *strings.Builder) error {
 	final := reconcile.FinalAfter(e.Cfg)
-	rows, err := e.Pool.Query(ctx, `SELECT message_id, status, created_at, reconcile_next_at
+	rows, err := e.Pool.Query(ctx, `SELECT message_id, status, created_at, reconcile_next_at, reconcile_tries
 		FROM notification_histories
 		WHERE message_id IS NOT NULL AND (status IN ('SENDING', 'RESENDING') OR (status = 'ERROR' AND settled IS NULL))
 		ORDER BY id`)
@@ -397,7 +384,8 @@ func (e *Env) lookInbox(ctx context.Context, s checker.State, claims claimants, 
 		var mid, status string
 		var created time.Time
 		var next *time.Time
-		if err := rows.Scan(&mid, &status, &created, &next); err != nil {
+		var tries int
+		if err := rows.Scan(&mid, &status, &created, &next, &tries); err != nil {
 			return fmt.Errorf("read inbox rows for a clock jump: %w", err)
 		}
 		fmt.Fprintf(b, " %s=%s", mid, status)
@@ -412,7 +400,7 @@ func (e *Env) lookInbox(ctx context.Context, s checker.State, claims claimants, 
 			}
 			l.earliest(created.Add(e.Cfg.SendingTimeout), mid+"'s SENDING timeout")
 		case "ERROR":
-			if !reconcilable[mid] {
+			if !e.reconcilable(status, "", tries) { // settled IS NULL above
 				continue
 			}
 			t := created.Add(final)

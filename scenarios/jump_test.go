@@ -9,7 +9,8 @@ import (
 )
 
 // The clock jumps only for a run of our own pipeline on the shared
-// services, with no start time and no clock of the caller's.
+// services with no clock of the caller's; a start time of its own does
+// not stop it (crossesRule guards the times of day).
 func TestJumpsOff(t *testing.T) {
 	t.Parallel()
 	ours := peers.Peer{Name: peers.Ours}

@@ -66,6 +66,13 @@ func (e *Env) WaitSettled(ctx context.Context, timeout time.Duration) error {
 	})
 }
 
+// reconcilable reports whether an inbox row is one a running reconciler
+// will still look up: an unsettled ERROR row with lookups left, in a run
+// that started a reconciler.
+func (e *Env) reconcilable(status, settled string, tries int) bool {
+	return e.started("reconciler") && status == inbox.StatusError && settled == "" && tries < e.Cfg.ReconcileMaxTries
+}
+
 // Snapshot reads the final state: rows, ledger, alerts, queues, parked
 // messages (read and left in place), registered numbers, intents.
 func (e *Env) Snapshot(ctx context.Context) (checker.State, error) {
@@ -94,11 +101,9 @@ func (e *Env) Snapshot(ctx context.Context) (checker.State, error) {
 	if err != nil {
 		return s, err
 	}
-	reconciling := e.started("reconciler")
 	for _, h := range hist {
 		s.Inbox = append(s.Inbox, checker.InboxRow{MessageID: h.MessageID, OutboxID: h.OutboxID, DedupKey: h.DedupKey, Status: h.Status,
-			Settled: h.Settled, Resends: h.Resends,
-			Reconcilable: reconciling && h.Status == inbox.StatusError && h.Settled == "" && h.ReconcileTries < e.Cfg.ReconcileMaxTries})
+			Settled: h.Settled, Resends: h.Resends, Reconcilable: e.reconcilable(h.Status, h.Settled, h.ReconcileTries)})
 	}
 	for _, c := range e.vendor.CallLog() {
 		s.VendorCalls = append(s.VendorCalls, checker.VendorCall{RefKey: c.RefKey, Mode: string(c.Mode)})
