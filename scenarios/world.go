@@ -78,6 +78,11 @@ type Env struct {
 	// windows' durations (Cost.Waiting): parallel waits count once.
 	waits waitClock
 
+	// amqpConn is the harness's kept connection to the shared broker
+	// (brokerConn), dialed at the first look.
+	amqpMu   sync.Mutex
+	amqpConn *amqp.Connection
+
 	mu     sync.Mutex
 	seq    map[string]int
 	meta   map[string]podMeta       // by pod name
@@ -396,6 +401,12 @@ func (e *Env) close() error {
 	if e.Pool != nil {
 		e.Pool.Close()
 	}
+	e.amqpMu.Lock()
+	if e.amqpConn != nil {
+		_ = e.amqpConn.Close()
+		e.amqpConn = nil
+	}
+	e.amqpMu.Unlock()
 	jerr := e.jump.close()
 	if e.SB != nil {
 		return errors.Join(e.SB.Close(), jerr)

@@ -63,3 +63,18 @@ func TestWaitForParentContext(t *testing.T) {
 		t.Errorf("error = %v, want a cancellation naming what was awaited", err)
 	}
 }
+
+func TestPollAfterSlowsInLongWaits(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ waited, want time.Duration }{
+		{0, PollInterval},
+		{100 * time.Millisecond, PollInterval},
+		{400 * time.Millisecond, 40 * time.Millisecond},
+		{time.Second, MaxPollInterval},
+		{30 * time.Second, MaxPollInterval},
+	} {
+		if got := pollAfter(c.waited); got != c.want {
+			t.Errorf("pollAfter(%v) = %v, want %v", c.waited, got, c.want)
+		}
+	}
+}
