@@ -16,6 +16,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	kp "github.com/outboxchaos/outboxchaos/system/killpoint"
 )
@@ -205,8 +206,16 @@ const sendRecordStatus = `SELECT o.id, CASE WHEN h.dedup_key IS NULL THEN 'PENDI
 // (peers/jetstream).
 const jetStreamStatus = `SELECT id, CASE WHEN published_at IS NULL THEN 'PENDING' ELSE 'PUBLISHED' END FROM js_outbox`
 
+// registryMu guards registry: Add may register a peer while runs look
+// peers up (the chaos suite registers the Node.js relay beside them).
+var registryMu sync.RWMutex
+
 // All returns every registered peer, in registry order.
-func All() []Peer { return append([]Peer(nil), registry...) }
+func All() []Peer {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	return append([]Peer(nil), registry...)
+}
 
 // Lookup returns the peer called name ("" is ours), or an error naming
 // the known ones.
@@ -214,7 +223,7 @@ func Lookup(name string) (Peer, error) {
 	if name == "" {
 		name = Ours
 	}
-	for _, p := range registry {
+	for _, p := range All() {
 		if p.Name == name {
 			return p, nil
 		}
@@ -228,8 +237,12 @@ func Add(p Peer) error {
 	if p.Name == "" {
 		return fmt.Errorf("a peer needs a name")
 	}
-	if _, err := Lookup(p.Name); err == nil {
-		return fmt.Errorf("implementation %q is already registered", p.Name)
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	for _, q := range registry {
+		if q.Name == p.Name {
+			return fmt.Errorf("implementation %q is already registered", p.Name)
+		}
 	}
 	registry = append(registry, p)
 	return nil
@@ -238,7 +251,7 @@ func Add(p Peer) error {
 // Names lists the peers' names, sorted.
 func Names() []string {
 	var out []string
-	for _, p := range registry {
+	for _, p := range All() {
 		out = append(out, p.Name)
 	}
 	sort.Strings(out)
