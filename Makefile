@@ -9,8 +9,14 @@ VCS       := -buildvcs=auto
 NAME      ?=
 SEED      ?=
 CHECKS    ?= 30
-# CHAOSFLAGS adds go test flags to make chaos, e.g. CHAOSFLAGS=-parallel=4.
+# CHAOSFLAGS adds go test flags to make chaos, e.g. CHAOSFLAGS=-failfast.
 CHAOSFLAGS ?=
+# CHAOSPAR is how many of the chaos suite's runs go at once (go test
+# -parallel; every test of the suite is parallel), LANES how many of them
+# are TestProperty's random schedules (the same SEED and LANES draw the
+# same schedules).
+CHAOSPAR  ?= 4
+LANES     ?= 4
 # SHARD=K/N runs shard K of N of make chaos (or make crashpoints): every N-th
 # named scenario, canary and crash point, and its share of CHECKS random
 # schedules from a seed derived from SEED and K/N. Replay one shard alone
@@ -135,10 +141,12 @@ crashpoints: build
 ## chaos: named scenarios, canary sweep and CHECKS random schedules (SEED=… replays one), JUnit in $(ART)/
 chaos:
 	@mkdir -p $(ART)
-	@echo "chaos: CHECKS=$(CHECKS) SEED=$(CHAOSSEED)$(if $(SHARD), SHARD=$(SHARD),)  (replay: make chaos SEED=$(CHAOSSEED)$(if $(SHARD), SHARD=$(SHARD),))"
-	$(GOTESTSUM) --junitfile $(ART)/chaos-junit.xml --format testname -- \
-		-race -count=1 -timeout 40m $(CHAOSFLAGS) -tags chaos ./scenarios/ -rapid.checks=$(CHECKS) -rapid.seed=$(CHAOSSEED) $(if $(SHARD),-shard=$(SHARD),) -v \
-		2>&1 | tee $(ART)/chaos.log; exit $${PIPESTATUS[0]}
+	@echo "chaos: CHECKS=$(CHECKS) SEED=$(CHAOSSEED) LANES=$(LANES) CHAOSPAR=$(CHAOSPAR)$(if $(SHARD), SHARD=$(SHARD),)  (replay: make chaos SEED=$(CHAOSSEED) LANES=$(LANES)$(if $(SHARD), SHARD=$(SHARD),))"
+	@rm -f $(ART)/race.*
+	GORACE="log_path=$(abspath $(ART))/race" $(GOTESTSUM) --junitfile $(ART)/chaos-junit.xml --format testname -- \
+		-race -count=1 -timeout 40m -parallel $(CHAOSPAR) $(CHAOSFLAGS) -tags chaos ./scenarios/ -rapid.checks=$(CHECKS) -rapid.seed=$(CHAOSSEED) -lanes=$(LANES) $(if $(SHARD),-shard=$(SHARD),) -v \
+		2>&1 | tee $(ART)/chaos.log; rc=$${PIPESTATUS[0]}; \
+	for f in $(ART)/race.*; do [ -e "$$f" ] || continue; echo "--- data race report $$f (the test named 'race detected during execution' ran beside it):"; cat "$$f"; done; exit $$rc
 
 # chaos-load runs the named catalogue (LOADRUN) twice at once, each copy
 # with -parallel=$(LOADPAR); HOG=1 also keeps one core busy (yes >/dev/null)

@@ -77,29 +77,44 @@ func Sweep(ctx context.Context, o Options, bugs []string, progress func(CanaryRe
 	}
 	var out []CanaryResult
 	for _, bug := range bugs {
-		cr := CanaryResult{Bug: bug}
-		for _, name := range Catchers[bug] {
-			s, ok := Lookup(name)
-			if !ok {
-				continue
-			}
-			ob := o
-			ob.Bug = bug
-			r := Run(ctx, s, ob)
-			cr.Runs = append(cr.Runs, r)
-			if progress != nil {
-				progress(cr, r)
-			}
-			// A run the harness could not judge (set-up, clean-up,
-			// interrupt) proves nothing about the canary.
-			switch r.Outcome() {
-			case OutcomeFail:
-				cr.CaughtBy = append(cr.CaughtBy, name)
-			case OutcomeError:
-				cr.NotJudged = append(cr.NotJudged, name)
-			}
-		}
-		out = append(out, cr)
+		out = append(out, sweep(ctx, o, bug, false, progress))
 	}
 	return out
+}
+
+// Catch runs the canary bug's catchers in turn until one goes red: the
+// chaos suite's question, whether it is caught at all, answered by the
+// first red run where Sweep runs every catcher to name each. A catcher
+// whose run was not judged proves nothing, and the next one runs.
+func Catch(ctx context.Context, o Options, bug string) CanaryResult {
+	return sweep(ctx, o, bug, true, nil)
+}
+
+func sweep(ctx context.Context, o Options, bug string, first bool, progress func(CanaryResult, Result)) CanaryResult {
+	cr := CanaryResult{Bug: bug}
+	for _, name := range Catchers[bug] {
+		s, ok := Lookup(name)
+		if !ok {
+			continue
+		}
+		ob := o
+		ob.Bug = bug
+		r := Run(ctx, s, ob)
+		cr.Runs = append(cr.Runs, r)
+		if progress != nil {
+			progress(cr, r)
+		}
+		// A run the harness could not judge (set-up, clean-up,
+		// interrupt) proves nothing about the canary.
+		switch r.Outcome() {
+		case OutcomeFail:
+			cr.CaughtBy = append(cr.CaughtBy, name)
+			if first {
+				return cr
+			}
+		case OutcomeError:
+			cr.NotJudged = append(cr.NotJudged, name)
+		}
+	}
+	return cr
 }

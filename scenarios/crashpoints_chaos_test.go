@@ -20,6 +20,7 @@ var crashSample = map[string]int{"one": 20, "each-kind": 14, "unknown": 10, "rej
 // with the crashed process replaced under a new name.
 func TestCrashPointsSample(t *testing.T) {
 	testenv.Require(t)
+	t.Parallel() // beside the suite's other tests: -parallel bounds them all
 	o := scenarios.DefaultOptions()
 	o.PGURL, o.AMQPURL, o.Bin, o.Artifacts, o.Seed = testenv.PGURL(), testenv.AMQPURL(), bin, "../artifacts", 1
 	total, index := 0, 0
@@ -61,6 +62,7 @@ func TestCrashPointsSample(t *testing.T) {
 // it dies before its publish.
 func TestCrashPointsCatchCanaries(t *testing.T) {
 	testenv.Require(t)
+	t.Parallel() // beside the suite's other tests: -parallel bounds them all
 	w, _ := scenarios.LookupCrashWorkload("one")
 	for _, c := range []struct{ bug, target string }{
 		{canary.CheckThenAct, "worker:http:vendor-message:after:1"},

@@ -89,6 +89,7 @@ func registerNodeRelay() error {
 // or the harness could not tell them apart.
 func TestPeers(t *testing.T) {
 	testenv.Require(t)
+	t.Parallel() // beside the suite's other tests: -parallel bounds them all
 	buildPeers(t)
 	cases := []struct {
 		impl, name string

@@ -4,10 +4,12 @@ package scenarios_test
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -30,17 +32,65 @@ func (d rapidDraw) Int(label string, lo, hi int) int { return rapid.IntRange(lo,
 // settlement the handset ledger contradicts. Schedules take turns running
 // without a reconciler, with one, and with one that re-sends.
 //
-// Budget: -rapid.checks=N (make chaos CHECKS=N). Replay: -rapid.seed=S
-// (make chaos SEED=S). Failing schedules shrink; rapid saves them under
-// testdata/rapid/ and replays them first on the next run. With -shard=K/N
-// (make chaos SHARD=K/N) the budget is the whole run's: this shard runs
-// its share of the checks, from a seed derived from -rapid.seed and K/N,
-// so the same SEED and SHARD replay the same schedules.
+// Budget: -rapid.checks=N (make chaos CHECKS=N), run in -lanes lanes at
+// once (make chaos LANES=L, default 4), each its share of the checks from
+// a seed derived from -rapid.seed and the lane. Replay: the same
+// -rapid.seed and -lanes (make chaos SEED=S). Failing schedules shrink;
+// rapid saves them under testdata/rapid/ and replays them first on the
+// next run; one failing check runs again alone with -lanes 1 and the
+// -rapid.failfile (or -rapid.seed) rapid printed. With -shard=K/N (make
+// chaos SHARD=K/N) the budget is the whole run's: this shard runs its
+// share of the checks, from a seed derived from -rapid.seed and K/N, so
+// the same SEED and SHARD replay the same schedules.
 func TestProperty(t *testing.T) {
 	testenv.Require(t)
+	t.Parallel() // beside the suite's other tests: -parallel bounds them all
 	shardRapid(t)
+	checks, base := rapidBudget(t)
+	lanes := min(*propertyLanes, checks)
+	if lanes <= 1 {
+		checkProperty(t, 1)
+		return
+	}
+	// Each lane is a shard of this run's budget (scenarios.Shard): its
+	// share of the checks, from a seed derived from the run's seed and
+	// the lane. rapid reads -rapid.checks and -rapid.seed when its Check
+	// starts, before the first check: a lane holds flagMu from setting
+	// them until its first check runs (or Check returns), so each lane
+	// reads its own.
+	var flagMu sync.Mutex
+	for k := 1; k <= lanes; k++ {
+		lane := scenarios.Shard{K: k, N: lanes}
+		t.Run(fmt.Sprintf("lane-%d", k), func(t *testing.T) {
+			t.Parallel()
+			flagMu.Lock()
+			release := sync.OnceFunc(flagMu.Unlock)
+			defer release()
+			seed := base
+			if base != 0 { // 0: rapid draws a random seed, each lane its own
+				seed = lane.Seed(base)
+			}
+			setRapid(t, lane.Share(checks), seed)
+			t.Logf("lane %s: %d of %d checks, seed %d from the run's %d", lane, lane.Share(checks), checks, seed, base)
+			checkProperty(t, k, release)
+		})
+	}
+}
+
+// propertyLanes is how many rapid.Check lanes TestProperty runs at once
+// (make chaos LANES=N): a schedule spends most of its time waiting on its
+// own fault windows, so one at a time leaves the machine idle. The same
+// -rapid.seed and the same lanes draw the same schedules.
+var propertyLanes = flag.Int("lanes", 4, "how many lanes of TestProperty's checks run at once, each its share of -rapid.checks")
+
+// checkProperty is TestProperty's rapid.Check; started, if given, is
+// called when the first check begins (rapid has read its flags by then).
+func checkProperty(t *testing.T, lane int, started ...func()) {
 	n := 0
 	rapid.Check(t, func(rt *rapid.T) {
+		for _, f := range started {
+			f()
+		}
 		n++
 		s := scenarios.Generate(rapidDraw{rt})
 		// Every third schedule runs without a reconciler, the others with
@@ -51,7 +101,7 @@ func TestProperty(t *testing.T) {
 		}
 		o := scenarios.DefaultOptions()
 		o.PGURL, o.AMQPURL, o.Bin, o.Artifacts = testenv.PGURL(), testenv.AMQPURL(), bin, "../artifacts"
-		res := scenarios.Run(context.Background(), s.Scenario(fmt.Sprintf("property-%d", n)), o)
+		res := scenarios.Run(context.Background(), s.Scenario(fmt.Sprintf("property-%d-%d", lane, n)), o)
 		t.Logf("check %d seed=%d: %s\n  %.1fs: %s", n, res.Seed, s, res.Duration.Seconds(), res.Verdict)
 		if res.Err != nil {
 			rt.Fatalf("run failed: %v\n--- timeline\n%s", res.Err, res.Timeline)
@@ -63,12 +113,17 @@ func TestProperty(t *testing.T) {
 }
 
 // TestPropertyFailfiles runs again the schedules rapid saved under
-// testdata/rapid/TestProperty/ when they failed. Their bitstreams stopped
+// testdata/rapid/TestProperty/ (and a lane's TestProperty_lane-K/) when
+// they failed. Their bitstreams stopped
 // replaying once Generate drew more (rapid calls them "no longer valid"),
 // so each is read from the draws it logged (scenarios.ReplayFailfile).
 func TestPropertyFailfiles(t *testing.T) {
 	testenv.Require(t)
+	t.Parallel() // beside the suite's other tests: -parallel bounds them all
+	// rapid saves a lane's failfiles under TestProperty_lane-K/.
 	files, err := filepath.Glob(filepath.Join("testdata", "rapid", "TestProperty", "*.fail"))
+	lanes, lerr := filepath.Glob(filepath.Join("testdata", "rapid", "TestProperty_lane-*", "*.fail"))
+	files, err = append(files, lanes...), errors.Join(err, lerr)
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no saved failfile: %v", err)
 	}
@@ -98,25 +153,36 @@ func shardRapid(t *testing.T) {
 	if shard.N <= 1 {
 		return
 	}
-	checks, err := strconv.Atoi(flag.Lookup("rapid.checks").Value.String())
-	if err != nil {
-		t.Fatalf("rapid.checks: %v", err)
-	}
-	base, err := strconv.ParseUint(flag.Lookup("rapid.seed").Value.String(), 10, 64)
-	if err != nil {
-		t.Fatalf("rapid.seed: %v", err)
-	}
+	checks, base := rapidBudget(t)
 	if base == 0 {
 		t.Fatal("a shard needs the run's seed: pass -rapid.seed (make chaos sets it)")
 	}
 	share, seed := shard.Share(checks), shard.Seed(base)
-	for name, v := range map[string]string{"rapid.checks": strconv.Itoa(share), "rapid.seed": strconv.FormatUint(seed, 10)} {
-		if err := flag.Set(name, v); err != nil {
-			t.Fatalf("set %s: %v", name, err)
-		}
-	}
+	setRapid(t, share, seed)
 	t.Logf("shard %s: %d of %d checks, seed %d from the run's %d", shard, share, checks, seed, base)
 	if share == 0 {
 		t.Skipf("shard %s has no check of %d", shard, checks)
+	}
+}
+
+// rapidBudget reads -rapid.checks and -rapid.seed.
+func rapidBudget(t *testing.T) (checks int, seed uint64) {
+	checks, err := strconv.Atoi(flag.Lookup("rapid.checks").Value.String())
+	if err != nil {
+		t.Fatalf("rapid.checks: %v", err)
+	}
+	seed, err = strconv.ParseUint(flag.Lookup("rapid.seed").Value.String(), 10, 64)
+	if err != nil {
+		t.Fatalf("rapid.seed: %v", err)
+	}
+	return checks, seed
+}
+
+// setRapid sets -rapid.checks and -rapid.seed for the next rapid.Check.
+func setRapid(t *testing.T, checks int, seed uint64) {
+	for name, v := range map[string]string{"rapid.checks": strconv.Itoa(checks), "rapid.seed": strconv.FormatUint(seed, 10)} {
+		if err := flag.Set(name, v); err != nil {
+			t.Fatalf("set %s: %v", name, err)
+		}
 	}
 }
