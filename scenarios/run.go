@@ -213,6 +213,9 @@ func Run(ctx context.Context, s *Scenario, o Options) (res Result) {
 			herr = res.NotJudged
 		}
 	}
+	if xerr := e.exhausted(); xerr != nil && res.NotJudged == nil {
+		res.NotJudged = xerr
+	}
 	st.Settled = settled
 	spec, _ := json.Marshal(s)
 	rec := checker.Record{Scenario: s.Name, Row: s.Row, Seed: o.Seed, Bug: o.Bug, ScenarioSpec: spec,

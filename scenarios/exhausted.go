@@ -1,0 +1,38 @@
+package scenarios
+
+import (
+	"fmt"
+	"strings"
+)
+
+// exhaustion is what a service says when it has no room left for a
+// connection: PostgreSQL's too_many_connections (SQLSTATE 53300, "sorry,
+// too many clients already"). No fault the harness injects does that;
+// the shared service's own limit does, when too many runs go at once.
+var exhaustion = []struct{ mark, service string }{
+	{"SQLSTATE 53300", "PostgreSQL refused a connection: too many clients (max_connections)"},
+}
+
+// exhaustedIn says which shared service ran out of connections, from the
+// pods' output, or nil. A run where that happened is not the run it meant
+// to be (an outage nobody injected stopped a pod), so it is not judged:
+// fewer runs at once (--parallel, CHAOSPAR) or a larger limit runs it.
+func exhaustedIn(outputs map[string]string) error {
+	for _, x := range exhaustion {
+		for pod, out := range outputs {
+			if strings.Contains(out, x.mark) {
+				return fmt.Errorf("%s, seen by %s: the machine's limit, not a fault of the run", x.service, pod)
+			}
+		}
+	}
+	return nil
+}
+
+// exhausted is exhaustedIn over the run's pods, every life of each.
+func (e *Env) exhausted() error {
+	outputs := map[string]string{}
+	for _, p := range e.sup.Pods() {
+		outputs[p.Name()] += p.Output()
+	}
+	return exhaustedIn(outputs)
+}

@@ -1,0 +1,19 @@
+package scenarios
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestExhaustedIn(t *testing.T) {
+	t.Parallel()
+	refused := "outboxchaos enqueue: Postgres at postgres://…: refused: failed to connect to `user=postgres database=test`: server error: FATAL: sorry, too many clients already (SQLSTATE 53300)\n"
+	if err := exhaustedIn(map[string]string{"relay-1": "relay started\n", "job-1": refused}); err == nil || !strings.Contains(err.Error(), "job-1") {
+		t.Errorf("too many clients: %v, want an error naming job-1", err)
+	}
+	// An outage the run injected (a cut link) reads otherwise: judged.
+	cut := "outboxchaos enqueue: Postgres at postgres://…: refused: dial tcp 127.0.0.1:34231: connect: connection refused\n"
+	if err := exhaustedIn(map[string]string{"job-1": cut}); err != nil {
+		t.Errorf("a cut link: %v, want nil", err)
+	}
+}
