@@ -28,7 +28,7 @@ func runCrashpoints(ctx context.Context, args []string, stdout, stderr io.Writer
 	seed := fs.Int64("seed", 1, "seed: picks the sample; run i of a workload uses seed+i for its fault network")
 	only := fs.String("only", "", "run only this point, <process>:<kind>:<label>:<side>:<hit> (skips discovery; what a violation's replay line gives)")
 	process := fs.String("process", "", "only the points of this process: "+strings.Join(scenarios.CrashProcesses, ", "))
-	parallel := fs.Int("parallel", 2, "runs at once")
+	parallel := fs.Int("parallel", 4, "runs at once (each run holds a few PostgreSQL connections: past about 8, runs meet the server's max_connections and are not judged)")
 	bug := fs.String("bug", "", "enable this canary bug in every pod")
 	artifacts := fs.String("artifacts", "artifacts", "directory for the records of violating runs")
 	verbose := fs.Bool("v", false, "print each run's timeline (with --only)")
