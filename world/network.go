@@ -186,6 +186,8 @@ type Proxy struct {
 	seq      int
 	downedBy *Toxic
 	active   map[*Toxic]struct{}
+	// release frees the port a down proxy holds (holdPort), or is nil.
+	release func()
 }
 
 // Name returns the proxy's name.
@@ -275,6 +277,11 @@ func (p *Proxy) Down() (*Toxic, error) {
 	open := p.openConns()
 	p.tp.Stop()
 	p.running = false
+	// Keep the port while down; without the hold, Up still listens
+	// again on it if it is free, as before.
+	if release, err := holdPort(p.addr); err == nil {
+		p.release = release
+	}
 	f := p.newFault("down", fmt.Sprintf("cut %d open connections", open))
 	f.firedNow = func() bool { return open > 0 }
 	f.remove = p.Up
@@ -297,6 +304,7 @@ func (p *Proxy) Up() error {
 		p.mu.Unlock()
 		return nil
 	}
+	p.releasePort()
 	// Go listeners set SO_REUSEADDR, so connections left in TIME_WAIT do not
 	// block the port; retry briefly in case something else holds it.
 	err := WaitFor(context.Background(), 2*time.Second, "proxy "+p.name+" to listen on "+p.addr,
@@ -439,6 +447,7 @@ func (p *Proxy) close() {
 	p.closed = true
 	p.running = false
 	p.tp.Stop()
+	p.releasePort()
 	faults := make([]*Toxic, 0, len(p.active))
 	for f := range p.active {
 		faults = append(faults, f)
@@ -456,4 +465,12 @@ func closeAfter(d time.Duration) string {
 		return "never"
 	}
 	return d.String()
+}
+
+// releasePort frees the port a down proxy holds; p.mu is held.
+func (p *Proxy) releasePort() {
+	if p.release != nil {
+		p.release()
+		p.release = nil
+	}
 }
