@@ -13,26 +13,31 @@ var exhaustion = []struct{ mark, service string }{
 	{"SQLSTATE 53300", "PostgreSQL refused a connection: too many clients (max_connections)"},
 }
 
+// podOutput is one pod life's name and output.
+type podOutput struct{ pod, out string }
+
 // exhaustedIn says which shared service ran out of connections, from the
-// pods' output, or nil. A run where that happened is not the run it meant
-// to be (an outage nobody injected stopped a pod), so it is not judged:
-// fewer runs at once (--parallel, CHAOSPAR) or a larger limit runs it.
-func exhaustedIn(outputs map[string]string) error {
+// pods' output, or nil; the first pod to name it, in start order, names
+// it here too, so a replay says the same. A run where that happened is
+// not the run it meant to be (an outage nobody injected stopped a pod),
+// so it is not judged: fewer runs at once (--parallel, CHAOSPAR) or a
+// larger limit runs it.
+func exhaustedIn(outputs []podOutput) error {
 	for _, x := range exhaustion {
-		for pod, out := range outputs {
-			if strings.Contains(out, x.mark) {
-				return fmt.Errorf("%s, seen by %s: the machine's limit, not a fault of the run", x.service, pod)
+		for _, o := range outputs {
+			if strings.Contains(o.out, x.mark) {
+				return fmt.Errorf("%s, seen by %s: the machine's limit, not a fault of the run", x.service, o.pod)
 			}
 		}
 	}
 	return nil
 }
 
-// exhausted is exhaustedIn over the run's pods, every life of each.
+// exhausted is exhaustedIn over every life of the run's pods.
 func (e *Env) exhausted() error {
-	outputs := map[string]string{}
+	var outputs []podOutput
 	for _, p := range e.sup.Pods() {
-		outputs[p.Name()] += p.Output()
+		outputs = append(outputs, podOutput{p.Name(), p.Output()})
 	}
 	return exhaustedIn(outputs)
 }
