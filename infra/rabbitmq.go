@@ -22,6 +22,8 @@ import (
 // still wins the negotiation, but a scenario can give one pod a heartbeat
 // that outlasts its run (catalogue_infra.go's longHeartbeat), which the
 // default would cap at 60 s, so three missed ones drop it inside the run.
+// A dead letter its target refused is retried after 1 s, not 180 s, as on
+// the shared broker (scenarios/deadletter.go).
 func brokerEnv(erlang string, amqpPort, distPort, epmdPort int, cookie string) map[string]string {
 	return map[string]string{
 		"RABBITMQ_NODENAME":                   erlang,
@@ -32,7 +34,7 @@ func brokerEnv(erlang string, amqpPort, distPort, epmdPort int, cookie string) m
 		"ERL_EPMD_ADDRESS":                    "127.0.0.1",
 		"RABBITMQ_LOGS":                       "-",
 		"RABBITMQ_ENABLED_PLUGINS_FILE":       "/var/lib/rabbitmq/outboxchaos-no-plugins",
-		"RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS": "-kernel inet_dist_use_interface {127,0,0,1} -rabbit heartbeat 600 -setcookie " + cookie,
+		"RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS": "-kernel inet_dist_use_interface {127,0,0,1} -rabbit heartbeat 600 -rabbit dead_letter_worker_publisher_confirm_timeout 1000 -setcookie " + cookie,
 		"RABBITMQ_CTL_ERL_ARGS":               "-setcookie " + cookie,
 	}
 }

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"github.com/outboxchaos/outboxchaos/checker"
+	"github.com/outboxchaos/outboxchaos/fakevendor"
 	"github.com/outboxchaos/outboxchaos/faults"
 	"github.com/outboxchaos/outboxchaos/history"
 	kp "github.com/outboxchaos/outboxchaos/system/killpoint"
@@ -135,6 +136,34 @@ func defectCatalogue() []*Scenario {
 				note(await(outboxRows("PUBLISHED", 3)), "the first batch is in: the queue holds three, over its limit"),
 				enqueueN(6), await(eventWith(history.Publish, history.KeyOutcome, history.OutcomeNacked)),
 				start("worker", "cleanup"), await(ledger(6)),
+			},
+			Expect: rules(allOnce),
+		},
+		{
+			Name: "retry-into-full-queue", Row: "12", Kinds: one, PerKind: 2,
+			// A 3 s retry TTL: the queue is seen over its limit while the
+			// retry still waits, before it expires.
+			Config:       map[string]string{"queue-max-length": "1", "in-listener-retries": "0", "retry-ttl": "3s"},
+			AllowUnfired: true,
+			Description:  "a retry expires while the main queue is over its length limit: RabbitMQ's dead-letter worker is refused and holds it, in no queue a client counts, until it retries",
+			Fault: "queue-max-length 1; the vendor answers 429 once for notification-outbox-1, which goes to the retry queue; worker-1 freezes before its next claim (pause-point worker.before-claim, 2nd hit) " +
+				"while three more rows fill the queue past its limit and a fourth is nacked; the retry expires into the full queue; worker-1 resumes",
+			Outcome: "the refused dead letter comes back once the queue has room (the broker's retry, 1 s here, 180 s by default); each sent once, nothing counted lost",
+			Steps: []Step{
+				inject(vendorMode(fakevendor.Status429, 1, 1)),
+				enqueue(), startWith("worker", faults.Spec{Kind: "pause-point", Point: kp.WorkerBeforeClaim, Hit: 2}), start("relay", "cleanup"),
+				note(await(allOf(Cond{Paused: "worker-1"}, Cond{Queue: &QueueCond{Queue: "retry", N: 1}})),
+					"notification-outbox-1 waits in the retry queue; worker-1 holds the second message, frozen"),
+				enqueueN(5),
+				note(await(Cond{Queue: &QueueCond{Queue: "main", N: 3}}), "three more are in, past the limit (a quorum queue refuses only the publishes after it saw itself over it)"),
+				enqueueN(6),
+				note(await(Cond{Event: &EventCond{Name: history.Publish, Attrs: map[string]string{history.KeyOutcome: history.OutcomeNacked}, Fresh: true}}),
+					"the main queue is over its limit and refuses publishes until worker-1 drains it"),
+				note(await(Cond{Queue: &QueueCond{Queue: "retry", N: 1}}), "the retry has not expired yet"),
+				note(await(Cond{Queue: &QueueCond{Queue: "retry", N: 0}}),
+					"it expired into the full queue: the dead-letter worker's publish is refused (inside RabbitMQ, within a millisecond of the expiry)"),
+				inject(faults.Spec{Kind: "resume", Pod: "worker-1"}),
+				await(ledger(6)),
 			},
 			Expect: rules(allOnce),
 		},

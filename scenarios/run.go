@@ -174,6 +174,12 @@ func Run(ctx context.Context, s *Scenario, o Options) (res Result) {
 		}
 		return res
 	}
+	if err := e.deadLetterCheckRun(ctx); err != nil {
+		res.NotJudged = fmt.Errorf("set up: %w", err)
+		res.Duration = time.Since(start)
+		_ = e.close()
+		return res
+	}
 	eng := faults.NewEngine(e.FaultWorld(), e.TL.Start())
 	e.jumpEngine = eng
 	res.Cost.Setup = m.lap()
