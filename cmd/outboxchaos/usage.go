@@ -20,7 +20,7 @@ type settingGroup struct {
 // settingGroups sorts every pipeline setting (system/config) by the
 // component that reads it; TestEverySettingHasAGroup keeps it complete.
 var settingGroups = []settingGroup{
-	{"services", []string{"pg-url", "amqp-url", "amqp-heartbeat", "amqp-dial-timeout", "alert-url", "alert-timeout", "prefix", "instance"}},
+	{"services", []string{"pg-url", "amqp-url", "amqp-heartbeat", "amqp-dial-timeout", "pg-connect-timeout", "alert-url", "alert-timeout", "prefix", "instance"}},
 	{"clock and mode", []string{"clock", "production"}},
 	{"relay", []string{"relay-interval", "relay-from", "relay-until", "batch-size", "relay-drain", "relay-drain-depth", "relay-drain-claimers",
 		"lease", "confirm-timeout", "backoff", "alert-attempt", "ad-publish-cutoff", "ad-resume-at"}},

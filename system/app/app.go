@@ -14,7 +14,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -81,21 +80,22 @@ func Redact(s string) string {
 	return u.Redacted()
 }
 
-// OpenPool opens a pool and checks the database answers within 5 s, with a
-// message that names the URL and the setting to change.
+// OpenPool opens a pool and checks the database answers within
+// pg-connect-timeout, with a message that names the URL and the setting to
+// change.
 func OpenPool(ctx context.Context, cfg config.Config) (*pgxpool.Pool, error) {
 	pc, err := pgxpool.ParseConfig(cfg.PGURL)
 	if err != nil {
 		return nil, fmt.Errorf("bad Postgres URL (OUTBOXCHAOS_PG_URL / --pg-url): %w", err)
 	}
-	pc.ConnConfig.ConnectTimeout = 5 * time.Second
+	pc.ConnConfig.ConnectTimeout = cfg.PGConnectTimeout
 	// Every statement and commit is a crash point (system/crashpoint).
 	pc.ConnConfig.Tracer = crashpoint.Tracer{}
 	pool, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {
 		return nil, fmt.Errorf("open Postgres pool: %w", err)
 	}
-	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	pctx, cancel := context.WithTimeout(ctx, cfg.PGConnectTimeout)
 	defer cancel()
 	if err := pool.Ping(pctx); err != nil {
 		pool.Close()
@@ -116,7 +116,7 @@ func Migrate(ctx context.Context, cfg config.Config) error {
 	if err != nil {
 		return fmt.Errorf("bad Postgres URL (OUTBOXCHAOS_PG_URL / --pg-url): %w", err)
 	}
-	cc.ConnectTimeout = 5 * time.Second
+	cc.ConnectTimeout = cfg.PGConnectTimeout
 	cc.Tracer = crashpoint.Tracer{}
 	conn, err := pgx.ConnectConfig(ctx, cc)
 	if err != nil {

@@ -94,10 +94,13 @@ type Config struct {
 	// sends nothing for about three of them counts as gone.
 	AMQPHeartbeat   time.Duration
 	AMQPDialTimeout time.Duration // bounds a broker dial, handshake included
-	Backoff         Durations     // nth failure waits Backoff[n-1]; the last step repeats
-	AlertAttempt    int           // the attempt that raises an alert
-	AdPublishCutoff TimeOfDay     // ads are not published at or after this
-	AdResumeAt      TimeOfDay     // ... and are postponed to this time next day
+	// PGConnectTimeout bounds a Postgres connection's set-up (dial, TLS,
+	// authentication) and a new pool's first answer.
+	PGConnectTimeout time.Duration
+	Backoff          Durations // nth failure waits Backoff[n-1]; the last step repeats
+	AlertAttempt     int       // the attempt that raises an alert
+	AdPublishCutoff  TimeOfDay // ads are not published at or after this
+	AdResumeAt       TimeOfDay // ... and are postponed to this time next day
 
 	// Relay.Drain: goroutines claiming batches at once (SKIP LOCKED keeps
 	// their rows apart).
@@ -161,6 +164,7 @@ func Default() Config {
 		ConfirmTimeout:    5 * time.Second,
 		AMQPHeartbeat:     5 * time.Second,
 		AMQPDialTimeout:   5 * time.Second,
+		PGConnectTimeout:  5 * time.Second,
 		Backoff:           Durations{time.Minute, 2 * time.Minute, 4 * time.Minute, 8 * time.Minute, 16 * time.Minute, 30 * time.Minute},
 		AlertAttempt:      5,
 		AdPublishCutoff:   TimeOfDay{20, 40},
@@ -223,6 +227,7 @@ func (c *Config) fields() []field {
 		{"confirm-timeout", "publisher confirm timeout", (*durVal)(&c.ConfirmTimeout)},
 		{"amqp-heartbeat", "broker connection heartbeat (a silent broker is dropped after about three)", (*durVal)(&c.AMQPHeartbeat)},
 		{"amqp-dial-timeout", "broker dial timeout, handshake included", (*durVal)(&c.AMQPDialTimeout)},
+		{"pg-connect-timeout", "Postgres connection set-up timeout (dial and login; a new pool's first answer)", (*durVal)(&c.PGConnectTimeout)},
 		{"backoff", "relay retry backoff steps", &c.Backoff},
 		{"alert-attempt", "relay attempt that raises an alert", (*intVal)(&c.AlertAttempt)},
 		{"ad-publish-cutoff", "ads are not published at or after hh:mm", &c.AdPublishCutoff},
@@ -339,6 +344,7 @@ func (c *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("amqp-heartbeat must be whole seconds (AMQP carries seconds), got %s", c.AMQPHeartbeat))
 	}
 	pos("amqp-dial-timeout", c.AMQPDialTimeout)
+	pos("pg-connect-timeout", c.PGConnectTimeout)
 	pos("retry-ttl", c.RetryTTL)
 	pos("vendor-timeout", c.VendorTimeout)
 	pos("sending-timeout", c.SendingTimeout)

@@ -75,6 +75,7 @@ func TestValidate_RejectsBadValuesNamingTheField(t *testing.T) {
 		"relay-drain-claimers":               func(c *config.Config) { c.RelayDrainClaimers = config.MaxDrainClaimers + 1 },
 		"amqp-heartbeat":                     func(c *config.Config) { c.AMQPHeartbeat = 500 * time.Millisecond },
 		"amqp-dial-timeout":                  func(c *config.Config) { c.AMQPDialTimeout = 0 },
+		"pg-connect-timeout":                 func(c *config.Config) { c.PGConnectTimeout = 0 },
 	} {
 		c := config.Default()
 		mutate(&c)
