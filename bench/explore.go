@@ -46,7 +46,7 @@ func (r *Report) exploreSection() string {
 	if row, ok := e.row(); ok && e.Sessions > 0 && e.PerConnection > 0 {
 		perRun := float64(e.Sessions) / float64(row.Runs)
 		share := perRun * e.PerConnection.Seconds() / (row.Sum.CPU[world.CPUPostgres].Seconds() / float64(row.Runs))
-		fmt.Fprintf(&b, "\n**Where Postgres's CPU goes.** The schedules opened %d Postgres connections, %.1f per schedule (`pg_stat_database.sessions`: the pods' pools, the job and migration pods, the harness's sandbox, observation pool and teardown). Opening and closing one connection costs Postgres %.0f ms of CPU on this machine (%d connections opened and closed apart, CPU of every `postgres` process before and after): about %.0f %% of Postgres's CPU per schedule is spent starting and ending backends, not running statements.\n",
+		fmt.Fprintf(&b, "\n**Where Postgres's CPU goes.** The schedules opened %d Postgres connections, %.1f per schedule (`pg_stat_database.sessions`: the pods' pools, the job and migration pods, the harness's sandbox, observation pool and teardown). Opening and closing one connection costs Postgres %.0f ms of CPU on this machine (%d connections opened and closed apart: each backend's time on a CPU, read from `/proc/PID/schedstat` just before it closes, and the postmaster's, which forks and reaps them): about %.0f %% of Postgres's CPU per schedule is spent starting and ending backends, not running statements.\n",
 			e.Sessions, perRun, float64(e.PerConnection)/float64(time.Millisecond), e.ConnProbe, 100*share)
 	}
 	return b.String()
