@@ -157,7 +157,7 @@ func (e *Env) Snapshot(ctx context.Context) (checker.State, error) {
 // depths reads the ready messages of the run's queues, touching none; a
 // broker that does not answer is an error (the condition waits on).
 func (e *Env) depths() (d checker.QueueDepths, err error) {
-	err = e.withChannel(func(ch *amqp.Channel) error {
+	err = e.withLookChannel(func(ch *amqp.Channel) error {
 		m, r, p, derr := broker.Depths(ch, e.SB.Prefix)
 		if derr != nil {
 			return derr

@@ -36,6 +36,41 @@ func (e *Env) withChannel(fn func(ch *amqp.Channel) error) error {
 	return fn(ch)
 }
 
+// withLookChannel runs fn on the channel the run's looks share, on the
+// shared broker: a look (three passive declares) on a kept channel costs
+// RabbitMQ about 0.44 ms of CPU, on a channel of its own 1.37 ms (1,000
+// looks each), and a run looks at its queues while every step waits, while
+// it settles and before each jump. fn must only read: an error closes the
+// channel (a passive declare of a queue not declared yet does) and the
+// next look opens another. Looks take turns on it. On containers of the
+// run's own, each look has a channel, and a connection, of its own
+// (brokerConn).
+func (e *Env) withLookChannel(fn func(ch *amqp.Channel) error) error {
+	if e.infra != nil {
+		return e.withChannel(fn)
+	}
+	conn, _, err := e.brokerConn()
+	if err != nil {
+		return err
+	}
+	e.lookMu.Lock()
+	defer e.lookMu.Unlock()
+	if e.lookCh == nil || e.lookCh.IsClosed() {
+		ch, err := conn.Channel()
+		if err != nil {
+			e.dropBrokerConn(conn)
+			return fmt.Errorf("open channel: %w", err)
+		}
+		e.lookCh = ch
+	}
+	if err := fn(e.lookCh); err != nil {
+		_ = e.lookCh.Close()
+		e.lookCh = nil
+		return err
+	}
+	return nil
+}
+
 // brokerConn is the harness's connection to the run's broker, and whether
 // it is the one kept for the run. On the shared broker, which no fault
 // touches, one connection is dialed at the first look and kept: a dial

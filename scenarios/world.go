@@ -82,6 +82,10 @@ type Env struct {
 	// (brokerConn), dialed at the first look.
 	amqpMu   sync.Mutex
 	amqpConn *amqp.Connection
+	// lookCh is the channel the looks at the queues' depths share on it
+	// (withLookChannel), lookMu their turns.
+	lookMu sync.Mutex
+	lookCh *amqp.Channel
 
 	mu     sync.Mutex
 	seq    map[string]int
