@@ -70,6 +70,7 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	idx := b.Indexes()
 	fmt.Fprintf(stdout, "explore: %d schedules (budget %d, seed %d, shard %s), %d at a time\n", len(idx), *checks, *seed, shard, *parallel)
 	start := time.Now()
+	busy0, _, busyErr := world.ReadMachineCPU()
 	done := 0
 	line := func(r scenarios.ScheduleRun, extra string) {
 		done++
@@ -93,6 +94,11 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fmt.Fprintf(stdout, "\nexplore: %d schedules in %s, %.1f a minute; %d broke the contract, %d not judged (ERROR)\n",
 		ran, wall.Round(time.Second), scenarios.Rate(ran, wall), len(failed), len(errored))
 	printCost(stdout, "schedule", runs)
+	if busy1, cores, err := world.ReadMachineCPU(); busyErr == nil && err == nil && ran > 0 && cores > 0 {
+		busy := busy1 - busy0
+		fmt.Fprintf(stdout, "the whole machine: %s of CPU per schedule (%d cores %.0f %% busy over the budget's %s)\n",
+			(busy / time.Duration(ran)).Round(10*time.Millisecond), cores, 100*busy.Seconds()/(wall.Seconds()*float64(cores)), wall.Round(time.Second))
+	}
 	if o.CoverDir != "" && ctx.Err() == nil {
 		if reached == nil {
 			if reached, err = errorBranches(ctx, o.CoverDir); err != nil {
