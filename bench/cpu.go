@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/outboxchaos/outboxchaos/world"
 )
 
 // CPU is processor time spent during a timed span, split by who spent it:
@@ -44,22 +46,11 @@ const clockTicks = 100
 // sampleCPU reads /proc. On a system without it the sample is empty and
 // the span's CPU is not reported.
 func sampleCPU() cpuSample {
-	stat, err := os.ReadFile("/proc/stat")
+	busy, _, err := world.ReadMachineCPU()
 	if err != nil {
 		return cpuSample{}
 	}
-	s := cpuSample{ok: true}
-	line, _, _ := bytes.Cut(stat, []byte("\n"))
-	f := strings.Fields(string(line))
-	// cpu user nice system idle iowait irq softirq steal …: busy is all
-	// but idle and iowait.
-	for i, v := range f[1:] {
-		if i == 3 || i == 4 || i > 7 {
-			continue
-		}
-		n, _ := strconv.ParseInt(v, 10, 64)
-		s.machine += ticks(n)
-	}
+	s := cpuSample{ok: true, machine: busy}
 	s.self = procCPU("/proc/self/stat", false)
 	dirs, _ := filepath.Glob("/proc/[0-9]*")
 	for _, d := range dirs {

@@ -4,12 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/procfs"
 
 	"github.com/outboxchaos/outboxchaos/bench"
 	"github.com/outboxchaos/outboxchaos/reports"
@@ -101,35 +99,29 @@ func connectionCost(ctx context.Context, pgURL string, n int, progress io.Writer
 	return total / time.Duration(n), n
 }
 
-// onCPU is how long process pid has run on a CPU (the first field of
-// /proc/PID/schedstat), or 0.
+// onCPU is how long process pid has run on a CPU (/proc/PID/schedstat),
+// or 0.
 func onCPU(pid int) time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/schedstat", pid))
+	p, err := procfs.NewProc(pid)
 	if err != nil {
 		return 0
 	}
-	f := strings.Fields(string(b))
-	if len(f) == 0 {
+	st, err := p.Schedstat()
+	if err != nil {
 		return 0
 	}
-	ns, _ := strconv.ParseInt(f[0], 10, 64)
-	return time.Duration(ns)
+	return time.Duration(st.RunningNanoseconds)
 }
 
-// parentOf is pid's parent (field 4 of /proc/PID/stat), or 0.
+// parentOf is pid's parent, or 0.
 func parentOf(pid int) int {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	p, err := procfs.NewProc(pid)
 	if err != nil {
 		return 0
 	}
-	end := strings.LastIndexByte(string(b), ')')
-	if end < 0 {
+	st, err := p.Stat()
+	if err != nil {
 		return 0
 	}
-	f := strings.Fields(string(b)[end+1:])
-	if len(f) < 2 {
-		return 0
-	}
-	ppid, _ := strconv.Atoi(f[1])
-	return ppid
+	return st.PPID
 }
