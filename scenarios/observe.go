@@ -47,25 +47,6 @@ func (e *Env) consent(ctx context.Context) (map[int64]bool, error) {
 	return out, q.Err()
 }
 
-// deferredHorizon: a PENDING row due this far past the virtual now is
-// deferred (the ad cut-off), not stuck.
-const deferredHorizon = time.Hour
-
-// WaitSettled waits for quiescence (checker.Quiescent), jumping the
-// run's clock to the next due timer when nothing is in flight (jump.go).
-func (e *Env) WaitSettled(ctx context.Context, timeout time.Duration) error {
-	return e.WaitFor(ctx, timeout, "quiescence", func(ctx context.Context) (bool, error) {
-		s, err := e.Snapshot(ctx)
-		if err != nil {
-			return false, err
-		}
-		if checker.Quiescent(s) {
-			return true, nil
-		}
-		return false, e.maybeJump(ctx, s)
-	})
-}
-
 // reconcilable reports whether an inbox row is one a running reconciler
 // will still look up: an unsettled ERROR row with lookups left, in a run
 // that started a reconciler.
@@ -87,7 +68,7 @@ func (e *Env) Snapshot(ctx context.Context) (checker.State, error) {
 		if r.StatusReason != nil {
 			o.Reason = *r.StatusReason
 		}
-		o.Deferred = r.Status == outbox.StatusPending && (r.NextAttemptAt.After(now.Add(deferredHorizon)) || !e.Cfg.InRelayWindow(now))
+		o.Deferred = e.deferred(r.Status, r.NextAttemptAt, now)
 		var p notification.Payload
 		if json.Unmarshal(r.Payload, &p) == nil {
 			o.MemberID, o.Phone = p.MemberID, p.Phone
