@@ -23,6 +23,7 @@ func TestCrashPointsSample(t *testing.T) {
 	t.Parallel() // beside the suite's other tests: -parallel bounds them all
 	o := scenarios.DefaultOptions()
 	o.PGURL, o.AMQPURL, o.Bin, o.Artifacts, o.Seed = testenv.PGURL(), testenv.AMQPURL(), bin, "../artifacts", 1
+	o.Sandboxes = kept()
 	total, index := 0, 0
 	for _, w := range scenarios.CrashWorkloads {
 		k, ok := crashSample[w.Name]

@@ -101,6 +101,7 @@ func checkProperty(t *testing.T, lane int, started ...func()) {
 		}
 		o := scenarios.DefaultOptions()
 		o.PGURL, o.AMQPURL, o.Bin, o.Artifacts = testenv.PGURL(), testenv.AMQPURL(), bin, "../artifacts"
+		o.Sandboxes = kept()
 		res := scenarios.Run(context.Background(), s.Scenario(fmt.Sprintf("property-%d-%d", lane, n)), o)
 		t.Logf("check %d seed=%d: %s\n  %.1fs: %s", n, res.Seed, s, res.Duration.Seconds(), res.Verdict)
 		if res.Err != nil {
@@ -137,6 +138,7 @@ func TestPropertyFailfiles(t *testing.T) {
 		}
 		o := scenarios.DefaultOptions()
 		o.PGURL, o.AMQPURL, o.Bin, o.Artifacts = testenv.PGURL(), testenv.AMQPURL(), bin, "../artifacts"
+		o.Sandboxes = kept()
 		res := scenarios.Run(context.Background(), s.Scenario(fmt.Sprintf("failfile-%d", i)), o)
 		t.Logf("%s seed=%d: %s\n  %.1fs: %s", filepath.Base(f), res.Seed, s, res.Duration.Seconds(), res.Verdict)
 		if res.Err != nil {

@@ -268,10 +268,11 @@ func Run(ctx context.Context, s *Scenario, o Options) (res Result) {
 	return res
 }
 
-// drive migrates the schema (unless the steps do) and runs the steps; the
-// migration counts as set-up in cost.
+// drive migrates the schema (unless the steps do, or it came migrated
+// from the pool) and runs the steps; the migration counts as set-up in
+// cost.
 func (e *Env) drive(ctx context.Context, eng *faults.Engine, cost *Cost, m *meter) error {
-	if !e.Scenario.SelfMigrate {
+	if !e.Scenario.SelfMigrate && !e.SB.Migrated {
 		c := e.Cfg
 		c.PGURL = e.SB.PGURL
 		if err := app.Migrate(ctx, c); err != nil {

@@ -11,10 +11,12 @@ import (
 	"path/filepath"
 	"reflect"
 	"sort"
+	"sync"
 	"testing"
 
 	"github.com/outboxchaos/outboxchaos/scenarios"
 	"github.com/outboxchaos/outboxchaos/system/canary"
+	"github.com/outboxchaos/outboxchaos/system/sandbox"
 	"github.com/outboxchaos/outboxchaos/system/testenv"
 )
 
@@ -53,8 +55,27 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	if pool != nil {
+		if err := pool.Close(); err != nil {
+			fmt.Fprintf(os.Stderr, "drop the kept schemas: %v\n", err)
+		}
+	}
 	_ = os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+var (
+	poolOnce sync.Once
+	pool     *sandbox.Pool
+)
+
+// kept is the suite's pool of kept, migrated schemas, made on first use
+// (after testenv.Require, which may start containers): the runs of our
+// pipeline without a canary take their schemas from it, as explore's do.
+// TestMain drops them.
+func kept() *sandbox.Pool {
+	poolOnce.Do(func() { pool = sandbox.NewPool(testenv.PGURL(), testenv.AMQPURL(), 0) })
+	return pool
 }
 
 // TestScenario runs every named scenario against the real services; each
@@ -72,6 +93,7 @@ func TestScenario(t *testing.T) {
 			t.Parallel()
 			o := scenarios.DefaultOptions()
 			o.PGURL, o.AMQPURL, o.Bin, o.Artifacts = testenv.PGURL(), testenv.AMQPURL(), bin, "../artifacts"
+			o.Sandboxes = kept()
 			res := scenarios.Run(context.Background(), s, o)
 			t.Logf("%s seed=%d %.1fs: %s\n  cost: %s", s.Name, res.Seed, res.Duration.Seconds(), res.Verdict, res.Cost)
 			if !res.Pass() {

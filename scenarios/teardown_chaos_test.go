@@ -39,6 +39,7 @@ func TestVerdictFixedAtLastStep(t *testing.T) {
 	}
 	o := scenarios.DefaultOptions()
 	o.PGURL, o.AMQPURL, o.Bin = testenv.PGURL(), testenv.AMQPURL(), bin
+	o.Sandboxes = kept()
 	res := scenarios.Run(context.Background(), s, o)
 	if res.Err != nil && !res.State.Settled {
 		t.Fatalf("the run did not settle before its teardown: %v\n%s", res.Err, res.Timeline)

@@ -129,6 +129,12 @@ type Options struct {
 	// with.
 	NoJumps bool
 
+	// Sandboxes, if set, hands out kept, migrated schemas (reset between
+	// runs) to the runs it may serve: our own pipeline, migrated by the
+	// harness, with no canary, on the shared services (newSandbox). Nil:
+	// every run creates its schema and drops it.
+	Sandboxes *sandbox.Pool
+
 	// Infra is the run's own Postgres and RabbitMQ in containers, which
 	// the infrastructure faults act on (scenarios/infra starts them; PGURL
 	// and AMQPURL then point at them). Nil: the shared services, which no
@@ -209,7 +215,7 @@ func newEnv(ctx context.Context, s *Scenario, o Options) (e *Env, err error) {
 	if len(label) > 40 {
 		label = label[:40]
 	}
-	if e.SB, err = sandbox.New(ctx, o.PGURL, o.AMQPURL, label); err != nil {
+	if e.SB, err = newSandbox(ctx, s, o, e.peer(), label); err != nil {
 		return e, fmt.Errorf("Postgres at %s (set OUTBOXCHAOS_PG_URL): %w", app.Redact(o.PGURL), err)
 	}
 	if e.Pool, err = pgxpool.New(ctx, e.SB.PGURL); err != nil {
@@ -327,8 +333,12 @@ func newEnv(ctx context.Context, s *Scenario, o Options) (e *Env, err error) {
 	if err := c.Validate(); err != nil {
 		return e, fmt.Errorf("scenario configuration: %w", err)
 	}
-	e.Logf("harness", "scenario %s: schema and prefix %s, seed %d, virtual clock starts %s",
-		s.Name, e.SB.Schema, o.Seed, e.Day.Format("2006-01-02 15:04:05 MST"))
+	from := "new"
+	if e.SB.Migrated {
+		from = "kept, migrated"
+	}
+	e.Logf("harness", "scenario %s: schema %s (%s), queue prefix %s, seed %d, virtual clock starts %s",
+		s.Name, e.SB.Schema, from, e.SB.Prefix, o.Seed, e.Day.Format("2006-01-02 15:04:05 MST"))
 	return e, nil
 }
 
@@ -416,6 +426,18 @@ func (e *Env) close() error {
 		return errors.Join(e.SB.Close(), jerr)
 	}
 	return jerr
+}
+
+// newSandbox is the run's schema and queue prefix: from the pool when the
+// run may take a kept one, else new. A kept schema is migrated by our
+// migration alone, so a run that migrates itself, a canary (which may
+// change the migration), a peer (whose tables ours does not make) and a
+// run on containers of its own (another server) each get a new one.
+func newSandbox(ctx context.Context, s *Scenario, o Options, peer bool, label string) (*sandbox.Sandbox, error) {
+	if o.Sandboxes == nil || s.SelfMigrate || o.Bug != "" || peer || o.Infra != nil || s.Infra != "" {
+		return sandbox.New(ctx, o.PGURL, o.AMQPURL, label)
+	}
+	return o.Sandboxes.Get(ctx, label)
 }
 
 func hostPort(rawURL, defPort string) (string, error) {

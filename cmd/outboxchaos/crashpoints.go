@@ -18,6 +18,7 @@ import (
 // and runs each: exit 1 if any run breaks the contract.
 func runCrashpoints(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := subcommandFlags("crashpoints", "[flags]", commands["crashpoints"].summary, stderr)
+	fresh := freshSchemasFlag(fs)
 	var names []string
 	for _, w := range scenarios.CrashWorkloads {
 		names = append(names, w.Name)
@@ -102,6 +103,7 @@ func runCrashpoints(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err := preflightServices(ctx, o); err != nil {
 		return err
 	}
+	defer keepSchemas(&o, *fresh, stderr)()
 
 	start := time.Now()
 	var violations, errored []scenarios.CrashOutcome

@@ -32,6 +32,7 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	guided := fs.Bool("guided", false, "coverage-guided: keep the schedules whose pods reached an error branch first and mutate them for half the later ones (needs --cover-dir)")
 	coverArg := fs.String("cover-dir", "", "give the pods this empty folder as GOCOVERDIR and map the error branches of system/ they reached (the binary built with -cover: make cover-bin)")
 	coverage := fs.String("coverage", "", "also write the fault family × phase coverage (single and pairwise, by fired evidence) to this JSON file")
+	fresh := freshSchemasFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -66,6 +67,7 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := preflightServices(ctx, o); err != nil {
 		return err
 	}
+	defer keepSchemas(&o, *fresh, stderr)()
 	b := scenarios.Budget{Seed: *seed, Checks: *checks, Shard: shard, Parallel: *parallel, Only: *only}
 	idx := b.Indexes()
 	fmt.Fprintf(stdout, "explore: %d schedules (budget %d, seed %d, shard %s), %d at a time\n", len(idx), *checks, *seed, shard, *parallel)
@@ -94,6 +96,7 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fmt.Fprintf(stdout, "\nexplore: %d schedules in %s, %.1f a minute; %d broke the contract, %d not judged (ERROR)\n",
 		ran, wall.Round(time.Second), scenarios.Rate(ran, wall), len(failed), len(errored))
 	printCost(stdout, "schedule", runs)
+	printPool(stdout, o.Sandboxes)
 	if busy1, cores, err := world.ReadMachineCPU(); busyErr == nil && err == nil && ran > 0 && cores > 0 {
 		busy := busy1 - busy0
 		fmt.Fprintf(stdout, "the whole machine: %s of CPU per schedule (%d cores %.0f %% busy over the budget's %s)\n",

@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/outboxchaos/outboxchaos/scenarios"
 	"github.com/outboxchaos/outboxchaos/system/config"
 	"github.com/outboxchaos/outboxchaos/system/preflight"
+	"github.com/outboxchaos/outboxchaos/system/sandbox"
 )
 
 // harnessOptions are the run options of a harness command: the service
@@ -39,4 +42,41 @@ func preflightServices(ctx context.Context, o scenarios.Options) error {
 		return fmt.Errorf("%w: preflight: %w", errNotJudged, err)
 	}
 	return nil
+}
+
+// freshSchemasFlag registers --fresh-schemas on a harness command that
+// runs many scenarios.
+func freshSchemasFlag(fs *flag.FlagSet) *bool {
+	return fs.Bool("fresh-schemas", false, "every run creates a schema of its own and drops it, instead of taking a kept, migrated one from the command's pool (emptied and checked after each run; the runs of our pipeline without a canary take them)")
+}
+
+// keepSchemas gives o a pool of kept schemas, unless fresh, and returns
+// what closes it: the pool's schemas are dropped when the command ends,
+// and a harness killed before that leaves them to the next pool's sweep.
+func keepSchemas(o *scenarios.Options, fresh bool, stderr io.Writer) (closePool func()) {
+	if fresh {
+		return func() {}
+	}
+	o.Sandboxes = sandbox.NewPool(o.PGURL, o.AMQPURL, 0)
+	return func() {
+		if err := o.Sandboxes.Close(); err != nil {
+			fmt.Fprintf(stderr, "outboxchaos: drop the kept schemas: %v\n", err)
+		}
+	}
+}
+
+// printPool says how the runs got their schemas, if from a pool.
+func printPool(w io.Writer, p *sandbox.Pool) {
+	if p == nil {
+		return
+	}
+	st := p.Stats()
+	fmt.Fprintf(w, "schemas: %d runs took a kept one, %d created and migrated, %d dropped after a run", st.Reused, st.Created, st.Dropped)
+	if st.WhyDropped != "" {
+		fmt.Fprintf(w, " (the last: %s)", st.WhyDropped)
+	}
+	if st.Swept > 0 {
+		fmt.Fprintf(w, "; %d left by killed runs swept", st.Swept)
+	}
+	fmt.Fprintln(w)
 }

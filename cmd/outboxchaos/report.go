@@ -21,6 +21,7 @@ import (
 // canary sweep, and writes RELIABILITY.md.
 func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := subcommandFlags("report", "[flags]", commands["report"].summary, stderr)
+	fresh := freshSchemasFlag(fs)
 	checks := fs.Int("checks", 30, "random schedules to run")
 	seed := fs.Int64("seed", 1, "seed of the random schedules and the fault network")
 	out := fs.String("out", "reports/RELIABILITY.md", "where to write the report")
@@ -46,6 +47,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := preflightServices(ctx, o); err != nil {
 		return err
 	}
+	defer keepSchemas(&o, *fresh, stderr)()
 	rep := reports.Reliability{Catalogue: scenarios.Catalogue(), PropertySeed: *seed}
 	rep.Env, err = environment(ctx, o)
 	if err != nil {

@@ -70,6 +70,7 @@ func runScenario(ctx context.Context, args []string, stdout, stderr io.Writer) e
 
 func scenarioRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := subcommandFlags("scenario run", "NAME…|all|-run REGEX|--file FILE [flags]", scenarioSubcommands[2][1], stderr)
+	fresh := freshSchemasFlag(fs)
 	seed := fs.Int64("seed", 0, "seed for the fault network (0: from the time)")
 	quiet := fs.Bool("quiet", false, "print only the verdict lines")
 	verbose := fs.Bool("v", false, "print every log line of every pod in the timeline")
@@ -149,6 +150,7 @@ func scenarioRun(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := preflightServices(ctx, o); err != nil {
 		return err
 	}
+	defer keepSchemas(&o, *fresh, stderr)()
 	text := stdout
 	if *jsonOut {
 		text = io.Discard

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/outboxchaos/outboxchaos/scenarios"
 	"github.com/outboxchaos/outboxchaos/system/broker"
+	"github.com/outboxchaos/outboxchaos/system/sandbox"
 	"github.com/outboxchaos/outboxchaos/system/testenv"
 )
 
@@ -49,7 +51,7 @@ func binary(t *testing.T) string {
 }
 
 // schemaGone reports whether schema and its prefix's queues are gone.
-func schemaGone(t *testing.T, schema string) {
+func schemaGone(t *testing.T, schema, prefix string) {
 	t.Helper()
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, testenv.PGURL())
@@ -69,7 +71,7 @@ func schemaGone(t *testing.T, schema string) {
 		t.Fatal(err)
 	}
 	defer ac.Close()
-	for _, q := range []string{broker.NamesFor(schema).Main, broker.NamesFor(schema).Retry, broker.NamesFor(schema).Parking} {
+	for _, q := range []string{broker.NamesFor(prefix).Main, broker.NamesFor(prefix).Retry, broker.NamesFor(prefix).Parking} {
 		ch, err := ac.Channel()
 		if err != nil {
 			t.Fatal(err)
@@ -98,9 +100,13 @@ func TestSignalMidScenario_NotJudgedAndCleanedUp(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			// The run is under way once its schema exists with the
-			// outbox table the migration created.
-			schema := waitForSchema(t, "oc_stale_relay_", 3*time.Minute)
+			// The run is under way once its schema, kept by the
+			// command's pool and named by its pid, holds the outbox table
+			// and a pod runs on it; the pod's environment names the
+			// run's queues.
+			schema := waitForSchema(t, poolSchemaOf(cmd), 3*time.Minute)
+			waitForPod(t, schema, 90*time.Second)
+			prefix := queuePrefix(t, schema)
 			if err := cmd.Process.Signal(sig); err != nil {
 				t.Fatal(err)
 			}
@@ -110,7 +116,7 @@ func TestSignalMidScenario_NotJudgedAndCleanedUp(t *testing.T) {
 				strings.Contains(stdout.String(), "VERDICT FAIL") {
 				t.Fatalf("exit %d (%v)\nstdout tail:\n%s\nstderr:\n%s", code, err, tail(stdout.String(), 15), stderr.String())
 			}
-			schemaGone(t, schema)
+			schemaGone(t, schema, prefix)
 			// Its record says it was not judged: checked again, it is
 			// ERROR (exit 3), as the run printed it.
 			recs, _ := filepath.Glob(filepath.Join(art, "runs", "stale-relay-*", "run.json"))
@@ -127,6 +133,31 @@ func TestSignalMidScenario_NotJudgedAndCleanedUp(t *testing.T) {
 			}
 		})
 	}
+}
+
+// poolSchemaOf is how the names of the schemas cmd's pool keeps start.
+func poolSchemaOf(cmd *exec.Cmd) string {
+	return fmt.Sprintf("%s%d_", sandbox.PoolSchemaPrefix, cmd.Process.Pid)
+}
+
+// queuePrefix is the queue prefix of the run whose pods run on schema,
+// read from a pod's environment (OUTBOXCHAOS_PREFIX).
+func queuePrefix(t *testing.T, schema string) string {
+	t.Helper()
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, p := range procs {
+		b, err := os.ReadFile(filepath.Join(p, "environ"))
+		if err != nil || !bytes.Contains(b, []byte(schema)) {
+			continue
+		}
+		for _, kv := range bytes.Split(b, []byte{0}) {
+			if v, ok := bytes.CutPrefix(kv, []byte("OUTBOXCHAOS_PREFIX=")); ok {
+				return string(v)
+			}
+		}
+	}
+	t.Fatalf("no pod on schema %s says its queue prefix", schema)
+	return ""
 }
 
 // pods lists the processes running with schema in their environment or
@@ -180,6 +211,8 @@ func TestSignalMidLongCommand_InterruptedAndCleanedUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
+		// prefix starts the run's schema's name; "" for a command whose
+		// runs take kept schemas from its pool (named by its pid).
 		name, prefix string
 		args         func(dir string) []string
 		sig          syscall.Signal
@@ -193,10 +226,10 @@ func TestSignalMidLongCommand_InterruptedAndCleanedUp(t *testing.T) {
 		{"capacity", "oc_sim_ad_capacity_", func(dir string) []string {
 			return []string{"simulate", "capacity", "--repeat", "1", "--ad-repeat", "1", "--out", filepath.Join(dir, "out.md")}
 		}, syscall.SIGTERM, ": interrupted (signal SIGTERM)"},
-		{"report", "oc_job_crash_before_commit_", func(dir string) []string {
+		{"report", "", func(dir string) []string {
 			return []string{"report", "--checks", "0", "--skip-canaries", "--crash-sample", "0", "--ledger", "", "--out", filepath.Join(dir, "out.md")}
 		}, syscall.SIGINT, ""},
-		{"explore", "oc_schedule_0_", func(dir string) []string {
+		{"explore", "", func(dir string) []string {
 			return []string{"explore", "--checks", "1", "--parallel", "1", "--artifacts", dir}
 		}, syscall.SIGINT, ""},
 		{"peers", "oc_" + strings.ReplaceAll(firstPeerCase, "-", "_") + "_", func(dir string) []string {
@@ -213,9 +246,17 @@ func TestSignalMidLongCommand_InterruptedAndCleanedUp(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			schema := waitForSchema(t, c.prefix, 3*time.Minute)
-			if c.says != "" {
+			prefix := c.prefix
+			if prefix == "" {
+				prefix = poolSchemaOf(cmd)
+			}
+			schema := waitForSchema(t, prefix, 3*time.Minute)
+			queues := schema
+			if c.says != "" || c.prefix == "" {
 				waitForPod(t, schema, 90*time.Second)
+			}
+			if c.prefix == "" {
+				queues = queuePrefix(t, schema)
 			}
 			if err := cmd.Process.Signal(c.sig); err != nil {
 				t.Fatal(err)
@@ -230,7 +271,7 @@ func TestSignalMidLongCommand_InterruptedAndCleanedUp(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(dir, "out.md")); err == nil {
 				t.Errorf("an interrupted %s wrote its report", c.name)
 			}
-			schemaGone(t, schema)
+			schemaGone(t, schema, queues)
 			podsGone(t, schema)
 		})
 	}
@@ -315,7 +356,7 @@ func TestDemoIntoClosedPipe_CleansUp(t *testing.T) {
 	if code := cmd.ProcessState.ExitCode(); code != 3 && code != 0 {
 		t.Errorf("exit %d; stderr %s", code, stderr.String())
 	}
-	schemaGone(t, m[1])
+	schemaGone(t, m[1], m[1])
 }
 
 // A SIGPIPE (a socket write to a link the harness cut) never stops a

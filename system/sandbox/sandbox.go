@@ -1,13 +1,13 @@
 // Package sandbox owns a scratch slice of the shared services for one run:
-// a fresh Postgres schema (reached through a URL whose search_path names it)
-// and a fresh RabbitMQ name prefix. Close drops both, so demo and scenario
-// runs leave the services as they found them, even after a failure.
+// a Postgres schema (reached through a URL whose search_path names it) and
+// a fresh RabbitMQ name prefix. New makes a fresh schema, which Close drops;
+// a Pool (pool.go) hands out kept, migrated schemas, which Close empties
+// and gives back (reset.go). Either way demo and scenario runs leave the
+// services as they found them, even after a failure.
 package sandbox
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/url"
@@ -25,14 +25,17 @@ type Sandbox struct {
 	Schema  string
 	Prefix  string
 	PGURL   string // BaseURL with search_path=Schema
-	dropped bool
+	// Migrated: the schema already has every table (a Pool's); a sandbox
+	// from New starts empty.
+	Migrated bool
+	dropped  bool
+	pool     *Pool // the pool Close gives the schema back to, or nil
+	kept     *kept
 }
 
 // New creates schema and prefix named label_<random>.
 func New(ctx context.Context, pgURL, amqpURL, label string) (*Sandbox, error) {
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	name := fmt.Sprintf("%s_%s", label, hex.EncodeToString(b))
+	name := randomName(label)
 	u, err := WithSearchPath(pgURL, name)
 	if err != nil {
 		return nil, err
@@ -48,13 +51,16 @@ func New(ctx context.Context, pgURL, amqpURL, label string) (*Sandbox, error) {
 	return &Sandbox{BaseURL: pgURL, AMQPURL: amqpURL, Schema: name, Prefix: name, PGURL: u}, nil
 }
 
-// Close drops the schema and deletes the queues and exchange. Safe to call
-// twice.
+// Close deletes the queues and exchange and drops the schema, or gives it
+// back to its pool. Safe to call twice.
 func (s *Sandbox) Close() error {
 	if s == nil || s.dropped {
 		return nil
 	}
 	s.dropped = true
+	if s.pool != nil {
+		return s.pool.put(s)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var errs []error

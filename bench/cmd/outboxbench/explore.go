@@ -12,36 +12,62 @@ import (
 	"github.com/outboxchaos/outboxchaos/bench"
 	"github.com/outboxchaos/outboxchaos/reports"
 	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/system/sandbox"
 )
 
 // measureExplore runs n random schedules drawn from seed, one at a time,
 // with bin (the outboxchaos binary) as the pods, and sums what they cost.
+// Each schedule runs twice, one run after the other: on a schema of its
+// own, created and dropped (as before issue 23's pool), and on a kept one
+// from a pool (as explore, scenario run, crashpoints and report run), so
+// the two rows are measured side by side in one bench run.
 func measureExplore(ctx context.Context, bin string, n int, seed int64, pgURL, amqpURL string, progress io.Writer) *bench.ExploreCost {
 	o := scenarios.DefaultOptions()
 	o.PGURL, o.AMQPURL, o.Bin, o.Seed, o.Artifacts = pgURL, amqpURL, bin, seed, ""
 	e := &bench.ExploreCost{Seed: seed}
 	e.PerConnection, e.ConnProbe = connectionCost(ctx, pgURL, 40, progress)
-	sessions0, err := sessions(ctx, pgURL)
-	if err != nil {
-		fmt.Fprintf(progress, "[bench] connections per schedule not measured: %v\n", err)
-	}
+	pool := sandbox.NewPool(pgURL, amqpURL, 0)
+	defer func() {
+		if err := pool.Close(); err != nil {
+			fmt.Fprintf(progress, "[bench] drop the kept schemas: %v\n", err)
+		}
+	}()
+	modes := []struct {
+		what  string
+		pool  *sandbox.Pool
+		runs  []scenarios.Result
+		conns int64
+	}{{what: "random schedules, a new schema each"}, {what: "random schedules, kept schemas", pool: pool}}
 	d := scenarios.NewRandDraw(seed)
-	var results []scenarios.Result
+	measured := true
 	for i := 0; i < n && ctx.Err() == nil; i++ {
 		sch := scenarios.Generate(d)
-		res := scenarios.Run(ctx, sch.Scenario(fmt.Sprintf("bench-schedule-%d", i+1)), o)
-		switch res.Outcome() {
-		case scenarios.OutcomeFail:
-			e.Failed++
-		case scenarios.OutcomeError:
-			e.NotJudged++
+		for m := range modes {
+			o.Sandboxes = modes[m].pool
+			before, err := sessions(ctx, pgURL)
+			if err != nil && measured {
+				fmt.Fprintf(progress, "[bench] connections per schedule not measured: %v\n", err)
+				measured = false
+			}
+			res := scenarios.Run(ctx, sch.Scenario(fmt.Sprintf("bench-schedule-%d", i+1)), o)
+			if after, err := sessions(ctx, pgURL); err == nil && measured {
+				modes[m].conns += after - before - 1 // the reading's own connection
+			}
+			switch res.Outcome() {
+			case scenarios.OutcomeFail:
+				e.Failed++
+			case scenarios.OutcomeError:
+				e.NotJudged++
+			}
+			fmt.Fprintf(progress, "[bench] schedule %d/%d, %s: %s; %s\n", i+1, n, modes[m].what, res.Outcome(), res.Cost)
+			modes[m].runs = append(modes[m].runs, res)
 		}
-		fmt.Fprintf(progress, "[bench] schedule %d/%d: %s; %s\n", i+1, n, res.Outcome(), res.Cost)
-		results = append(results, res)
 	}
-	e.Rows = []reports.CostRow{reports.CostOf("random schedules", results)}
-	if sessions1, err2 := sessions(ctx, pgURL); err == nil && err2 == nil {
-		e.Sessions = sessions1 - sessions0
+	for _, m := range modes {
+		e.Rows = append(e.Rows, reports.CostOf(m.what, m.runs))
+		if measured {
+			e.Sessions = append(e.Sessions, m.conns)
+		}
 	}
 	return e
 }
