@@ -68,6 +68,8 @@ type kept struct {
 	schema string
 	layout string // the schema's catalog fingerprint just after migration
 	reset  string // the statement that empties it (reset.go)
+	tables []string
+	resets int // how many times it was emptied
 }
 
 // NewPool returns a pool of schemas on the Postgres at pgURL (the base
@@ -157,11 +159,11 @@ func prepare(ctx context.Context, conn *pgx.Conn, name string) (*kept, error) {
 	if err != nil {
 		return nil, err
 	}
-	reset, err := resetStatement(ctx, conn, name)
+	reset, tables, err := resetStatement(ctx, conn, name)
 	if err != nil {
 		return nil, err
 	}
-	return &kept{schema: name, layout: layout, reset: reset}, nil
+	return &kept{schema: name, layout: layout, reset: reset, tables: tables}, nil
 }
 
 // put takes a sandbox back after its run: its queues deleted, its schema

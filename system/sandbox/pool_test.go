@@ -276,3 +276,41 @@ func liveOwner(t *testing.T, admin *pgx.Conn) string {
 	}
 	return comment
 }
+
+// A kept schema's tables are vacuumed every few resets (with autovacuum
+// off, the dead rows of every earlier run would stay): VACUUM records the
+// table's size in pg_class, which nothing else in a run does.
+func TestPoolVacuumsKeptTables(t *testing.T) {
+	p := newPool(t)
+	ctx := context.Background()
+	admin := connect(t, testenv.PGURL())
+	vacuumed := func(schema string) bool {
+		t.Helper()
+		var at *time.Time
+		if err := admin.QueryRow(ctx, `SELECT greatest(last_vacuum, last_autovacuum) FROM pg_stat_all_tables WHERE schemaname = $1 AND relname = 'notification_outbox'`, schema).Scan(&at); err != nil {
+			t.Fatal(err)
+		}
+		return at != nil
+	}
+	var schema string
+	for i := 1; i <= 16; i++ {
+		sb := get(t, p)
+		schema = sb.Schema
+		c := connect(t, sb.PGURL)
+		exec1(t, c, outboxRow)
+		_ = c.Close(ctx)
+		if err := sb.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st := p.Stats(); st.Created != 1 || st.Kept != 16 {
+		t.Fatalf("stats %+v, want one schema kept 16 times", st)
+	}
+	// The vacuuming session's statistics reach the server when it ends.
+	for deadline := time.Now().Add(10 * time.Second); !vacuumed(schema); {
+		if time.Now().After(deadline) {
+			t.Fatalf("notification_outbox of %s not vacuumed after 16 resets", schema)
+		}
+		time.Sleep(20 * time.Millisecond) // polling a condition, no verdict rides on it
+	}
+}

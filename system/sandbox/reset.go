@@ -51,18 +51,20 @@ func fingerprint(ctx context.Context, conn *pgx.Conn, name string) (string, erro
 
 // resetStatement empties every table of the schema and restarts its
 // sequences: DELETE, not TRUNCATE, so no relation gets a new file and the
-// catalog does not change (TRUNCATE costs about four times as much).
-func resetStatement(ctx context.Context, conn *pgx.Conn, name string) (string, error) {
+// catalog does not change (TRUNCATE costs about four times as much). It
+// also returns the tables, quoted, for the VACUUM every vacuumEvery
+// resets.
+func resetStatement(ctx context.Context, conn *pgx.Conn, name string) (string, []string, error) {
 	rows, err := conn.Query(ctx, `SELECT 't', tablename FROM pg_tables WHERE schemaname = $1
 		UNION ALL SELECT 's', sequencename FROM pg_sequences WHERE schemaname = $1 ORDER BY 1, 2`, name)
 	if err != nil {
-		return "", fmt.Errorf("list the tables of schema %s: %w", name, err)
+		return "", nil, fmt.Errorf("list the tables of schema %s: %w", name, err)
 	}
 	var del, seq []string
 	for rows.Next() {
 		var kind, rel string
 		if err := rows.Scan(&kind, &rel); err != nil {
-			return "", fmt.Errorf("list the tables of schema %s: %w", name, err)
+			return "", nil, fmt.Errorf("list the tables of schema %s: %w", name, err)
 		}
 		id := pgx.Identifier{name, rel}.Sanitize()
 		if kind == "t" {
@@ -72,17 +74,28 @@ func resetStatement(ctx context.Context, conn *pgx.Conn, name string) (string, e
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return "", fmt.Errorf("list the tables of schema %s: %w", name, err)
+		return "", nil, fmt.Errorf("list the tables of schema %s: %w", name, err)
 	}
 	if len(del) == 0 {
-		return "", fmt.Errorf("schema %s has no table", name)
+		return "", nil, fmt.Errorf("schema %s has no table", name)
 	}
 	stmt := strings.Join(del, "; ")
 	if len(seq) > 0 {
 		stmt += "; SELECT " + strings.Join(seq, ", ")
 	}
-	return stmt, nil
+	var tables []string
+	for _, d := range del {
+		tables = append(tables, strings.TrimPrefix(d, "DELETE FROM "))
+	}
+	return stmt, tables, nil
 }
+
+// vacuumEvery: a kept schema's tables are vacuumed after every this many
+// resets. The rows a DELETE removes stay as dead tuples until a VACUUM,
+// and PostgreSQL may run with autovacuum off (as on this project's
+// machines): a schema kept for a long budget would otherwise make every
+// later run scan its predecessors' rows.
+const vacuumEvery = 16
 
 // leftQuery counts the sessions of a run still on the server ($1: the
 // run's application_name prefix; $2: the schema): a pod's backend, or any
@@ -110,6 +123,14 @@ func renew(ctx context.Context, s *Sandbox, wait time.Duration) error {
 	defer cancel()
 	if _, err := conn.Exec(rctx, s.kept.reset); err != nil {
 		return fmt.Errorf("empty schema %s: %w", s.Schema, err)
+	}
+	if s.kept.resets++; s.kept.resets%vacuumEvery == 0 {
+		// VACUUM runs outside a transaction: one statement per table.
+		for _, t := range s.kept.tables {
+			if _, err := conn.Exec(rctx, "VACUUM "+t); err != nil {
+				return fmt.Errorf("vacuum schema %s: %w", s.Schema, err)
+			}
+		}
 	}
 	layout, err := fingerprint(rctx, conn, s.Schema)
 	if err != nil {
