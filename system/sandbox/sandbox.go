@@ -63,19 +63,7 @@ func (s *Sandbox) Close() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	var errs []error
-	if conn, err := pgx.Connect(ctx, s.BaseURL); err != nil {
-		errs = append(errs, fmt.Errorf("connect to drop schema %s: %w", s.Schema, err))
-	} else {
-		if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{s.Schema}.Sanitize()+" CASCADE"); err != nil {
-			errs = append(errs, fmt.Errorf("drop schema %s: %w", s.Schema, err))
-		}
-		_ = conn.Close(ctx)
-	}
-	if err := broker.Delete(ctx, s.AMQPURL, s.Prefix); err != nil {
-		errs = append(errs, err)
-	}
-	return errors.Join(errs...)
+	return errors.Join(drop(ctx, s.BaseURL, s.Schema), broker.Delete(ctx, s.AMQPURL, s.Prefix))
 }
 
 // WithSearchPath returns base with search_path set to schema.
