@@ -1,5 +1,5 @@
 // Package branches maps the error-handling branches of the system under
-// test and says which of them a set of runs reached (issue 22, part 5): it
+// test and says which of them a set of runs reached: it
 // finds every branch in the source (an `if` on an error, a `case` on a
 // context's end), then reads Go coverage profiles written by pods built
 // with -cover (GOCOVERDIR, merged to text by `go tool covdata textfmt`).

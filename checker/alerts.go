@@ -30,7 +30,7 @@ var alertsFor = map[string][]string{
 	"outbox EXPIRED": {AlertExpired},
 	"outbox FAILED":  {AlertRelayFailed},
 	"inbox ERROR":    {AlertVendorUnknown, AlertSendingTimeout, AlertResultWriteFailed, AlertReconcileStuck},
-	"inbox FAILED":   {AlertReconciledFailed},
+	"inbox FAILED":   {AlertReconciledFailed, AlertParked}, // settled so, or a park on record
 	"parked":         {AlertParked},
 	"never enqueued": {AlertAnniversaryLost},
 	"relay attempts": {AlertRelayAttempts},

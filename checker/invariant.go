@@ -21,6 +21,20 @@ type Invariant struct {
 	// counts recorded runs were judged by. An invariant added later needs
 	// none; its result is enough.
 	Counter func(v *Verdict) *int
+	// Needs, if set, says why a run cannot be judged by this invariant
+	// ("" when it can): a run recorded without the harness record the
+	// auditor invariants read. Such a run is judged by the others; the
+	// result says why not by this one.
+	Needs func(s State) string
+}
+
+// needsHarness: the auditor invariants judge only runs that carry the
+// harness's own record.
+func needsHarness(s State) string {
+	if s.Harness == nil {
+		return "no harness record: judged by the other invariants only"
+	}
+	return ""
 }
 
 // Input is what an invariant reads: one run's history, faults and final
@@ -38,6 +52,9 @@ type Result struct {
 	Name       string `json:"name"`
 	Valid      bool   `json:"valid"`
 	Violations int    `json:"violations,omitempty"`
+	// NotJudged says why the invariant could not judge the run (it is
+	// then valid, by default, and says so).
+	NotJudged string `json:"not_judged,omitempty"`
 }
 
 // Invariants is the registry: every invariant the contract holds a run
@@ -54,6 +71,11 @@ var Invariants = []Invariant{
 	backoff,
 	republishBound,
 	claimOrder,
+	rightIntents,
+	rightTime,
+	rightPerson,
+	trueAlerts,
+	statusesAgree,
 }
 
 // invariant returns the registered invariant called name.

@@ -34,6 +34,11 @@ func TestInvariantFixtures(t *testing.T) {
 		"backoff":               "backoff-schedule-seed650027-flat-backoff",
 		"republish-bound":       "unroutable-mid-batch-seed105606-all-or-nothing",
 		"claim-order":           "backlog-oldest-first-seed782857-newest-first",
+		"right-intents":         "business-events-once-seed101800-double-enqueue",
+		"right-time":            "ad-send-cutoff-seed390217-ad-hours-utc",
+		"right-person":          "consent-withdrawn-seed560171-consent-at-relay-only",
+		"true-alerts":           "rejected-then-sent-seed161476-alert-on-retry",
+		"statuses-agree":        "ad-confirmed-before-cutoff-seed71675-before-fix",
 	}
 	seen := map[string]bool{}
 	for _, inv := range Invariants {

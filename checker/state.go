@@ -14,6 +14,8 @@ package checker
 import (
 	"fmt"
 	"time"
+
+	"github.com/outboxchaos/outboxchaos/auditor"
 )
 
 // State is the final state of one run, as plain data: what the checker
@@ -54,6 +56,12 @@ type State struct {
 	VendorHeld int `json:"vendor_held,omitempty"`
 	// Settled is false when the run hit its deadline before quiescence.
 	Settled bool `json:"settled"`
+	// Harness is the harness's own record of what it seeded and did: the
+	// ground truth the auditor invariants judge by. Intents are then the
+	// auditor's, not the business tables'. Nil: not recorded (a run
+	// recorded before it was, or one whose rows the harness did not seed):
+	// those invariants say they could not judge.
+	Harness *auditor.Record `json:"harness,omitempty"`
 }
 
 // VendorCall is one send request the vendor received.
@@ -108,6 +116,9 @@ const (
 type LedgerEntry struct {
 	RefKey string `json:"refkey"`
 	Phone  string `json:"phone"`
+	// At is when it reached the phone, on the run's clock (the vendor's);
+	// zero: not recorded.
+	At time.Time `json:"at,omitzero"`
 }
 
 // AlertRecord is one alert received by the sink.

@@ -43,13 +43,20 @@ type Tally struct {
 	// other message_id format for a row whose dedup key it claimed.
 	ByMID      map[string]OutboxRow
 	Registered map[string]bool
+	// Audit is the auditor's expectation matched to the outbox (nil: the
+	// run has no harness record).
+	Audit *Audit
 }
 
-// NewTally accounts for every intent of s: the dedup keys the business
-// rows call for, plus every outbox row enqueued without a known intent
-// (still owed).
+// NewTally accounts for every intent of s: the notifications the auditor
+// expects from the harness's record (without one, the dedup keys the
+// business rows call for, as recorded), plus every outbox row enqueued
+// without a known intent (still owed).
 func NewTally(s State) Tally {
-	t := Tally{ByMID: map[string]OutboxRow{}, Registered: map[string]bool{}}
+	t := Tally{ByMID: map[string]OutboxRow{}, Registered: map[string]bool{}, Audit: NewAudit(s)}
+	if t.Audit != nil {
+		s.Intents = t.Audit.Intents()
+	}
 	byKey := map[string]OutboxRow{}
 	for _, r := range s.Outbox {
 		byKey[r.DedupKey] = r

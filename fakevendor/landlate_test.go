@@ -20,10 +20,11 @@ func mustLookup(t *testing.T, c *sms.Client, refkey string) sms.Report {
 	return rep
 }
 
-// mustTimeOut sends req, which must end Unknown TIMEOUT: the client gave up.
-func mustTimeOut(t *testing.T, c *sms.Client, req sms.Request) {
+// mustTimeOut sends req through a client that gives up after clientTimeout;
+// the send must end Unknown TIMEOUT: the client gave up.
+func mustTimeOut(t *testing.T, base string, req sms.Request) {
 	t.Helper()
-	if res := c.Send(context.Background(), req); res.Outcome != sms.Unknown || res.Code != sms.CodeTimeout {
+	if res := hastyClient(base).Send(context.Background(), req); res.Outcome != sms.Unknown || res.Code != sms.CodeTimeout {
 		t.Fatalf("Send(%s) = %+v, want Unknown TIMEOUT", req.RefKey, res)
 	}
 }
@@ -35,7 +36,7 @@ func TestUndeliveredTimesOutAndReportsFailed(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := smsClient(base)
-	mustTimeOut(t, c, smsRequest("k", time.Time{}))
+	mustTimeOut(t, base, smsRequest("k", time.Time{}))
 	if fv.Count("k") != 0 || fv.Fired()[fakevendor.Undelivered] != 1 {
 		t.Fatalf("count %d fired %v, want nothing recorded and undelivered once", fv.Count("k"), fv.Fired())
 	}
@@ -64,7 +65,7 @@ func TestLandLateLandsRightAfterTheFirstLookup(t *testing.T) {
 	if rep := mustLookup(t, c, "k"); rep.Found { // before the send: does not count
 		t.Fatalf("Lookup before the send = %+v", rep)
 	}
-	mustTimeOut(t, c, smsRequest("k", time.Time{}))
+	mustTimeOut(t, base, smsRequest("k", time.Time{}))
 	if n := len(fv.Ledger()); n != 0 {
 		t.Fatalf("ledger has %d entries after the send: land-late records nothing on arrival", n)
 	}
@@ -105,7 +106,7 @@ func TestLandLatePastItsExpireAtIsDropped(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := smsClient(base)
-	mustTimeOut(t, c, smsRequest("k", t0.Add(time.Minute)))
+	mustTimeOut(t, base, smsRequest("k", t0.Add(time.Minute)))
 	clk.Set(t0.Add(2 * time.Minute))
 	for i := range 2 {
 		if rep := mustLookup(t, c, "k"); rep.Found {
@@ -128,7 +129,7 @@ func TestLandLateLandsAfterLandLateMaxWithoutALookup(t *testing.T) {
 	if err := fv.SetDefault(fakevendor.LandLate); err != nil {
 		t.Fatal(err)
 	}
-	mustTimeOut(t, smsClient(base), smsRequest("k", time.Time{}))
+	mustTimeOut(t, base, smsRequest("k", time.Time{}))
 	testenv.Eventually(t, 5*time.Second, "the request to land", func() bool { return fv.Count("k") == 1 })
 	if call := fv.CallLog()[0]; !call.Landed || !call.Accepted || len(fv.Lookups()) != 0 {
 		t.Fatalf("call %+v lookups %+v, want landed with no lookup", call, fv.Lookups())

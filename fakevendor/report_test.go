@@ -14,6 +14,7 @@ import (
 
 	"github.com/outboxchaos/outboxchaos/fakevendor"
 	"github.com/outboxchaos/outboxchaos/system/sms"
+	"github.com/outboxchaos/outboxchaos/system/testenv"
 )
 
 // Each report mode's answer, as the sms client reads it; the rule has
@@ -48,7 +49,11 @@ func TestReportModes(t *testing.T) {
 			if err := fv.AddRule(fakevendor.Rule{RefKey: tc.refkey, Mode: tc.mode, Times: 1}); err != nil {
 				t.Fatal(err)
 			}
-			rep, err := c.Lookup(context.Background(), tc.refkey)
+			lc := c
+			if tc.wantErr == timedOut {
+				lc = hastyClient(base)
+			}
+			rep, err := lc.Lookup(context.Background(), tc.refkey)
 			if tc.wantErr == timedOut {
 				// The client's own timeout: net/http words it "Client.Timeout
 				// exceeded" or "context deadline exceeded" depending on which
@@ -100,8 +105,24 @@ func TestLookupHangEndsWhenClientGivesUp(t *testing.T) {
 	if err := fv.AddRule(fakevendor.Rule{RefKey: "k", Mode: fakevendor.LookupHang}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := smsClient(ts.URL).Lookup(context.Background(), "k"); err == nil {
-		t.Fatal("Lookup = nil error, want a timeout")
+	// The client gives up once the vendor has logged its lookup: a timeout
+	// instead could end before the lookup arrived.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() {
+		_, err := smsClient(ts.URL).Lookup(ctx, "k")
+		errc <- err
+	}()
+	testenv.Eventually(t, 5*time.Second, "the lookup to arrive", func() bool { return len(fv.Lookups()) == 1 })
+	cancel()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("Lookup = %v, want the client's cancel", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Lookup still waiting 5s after the client gave up")
 	}
 	select {
 	case <-done:

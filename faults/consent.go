@@ -3,6 +3,11 @@ package faults
 import (
 	"context"
 	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/outboxchaos/outboxchaos/world"
 )
 
 // WithdrawConsent is the business side changing its mind mid-run: member
@@ -13,7 +18,12 @@ import (
 type WithdrawConsent struct {
 	Member int64
 	fired  bool
+	done   time.Time // when the withdrawal was committed
 }
+
+// Done returns when the withdrawal was committed (wall time), and
+// whether it was.
+func (c *WithdrawConsent) Done() (time.Time, bool) { return c.done, c.fired }
 
 // Family is "withdraw-consent".
 func (*WithdrawConsent) Family() string { return "withdraw-consent" }
@@ -23,14 +33,20 @@ func (c *WithdrawConsent) Target() string { return fmt.Sprintf("member %d", c.Me
 
 // Inject withdraws the member's consent in the run's schema.
 func (c *WithdrawConsent) Inject(ctx context.Context, w World) error {
-	tag, err := w.DB().Exec(ctx, `UPDATE members SET sms_consent = false WHERE id = $1`, c.Member)
+	// The database may be down by another fault of the run: the user's
+	// change waits until it answers, as the app's would.
+	var tag pgconn.CommandTag
+	err := world.UntilDBAnswers(ctx, func(f string, a ...any) { w.Logf("faults", f, a...) }, "withdraw consent", func() (err error) {
+		tag, err = w.DB().Exec(ctx, `UPDATE members SET sms_consent = false WHERE id = $1`, c.Member)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("withdraw consent of member %d: %w", c.Member, err)
 	}
 	if tag.RowsAffected() != 1 {
 		return fmt.Errorf("withdraw consent of member %d: no such member", c.Member)
 	}
-	c.fired = true
+	c.fired, c.done = true, time.Now()
 	w.Logf("faults", "member %d withdrew SMS consent", c.Member)
 	return nil
 }

@@ -171,6 +171,17 @@ func (e *Engine) Open() []Fault {
 	return open
 }
 
+// Faults returns every fault recorded, in the order they were.
+func (e *Engine) Faults() []Fault {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]Fault, 0, len(e.entries))
+	for _, en := range e.entries {
+		out = append(out, en.f)
+	}
+	return out
+}
+
 // Records is the ledger, with each fault's fired verdict taken now (call it
 // after the run's pods stopped).
 func (e *Engine) Records() []checker.FaultRecord {

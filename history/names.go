@@ -73,7 +73,7 @@ const (
 	Stop     = "stop"     // the command stopped
 	Stopping = "stopping" // a pipeline command was asked to stop (SIGTERM) and is finishing what it holds
 
-	// Peers with a broker of their own (peers/jetstream, seed 004).
+	// Peers with a broker of their own (peers/jetstream).
 	Locked           = "locked"            // rows locked FOR UPDATE for one publish transaction (KeyCount)
 	AlreadyProcessed = "already-processed" // the consumer's processed table held the copy: not sent again
 	PullFailed       = "pull-failed"       // a consumer's fetch from its broker failed
@@ -117,6 +117,10 @@ const (
 	// began, taken before its first statement was sent: a relay's Claim
 	// carries it. ParseLine turns it into Event.Took.
 	KeyBegan = "began"
+	// KeyNow is the time (RFC 3339) the logged decision was taken at, by
+	// the logging pod's clock: a relay's Claim carries the time its rows'
+	// verdicts (the advertising cut-off among them) were decided at.
+	KeyNow = "now"
 )
 
 // Steps at which a worker acks a copy (Ack's KeyStep).

@@ -202,7 +202,7 @@ var registry = []Peer{
 const sendRecordStatus = `SELECT o.id, CASE WHEN h.dedup_key IS NULL THEN 'PENDING' ELSE 'PUBLISHED' END
 	FROM notification_outbox o LEFT JOIN notification_histories h ON h.dedup_key = o.dedup_key`
 
-// jetStreamStatus: seed 004's outbox marks a row by its published_at
+// jetStreamStatus: the JetStream design's outbox marks a row by its published_at
 // (peers/jetstream).
 const jetStreamStatus = `SELECT id, CASE WHEN published_at IS NULL THEN 'PENDING' ELSE 'PUBLISHED' END FROM js_outbox`
 

@@ -2,6 +2,7 @@ package reports_test
 
 import (
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -22,6 +23,11 @@ import (
 // this list when you regenerate it: the test fails while a listed page
 // carries its stamp, so the list stays exact.
 var awaitingRegeneration = map[string]string{}
+
+// awaitingInputs are the committed pages generated before their writer
+// recorded its inputs (reports.Inputs). Remove a page when you regenerate
+// it: the test fails while a listed page records them.
+var awaitingInputs = map[string]bool{"RELIABILITY.md": true, "SIMULATION.md": true, "CAPACITY.md": true, "PERFORMANCE.md": true, "PEERS.md": true}
 
 // stamp is a fixed stamp for the pages rendered here.
 var stamp = reports.Stamp{Commit: "abc1234", Date: time.Date(2026, 12, 2, 1, 0, 0, 0, time.UTC)}
@@ -150,5 +156,72 @@ func TestCheckStamp(t *testing.T) {
 	}
 	if err := reports.CheckStamp([]byte("Generated on 2026-12-01 12:06 UTC.")); err == nil || !strings.Contains(err.Error(), "commit and date") {
 		t.Errorf("an unstamped page: %v", err)
+	}
+}
+
+// Every committed page was generated from HEAD's inputs: the hash a page
+// recorded when it was written must be the hash of the files it names
+// now. A generator, a catalogue or a ledger touched without the page's
+// make target fails here, naming it.
+func TestCommittedReportsRecordCurrentInputs(t *testing.T) {
+	t.Parallel()
+	for page, in := range reports.Inputs {
+		t.Run(page, func(t *testing.T) {
+			got, err := os.ReadFile(page)
+			if err != nil {
+				t.Fatal(err)
+			}
+			recorded, ok := reports.RecordedInputs(got)
+			switch {
+			case !ok && awaitingInputs[page]:
+				return
+			case !ok:
+				t.Fatalf("reports/%s records no inputs: run %s", page, in.Target)
+			case awaitingInputs[page]:
+				t.Fatalf("reports/%s records its inputs now: remove it from awaitingInputs", page)
+			}
+			now, err := reports.InputsHash("..", page)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if now != recorded {
+				t.Errorf("reports/%s was generated from other inputs than these (%s, not %s: %s): run %s",
+					page, now, recorded, strings.Join(in.Globs, " "), in.Target)
+			}
+		})
+	}
+}
+
+// InputsHash changes with any input's contents and with none else.
+func TestInputsHash(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	for _, g := range reports.Inputs["PEERS.md"].Globs {
+		p := filepath.Join(root, g)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(g), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, err := reports.InputsHash(root, "PEERS.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "reports", "peers_test.go"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := reports.InputsHash(root, "PEERS.md"); b != a {
+		t.Error("a test file changed the hash")
+	}
+	if err := os.WriteFile(filepath.Join(root, "peers", "registry.go"), []byte("changed"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := reports.InputsHash(root, "PEERS.md"); b == a {
+		t.Error("a changed input kept the hash")
+	}
+	if _, ok := reports.RecordedInputs([]byte("# x\n<!-- inputs 0123456789abcdef: generated from these inputs -->\n")); !ok {
+		t.Error("the recorded line is not found again")
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/outboxchaos/outboxchaos/branches"
+	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/scenarios"
 )
 
@@ -31,6 +32,38 @@ type LedgerEntry struct {
 	// Branches is how many error branches of system/ the exploration's
 	// pods reached (run with --cover-dir), of how many, and which.
 	Branches *BranchCount `json:"branches,omitempty"`
+	// Invariants are, per invariant, the runs it judged and what it found
+	// (entries written before the ledger kept them have none).
+	Invariants map[string]InvariantCount `json:"invariants,omitempty"`
+}
+
+// InvariantCount is what one invariant did over an exploration: the runs
+// it judged (a run it could not judge, or one not judged at all, is not
+// counted), the runs it found broken, and its violations in them.
+type InvariantCount struct {
+	Judged     int `json:"judged"`
+	Broken     int `json:"broken,omitempty"`
+	Violations int `json:"violations,omitempty"`
+}
+
+// CountInvariants sums the invariants' results over verdicts.
+func CountInvariants(verdicts []checker.Verdict) map[string]InvariantCount {
+	out := map[string]InvariantCount{}
+	for _, v := range verdicts {
+		for _, r := range v.Invariants {
+			if r.NotJudged != "" {
+				continue
+			}
+			c := out[r.Name]
+			c.Judged++
+			if !r.Valid {
+				c.Broken++
+				c.Violations += r.Violations
+			}
+			out[r.Name] = c
+		}
+	}
+	return out
 }
 
 // BranchCount is error branches reached of a total (package branches),
@@ -96,6 +129,10 @@ type LedgerTotals struct {
 	BranchesEver map[string]BranchSeen
 	// BranchRuns is how many entries named the branches they reached.
 	BranchRuns int
+	// Invariants sums the entries' per-invariant counts (entries that
+	// kept none add nothing); InvariantRuns is how many entries kept them.
+	Invariants    map[string]InvariantCount
+	InvariantRuns int
 }
 
 // BranchSeen is the ledger entry that last reached a branch.
@@ -140,6 +177,17 @@ func ReadLedger(path string) (LedgerTotals, error) {
 		t.Count[e.What] += e.Count
 		t.Violations[e.What] += e.Violations
 		t.Runs++
+		if len(e.Invariants) > 0 {
+			if t.Invariants == nil {
+				t.Invariants = map[string]InvariantCount{}
+			}
+			t.InvariantRuns++
+			for name, c := range e.Invariants {
+				s := t.Invariants[name]
+				s.Judged, s.Broken, s.Violations = s.Judged+c.Judged, s.Broken+c.Broken, s.Violations+c.Violations
+				t.Invariants[name] = s
+			}
+		}
 		if e.Branches != nil && (t.Branches == nil || e.Branches.Reached > t.Branches.Branches.Reached) {
 			t.Branches = &e
 		}

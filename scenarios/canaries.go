@@ -39,6 +39,15 @@ var Catchers = map[string][]string{
 	canary.AckFailedRelease:    {"release-response-lost"},
 	canary.NewestFirst:         {"backlog-oldest-first"},
 	canary.AlertFirstStranded:  {"stranded-in-one-sweep"},
+	canary.SharedReturns:       {"unroutable-behind-nack"},
+	canary.RequeueOnDBFailure:  {"db-outage-before-second-copy"},
+	canary.AlertBeforePark:     {"park-refused-then-sent"},
+	canary.ParkUnrecorded:      {"parked-then-second-copy"},
+	canary.ExpireTaken:         {"ad-confirmed-before-cutoff"},
+	canary.DoubleEnqueue:       {"business-events-once"},
+	canary.AlertOnRetry:        {"rejected-then-sent"},
+	canary.ConsentAtRelayOnly:  {"consent-withdrawn"},
+	canary.AdHoursUTC:          {"ad-send-cutoff"},
 }
 
 // CanaryResult is the sweep's answer for one canary.

@@ -17,7 +17,7 @@ import (
 // Catalogue returns every named scenario, in the failure table's order,
 // then the reconciler's (catalogue_reconcile.go).
 func Catalogue() []*Scenario {
-	return append(append(tableCatalogue(), reconcileCatalogue()...), defectCatalogue()...)
+	return append(append(append(tableCatalogue(), reconcileCatalogue()...), defectCatalogue()...), auditCatalogue()...)
 }
 
 // tableCatalogue is the failure table's part of the catalogue.
@@ -493,7 +493,7 @@ func adCutoffDeferral(name, at, desc, fault, outcome string) *Scenario {
 // point and is killed only once whatever it acked before it is provably
 // at the broker: it never acked, or the broker (prefetch 1) handed it the
 // next message, which it does only after the ack — every message
-// published and the main queue two short (issue 26). The canaries that
+// published and the main queue two short. The canaries that
 // ack early (auto-ack, ack-before-result) are caught on this, not on how
 // fast the ack frame left before the kill.
 func crashWorker(point string) []Step {

@@ -1,12 +1,15 @@
 package scenarios
 
 import (
+	"time"
+
 	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/fakevendor"
 	"github.com/outboxchaos/outboxchaos/faults"
 	"github.com/outboxchaos/outboxchaos/history"
 	kp "github.com/outboxchaos/outboxchaos/system/killpoint"
 	"github.com/outboxchaos/outboxchaos/system/notification"
+	"github.com/outboxchaos/outboxchaos/world"
 )
 
 // defectCatalogue holds the scenarios of the wider fault vocabulary:
@@ -38,25 +41,25 @@ func defectCatalogue() []*Scenario {
 		{
 			Name: "delivery-limit-outage", Row: "§5", Kinds: one,
 			Config:      map[string]string{"delivery-limit": "1"},
-			Description: "the worker's database is down longer than the delivery limit's requeues (delivery-limit at its minimum, 1)",
-			Fault:       "the worker's Postgres link is down until the message is parked",
-			Outcome:     "the worker parks the message itself at the limit: x-failure-reason DELIVERY_LIMIT and a PARKED alert (lost visibly, never silently)",
+			Description: "the worker's database is down for longer than the delivery limit's hand-backs would last (delivery-limit at its minimum, 1)",
+			Fault:       "the worker's Postgres link is down until the worker has failed its peek 3 times",
+			Outcome:     "the worker holds the delivery and asks again while its database fails: the outage is the worker's, not the message's, so it spends none of the delivery limit; sent once when the database answers, no PARKED alert",
 			Steps: []Step{
 				enqueue(), start("worker", "cleanup"), await(podEvent(history.ConsumeStart, "worker-", 1)),
-				during(fs(linkDown("postgres-worker")), eventOf(history.Park), start("relay")),
+				during(fs(linkDown("postgres-worker")), anyOf(Cond{Event: &EventCond{Name: history.PeekFailed, N: 3}}, eventOf(history.Park)), start("relay")),
 			},
-			Expect: rules(lost(1), checker.Rule{Rule: "parked", N: 1}),
+			Expect: rules(allOnce, handsets(1), alerts(checker.AlertParked, 0)),
 		},
 		{
 			Name: "worker-crash-on-last-delivery", Row: "7", Kinds: one,
 			Config:      map[string]string{"delivery-limit": "1"},
-			Description: "the worker dies as the last delivery the limit allows arrives, after an outage used up the others",
-			Fault:       "the worker's Postgres link is down; kill-point worker.on-delivery, 2nd hit (SIGKILL) in worker-1; a new worker-2 takes over",
+			Description: "the worker dies as a delivery arrives, and the copy RabbitMQ hands the next worker is at the delivery limit",
+			Fault:       "kill-point worker.on-delivery, 1st hit (SIGKILL) in worker-1; a new worker-2 takes over",
 			Outcome:     "RabbitMQ never dead-letters on its own first: the next worker parks the message with its reason and a PARKED alert (lost visibly)",
 			Steps: []Step{
-				enqueue(), startWith("worker", faults.Spec{Kind: "kill-point", Point: kp.WorkerOnDelivery, Hit: 2}), start("cleanup"),
+				enqueue(), startWith("worker", faults.Spec{Kind: "kill-point", Point: kp.WorkerOnDelivery, Hit: 1}), start("cleanup"),
 				await(podEvent(history.ConsumeStart, "worker-", 1)),
-				during(fs(linkDown("postgres-worker")), killed("worker-1"), start("relay")),
+				start("relay"), await(killed("worker-1")),
 				start("worker"),
 			},
 			Expect: rules(lost(1), checker.Rule{Rule: "parked", N: 1}),
@@ -139,6 +142,7 @@ func defectCatalogue() []*Scenario {
 			},
 			Expect: rules(allOnce),
 		},
+		unroutableBehindNack(one),
 		{
 			Name: "retry-into-full-queue", Row: "12", Kinds: one, PerKind: 2,
 			// A 3 s retry TTL: the queue is seen over its limit while the
@@ -205,3 +209,47 @@ func defectCatalogue() []*Scenario {
 
 // withdraw is member id withdrawing SMS consent.
 func withdraw(member int64) faults.Spec { return faults.Spec{Kind: "withdraw-consent", Member: member} }
+
+// unroutableBehindNack: two batches of a draining relay in flight on one
+// channel, the first nacked, the second with an unroutable message. The
+// first batch's nack replaces the channel (a nack always does) while the
+// second is on it: the second's return, read off the channel by either
+// batch's Await or still on it, must stay the second's, and RabbitMQ acks
+// the returned message after returning it, so without its return it is
+// confirmed and marked PUBLISHED with nothing in any queue.
+//
+// The order is forced, never raced: a 10-minute latency is a hold (the
+// link passes what it carries only when recovered, then all of it in
+// order). The first batch's nacks are held until relay-1 froze at the
+// start of the second batch's write, holding the publisher, so the
+// first's Await cannot replace the channel before the second is on it;
+// the second batch's publish is then held on its way to the broker until
+// the first's nacks are logged, which comes after its Await replaced the
+// channel. Long heartbeats keep the link silent but for the batches, so
+// "fired" is their traffic; the long lease and confirm timeout outlast
+// the holds.
+func unroutableBehindNack(kinds []notification.Kind) *Scenario {
+	nacked := Cond{Event: &EventCond{Name: history.Publish, Pod: "relay-1", Attrs: map[string]string{history.KeyOutcome: history.OutcomeNacked}, Fresh: true}}
+	return &Scenario{
+		Name: "unroutable-behind-nack", Row: "§4", Kinds: kinds, PerKind: 2,
+		Config: map[string]string{"queue-max-length": "1", "batch-size": "3", "relay-drain": "true", "relay-drain-claimers": "1",
+			"confirm-timeout": "1m", "lease": "1m", "amqp-heartbeat": "1m"},
+		Description: "a draining relay has two batches in flight on one channel: the full main queue nacks the first, the second carries a message nothing is bound to",
+		Fault: "queue-max-length 1, filled past it by a first run of two rows; a drain of batch A (three rows) and batch B (one row): a 10-minute latency on RabbitMQ → relay holds A's nacks " +
+			"until relay-1 froze as it began to write B (pause-point relay.before-publish, 3rd hit); B's publish goes to a routing key nothing is bound to (failpoint relay.misroute-publish, 6th hit) " +
+			"and a 10-minute latency on relay → RabbitMQ holds it until A's nacks replaced the channel",
+		Outcome: "B's return stays B's although A's nack replaced the channel it came on: returned, backed off and republished; A's rows are republished once the workers made room; each sent once",
+		Steps: []Step{
+			enqueue(),
+			startWith("relay", faults.Spec{Kind: "pause-point", Point: kp.RelayBeforePublish, Hit: 3}, faults.Spec{Kind: "failpoint", Point: kp.FailMisroute, Hit: 6}),
+			note(await(outboxRows("PUBLISHED", 2)), "the first run is in: the main queue holds two, over its limit"),
+			note(during(fs(latency("rabbitmq-relay", world.Downstream, 10*time.Minute)), allOf(Cond{Paused: "relay-1"}, Cond{Fired: true}), enqueueN(6)),
+				"A reached the broker and its nacks wait in the link; relay-1 froze holding the publisher, B's channel chosen: A's Await cannot replace it before B is on it"),
+			note(during(fs(latency("rabbitmq-relay", world.Upstream, 10*time.Minute)), allOf(nacked, Cond{Fired: true}), inject(faults.Spec{Kind: "resume", Pod: "relay-1"})),
+				"B's publish waits in the link while A's nacks replace the channel; once A's outcomes are logged, B's return and ack reach the replaced channel"),
+			start("worker", "cleanup"),
+			note(await(outboxRows("PUBLISHED", 6)), "every row is marked, B's rightly or not"),
+		},
+		Expect: rules(allOnce, checker.Rule{Rule: "returned-counted"}),
+	}
+}

@@ -20,7 +20,7 @@ func InfraCatalogue() []*Scenario {
 	return []*Scenario{
 		{
 			Name: "broker-crash-mid-publish", Row: "infra", Infra: "single",
-			// Every window is forced (issue 26): confirms held in the link
+			// Every window is forced: confirms held in the link
 			// never time out by the clock (the confirm timeout outlasts the
 			// run's 4 min bound), and the relay's heartbeat (10 min, which
 			// the infra broker no longer caps at 60 s) outlasts it too, so
@@ -53,7 +53,7 @@ func InfraCatalogue() []*Scenario {
 			// crash, then back to the main queue. RabbitMQ's TTL is a real
 			// timer no step can hold (a quorum queue fixes a message's expiry
 			// when it is enqueued), so the expectation holds on both paths
-			// (issue 26): the crash meets 12 in main and 1 in retry, or 13 in
+			//: the crash meets 12 in main and 1 in retry, or 13 in
 			// main when the steps before it outlasted the TTL.
 			Config:      map[string]string{"retry-ttl": "30s", "in-listener-retries": "0", "amqp-heartbeat": "1s"},
 			Description: "RabbitMQ is SIGKILLed with 12 messages in the main queue and one in the retry queue",
@@ -83,7 +83,7 @@ func InfraCatalogue() []*Scenario {
 			// frozen broker are always left indefinite by their confirm
 			// timeout. With the relay on 1 s too, a loaded harness could
 			// let the heartbeat drop the relay's connection before the new
-			// rows were claimed: nothing was in flight (issue 26).
+			// rows were claimed: nothing was in flight.
 			Config:      map[string]string{"amqp-heartbeat": "1s"},
 			Description: "RabbitMQ is frozen (docker pause) longer than the confirm timeout and the worker's heartbeat",
 			Fault:       "broker paused until a publish into it was left indefinite (its confirm timed out) and the worker dropped its silent connection (heartbeat), then thawed",
@@ -158,7 +158,7 @@ func InfraCatalogue() []*Scenario {
 			// the restart. No timer may end one first: the client's vendor
 			// timeout outlasts the run's 4 min bound and the SENDING
 			// timeout is reached only by the cleanup's clock, started an
-			// hour ahead (issue 26: the lock raced a 3 s client timeout).
+			// hour ahead (the lock raced a 3 s client timeout).
 			Config:      map[string]string{"vendor-timeout": "5m", "sending-timeout": "10m", "in-listener-delay": "500ms"},
 			Description: "PostgreSQL is SIGKILLed while the worker's result UPDATE runs in it",
 			Fault:       "the vendor holds notification-outbox-1 (never recorded) until its inbox row is row-locked, then answers 504 (outcome unknown); the ERROR write waits inside Postgres; then the postmaster is SIGKILLed and restarted",

@@ -124,7 +124,7 @@ func (c *Coverage) Merge(o *Coverage) {
 // pointPhases maps each kill-point and failpoint to its phase.
 var pointPhases = map[string]string{
 	killpoint.JobBeforeCommit: "enqueue", killpoint.JobAfterCoupon: "enqueue", killpoint.FailAnniversaryOutbox: "enqueue",
-	killpoint.RelayAfterClaim: "claim", killpoint.RelayAfterPublish: "publish", killpoint.RelayAfterConfirm: "publish",
+	killpoint.RelayAfterClaim: "claim", killpoint.RelayAfterPublish: "publish", killpoint.RelayBeforePublish: "publish", killpoint.RelayAfterConfirm: "publish",
 	killpoint.FailMisroute: "publish", killpoint.RelayAfterFail: "publish",
 	killpoint.RelayBeforeMark: "mark", killpoint.RelayAfterFinish: "mark", killpoint.FailFinishResponse: "mark",
 	killpoint.WorkerOnDelivery: "consume", killpoint.WorkerBeforeClaim: "consume", killpoint.WorkerAfterPark: "consume",

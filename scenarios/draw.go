@@ -38,6 +38,9 @@ var addedDraws = map[string]int{
 	"swarm":                               0,
 	"sustained load":                      1,
 	"job link cut":                        1,
+	"start by a rule":                     2,
+	"consent withdrawn in flight":         3,
+	"second grade history":                2,
 }
 
 type choice struct {

@@ -10,7 +10,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/faults"
 )
 
-// Feed is sustained load (issue 22, part 4): while the pipeline runs, the
+// Feed is sustained load: while the pipeline runs, the
 // batch job runs again Rounds times, Gap apart, each round seeding Step
 // more members of every kind, so new rows arrive while earlier ones are
 // still claimed, queued or being sent. Its batch is small (Batch rows a

@@ -9,8 +9,7 @@ import (
 	"sync"
 )
 
-// Guided is a coverage-guided exploration (explore --guided, issue 22
-// part 5): schedules run in rounds of Parallel; a schedule whose pods
+// Guided is a coverage-guided exploration (explore --guided, part 5): schedules run in rounds of Parallel; a schedule whose pods
 // reached an error branch no earlier run had reached joins the corpus,
 // and from the second round on half the schedules are mutations of a
 // corpus member (Mutate) instead of fresh draws, as a fuzzer keeps and

@@ -17,7 +17,7 @@ import (
 )
 
 // A relay under test that declares JetStream (peers.Features.JetStream,
-// seed 004's system) gets a JetStream of the run's own: a nats-server
+// the JetStream design) gets a JetStream of the run's own: a nats-server
 // child on a private port with a private store (world.NATSServer), never
 // the machine's shared server. The pods reach it through two Toxiproxy
 // links, nats-relay (relays, migrations) and nats-worker (the peer's

@@ -22,7 +22,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/world"
 )
 
-// Time that jumps (issue 23). While a run settles (and while a step waits
+// Time that jumps. While a run settles (and while a step waits
 // on its condition, maybeJumpInStep), most of its wall time is spent
 // waiting for the pipeline's own compressed timers: a dead
 // relay's lease, a dead worker's SENDING timeout, a backoff step, the

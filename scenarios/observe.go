@@ -58,7 +58,7 @@ func (e *Env) reconcilable(status, settled string, tries int) bool {
 // messages (read and left in place), registered numbers, intents.
 func (e *Env) Snapshot(ctx context.Context) (checker.State, error) {
 	var s checker.State
-	now := e.Now()
+	relays := e.relayNows(e.Now())
 	rows, err := outbox.All(ctx, e.Pool)
 	if err != nil {
 		return s, err
@@ -68,7 +68,7 @@ func (e *Env) Snapshot(ctx context.Context) (checker.State, error) {
 		if r.StatusReason != nil {
 			o.Reason = *r.StatusReason
 		}
-		o.Deferred = e.deferred(r.Status, r.NextAttemptAt, now)
+		o.Deferred = e.deferred(r.Status, r.NextAttemptAt, relays)
 		var p notification.Payload
 		if json.Unmarshal(r.Payload, &p) == nil {
 			o.MemberID, o.Phone = p.MemberID, p.Phone
@@ -91,7 +91,7 @@ func (e *Env) Snapshot(ctx context.Context) (checker.State, error) {
 	}
 	s.VendorHeld = e.vendor.Held()
 	for _, l := range e.vendor.Ledger() {
-		s.Ledger = append(s.Ledger, checker.LedgerEntry{RefKey: l.RefKey, Phone: l.Phone})
+		s.Ledger = append(s.Ledger, checker.LedgerEntry{RefKey: l.RefKey, Phone: l.Phone, At: l.At})
 	}
 	for _, a := range e.Sink.Alerts() {
 		rec := checker.AlertRecord{}
@@ -126,10 +126,11 @@ func (e *Env) Snapshot(ctx context.Context) (checker.State, error) {
 	s.Production = e.Cfg.Production
 	s.AlertAttempt = e.Cfg.AlertAttempt
 	s.Backoff = append([]time.Duration(nil), e.Cfg.Backoff...)
-	for _, ev := range e.Events(history.Skip) {
-		if m := ev.Str(history.KeyMessageID); m != "" {
-			s.WorkerSkips = append(s.WorkerSkips, m)
-		}
+	s.WorkerSkips = e.workerSkips()
+	// What the run owes comes from the harness's own record when it
+	// seeded the business rows; else from the business tables.
+	if s.Harness = e.harnessRecord(e.jumpEngine); s.Harness != nil {
+		return s, nil
 	}
 	s.Intents, err = e.intents(ctx)
 	return s, err
@@ -154,9 +155,14 @@ func (e *Env) depths() (d checker.QueueDepths, err error) {
 func (e *Env) queues(ctx context.Context) (parked []checker.ParkedRecord, d checker.QueueDepths, err error) {
 	err = e.withChannel(func(ch *amqp.Channel) error {
 		m, r, p, derr := broker.Depths(ch, e.SB.Prefix)
-		if derr != nil {
+		if broker.IsNotFound(derr) {
 			// Queues not declared yet (no worker ran): nothing queued.
 			return nil
+		}
+		if derr != nil {
+			// A broker that does not answer (restarting, its link
+			// down) says nothing about what it holds.
+			return derr
 		}
 		d = checker.QueueDepths{Main: m, Retry: r, Parking: p}
 		n := broker.NamesFor(e.SB.Prefix)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
@@ -29,7 +30,10 @@ func TestSnapshotsSeeParkedCopiesEveryTime(t *testing.T) {
 	if err := e.withChannel(func(ch *amqp.Channel) error { return broker.TopologyOf(e.Cfg).Declare(ch) }); err != nil {
 		t.Fatal(err)
 	}
-	pub := publisher.New(e.SB.AMQPURL, broker.NamesFor(e.SB.Prefix).Exchange, e.Cfg.ConfirmTimeout)
+	// The copies are parked by the test, not by the pipeline: a confirm
+	// timeout of the compressed configuration's (600 ms) could end before
+	// a loaded broker confirms.
+	pub := publisher.New(e.SB.AMQPURL, broker.NamesFor(e.SB.Prefix).Exchange, 30*time.Second)
 	defer pub.Close()
 	var msgs []publisher.Message
 	for i := 1; i <= 3; i++ {

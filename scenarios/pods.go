@@ -73,13 +73,25 @@ func (e *Env) Start(ctx context.Context, role string, ps podSpec) (*world.Pod, e
 	env = append(env, e.contractEnv(role)...)
 	env = append(env, e.natsEnv(role)...)
 	env = append(env, ps.env...)
-	bin, args := e.podBinary(role, append(args, ps.args...))
+	args = append(args, ps.args...)
+	job := -1
+	if role == "job" {
+		var err error
+		if args, job, err = e.beforeJob(ctx, args, ps.env); err != nil {
+			return nil, err
+		}
+	}
+	e.noteSkew(name, ps.env)
+	bin, args := e.podBinary(role, args)
 	if len(ps.command) > 0 {
 		bin, args = ps.command[0], ps.command[1:]
 	}
 	p, err := world.StartPod(ctx, world.PodSpec{Name: name, Binary: bin, Args: args, Env: env}, e.TL)
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	if job >= 0 {
+		e.watchJob(job, p, ps.env)
 	}
 	e.sup.Add(p)
 	e.mu.Lock()

@@ -222,6 +222,13 @@ func Run(ctx context.Context, s *Scenario, o Options) (res Result) {
 	if xerr := e.exhausted(); xerr != nil && res.NotJudged == nil {
 		res.NotJudged = xerr
 	}
+	// A fault the harness could not put in place (its own write refused,
+	// a pod already gone) leaves a run that is not the one drawn or
+	// written: that is the harness failing, not the pipeline.
+	var ie *faults.InjectError
+	if herr != nil && res.NotJudged == nil && errors.As(herr, &ie) && !errors.Is(herr, errFailed) {
+		res.NotJudged = fmt.Errorf("the harness could not inject a fault: %w", herr)
+	}
 	st.Settled = settled
 	spec, _ := json.Marshal(s)
 	rec := checker.Record{Scenario: s.Name, Row: s.Row, Seed: o.Seed, Bug: o.Bug, ScenarioSpec: spec,
@@ -272,7 +279,7 @@ func Run(ctx context.Context, s *Scenario, o Options) (res Result) {
 // from the pool) and runs the steps; the migration counts as set-up in
 // cost.
 func (e *Env) drive(ctx context.Context, eng *faults.Engine, cost *Cost, m *meter) error {
-	if !e.Scenario.SelfMigrate && !e.SB.Migrated {
+	if !e.Scenario.SelfMigrate && !e.SB.Migrated() {
 		c := e.Cfg
 		c.PGURL = e.SB.PGURL
 		if err := app.Migrate(ctx, c); err != nil {

@@ -65,6 +65,9 @@ type Scenario struct {
 	// longer: River rescues a job a killed relay left running only at its
 	// rescuer's next 30 s tick.
 	Settle faults.Duration `json:"settle,omitempty"`
+	// Business shapes the business rows the harness seeds beyond one row
+	// per member and table (nil: none beyond).
+	Business *BusinessShape `json:"business,omitempty"`
 }
 
 // DefaultSettle is Scenario.Settle when unset.

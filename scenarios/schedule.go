@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -117,6 +118,9 @@ type Schedule struct {
 	// JobCut cuts one job run's database link in the middle of its
 	// transaction (jobcut.go), or none.
 	JobCut *JobCut `json:"job_cut,omitempty"`
+	// Business shapes the seeded business rows as production has them
+	// (schedule_audit.go), or nil.
+	Business *BusinessShape `json:"business,omitempty"`
 }
 
 // ReconcileModes are the values of Schedule.Reconcile.
@@ -152,6 +156,9 @@ func (s Schedule) String() string {
 	}
 	if s.Feed != nil {
 		out += " " + s.Feed.String()
+	}
+	if s.Business != nil {
+		out += " " + s.Business.String()
 	}
 	if s.JobCut != nil {
 		out += " " + s.JobCut.String()
@@ -302,6 +309,7 @@ func Generate(d Draw) Schedule {
 	}
 	s.feed(d)
 	s.jobCut(d)
+	s.auditDraws(d)
 	return s
 }
 
@@ -330,6 +338,7 @@ func (s Schedule) Scenario(name string) *Scenario {
 		Description: s.String(),
 		Fault:       fmt.Sprintf("%d random faults", len(s.Faults)),
 		Outcome:     "nothing twice, nothing lost silently, nothing unexpected, nothing stuck",
+		Business:    s.Business,
 	}
 	at := map[string][]faults.Spec{}
 	armed, every := map[string][]faults.Spec{}, map[string][]faults.Spec{}
@@ -342,6 +351,12 @@ func (s Schedule) Scenario(name string) *Scenario {
 			every[f.Role] = append(every[f.Role], f.Spec)
 		case WhenPaused:
 			windows = append(windows, Step{Do: "thaw", Pod: f.Pod, For: f.For})
+			// A thaw that saw the run quiescent before the pod froze gives
+			// up; a pod that freezes after that is continued once every
+			// window is over, or it would hold its work to the end.
+			if s.runs(f.Pod) && !slices.ContainsFunc(at[WhenEnd], func(sp faults.Spec) bool { return sp.Kind == "resume" && sp.Pod == f.Pod }) {
+				at[WhenEnd] = append(at[WhenEnd], faults.Spec{Kind: "resume", Pod: f.Pod})
+			}
 		case WhenWindow:
 			if slices.Contains(infraKinds, f.Kind) {
 				// On containers of the run's own; a broker silent for
@@ -412,6 +427,24 @@ func (s Schedule) Scenario(name string) *Scenario {
 		sc.Steps = append(sc.Steps, inject(end...))
 	}
 	return sc
+}
+
+// runs reports whether the schedule starts pod (role-N): a pause drawn
+// for a role the schedule runs none of has nothing to continue.
+func (s Schedule) runs(pod string) bool {
+	role, n, ok := strings.Cut(pod, "-")
+	if !ok {
+		return false
+	}
+	i, err := strconv.Atoi(n)
+	if err != nil {
+		return false
+	}
+	count := map[string]int{"worker": s.Workers, "relay": s.Relays, "cleanup": 1, "job": s.JobRuns}
+	if s.Reconcile != "" {
+		count["reconciler"] = max(s.Reconcilers, 1)
+	}
+	return i >= 1 && i <= count[role]
 }
 
 // mergeConfig returns a with b's settings over it.

@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/history"
+	"github.com/outboxchaos/outboxchaos/system/broker"
 	"github.com/outboxchaos/outboxchaos/system/outbox"
 )
 
@@ -14,10 +17,42 @@ import (
 // deferred (the ad cut-off), not stuck.
 const deferredHorizon = time.Hour
 
-// deferred reports whether an outbox row waits on purpose: PENDING and due
-// past the horizon, or outside the relay's window.
-func (e *Env) deferred(status string, due, now time.Time) bool {
-	return status == outbox.StatusPending && (due.After(now.Add(deferredHorizon)) || !e.Cfg.InRelayWindow(now))
+// deferred reports whether an outbox row waits on purpose: PENDING and, on
+// the clock of every relay (relayNows), due past the horizon or outside
+// the relay's window.
+func (e *Env) deferred(status string, due time.Time, relayNows []time.Time) bool {
+	if status != outbox.StatusPending {
+		return false
+	}
+	for _, now := range relayNows {
+		if !due.After(now.Add(deferredHorizon)) && e.Cfg.InRelayWindow(now) {
+			return false
+		}
+	}
+	return true
+}
+
+// relayNows are the clocks of the run's relays (those that ran as well as
+// those that run, so the verdict's look after the pods stopped agrees with
+// the settle's), each read now: the run's clock, or the one a clock fault
+// gave the pod (a relay a day ahead works through rows the run's clock
+// would call outside its window). With no relay it is the run's clock.
+func (e *Env) relayNows(now time.Time) []time.Time {
+	var out []time.Time
+	for _, p := range e.Pods() {
+		if e.roleOf(p.Name()) != "relay" {
+			continue
+		}
+		t := now
+		if c, ok := podClock(p.Env()); ok {
+			t = c.Now()
+		}
+		out = append(out, t)
+	}
+	if len(out) == 0 {
+		out = append(out, now)
+	}
+	return out
 }
 
 // WaitSettled waits for quiescence (checker.Quiescent), jumping the
@@ -54,52 +89,57 @@ func (e *Env) settleLook(ctx context.Context) (checker.State, error) {
 		return e.Snapshot(ctx)
 	}
 	var s checker.State
-	now := e.Now()
+	relays := e.relayNows(e.Now())
 	rows, err := e.Pool.Query(ctx, `SELECT id, status, next_attempt_at FROM notification_outbox ORDER BY id`)
+	if err == nil {
+		s.Outbox, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (r checker.OutboxRow, err error) {
+			err = row.Scan(&r.ID, &r.Status, &r.Due)
+			r.Deferred = e.deferred(r.Status, r.Due, relays)
+			return r, err
+		})
+	}
 	if err != nil {
-		return s, fmt.Errorf("read outbox statuses: %w", err)
-	}
-	for rows.Next() {
-		var r checker.OutboxRow
-		if err := rows.Scan(&r.ID, &r.Status, &r.Due); err != nil {
-			rows.Close()
-			return s, fmt.Errorf("scan outbox status: %w", err)
-		}
-		r.Deferred = e.deferred(r.Status, r.Due, now)
-		s.Outbox = append(s.Outbox, r)
-	}
-	if err := rows.Err(); err != nil {
 		return s, fmt.Errorf("read outbox statuses: %w", err)
 	}
 	rows, err = e.Pool.Query(ctx, `SELECT coalesce(message_id, ''), status, coalesce(settled, ''), reconcile_tries FROM notification_histories ORDER BY id`)
+	if err == nil {
+		s.Inbox, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (r checker.InboxRow, err error) {
+			var tries int
+			err = row.Scan(&r.MessageID, &r.Status, &r.Settled, &tries)
+			r.Reconcilable = e.reconcilable(r.Status, r.Settled, tries)
+			return r, err
+		})
+	}
 	if err != nil {
 		return s, fmt.Errorf("read inbox statuses: %w", err)
 	}
-	for rows.Next() {
-		var r checker.InboxRow
-		var tries int
-		if err := rows.Scan(&r.MessageID, &r.Status, &r.Settled, &tries); err != nil {
-			rows.Close()
-			return s, fmt.Errorf("scan inbox status: %w", err)
-		}
-		r.Reconcilable = e.reconcilable(r.Status, r.Settled, tries)
-		s.Inbox = append(s.Inbox, r)
-	}
-	if err := rows.Err(); err != nil {
-		return s, fmt.Errorf("read inbox statuses: %w", err)
-	}
-	s.VendorHeld = e.vendor.Held()
-	for _, ev := range e.Events(history.Skip) {
-		if m := ev.Str(history.KeyMessageID); m != "" {
-			s.WorkerSkips = append(s.WorkerSkips, m)
-		}
-	}
-	if d, derr := e.depths(); derr == nil {
+	s.VendorHeld, s.WorkerSkips = e.vendor.Held(), e.workerSkips()
+	switch d, derr := e.depths(); {
+	case derr == nil:
 		s.Queues = d
-	} // else: queues not declared yet (no worker ran), nothing queued, as Snapshot reads it
+	case broker.IsNotFound(derr):
+		// Queues not declared yet (no worker ran): nothing queued, as
+		// Snapshot reads it.
+	default:
+		// A broker that does not answer now (restarting, frozen) may
+		// hold every message the outbox calls published: that is no
+		// quiescence, and no verdict. Look again.
+		return s, fmt.Errorf("read queue depths: %w", derr)
+	}
 	if checker.Quiescent(s) || s.Queues.Parking == 0 {
 		return s, nil
 	}
 	s.Parked, s.Queues, err = e.queues(ctx)
 	return s, err
+}
+
+// workerSkips are the message ids the workers logged skipping.
+func (e *Env) workerSkips() []string {
+	var out []string
+	for _, ev := range e.Events(history.Skip) {
+		if m := ev.Str(history.KeyMessageID); m != "" {
+			out = append(out, m)
+		}
+	}
+	return out
 }

@@ -51,3 +51,30 @@ func TestVerdictFixedAtLastStep(t *testing.T) {
 		t.Errorf("main queue holds %d, want 1: the delivery worker-1 held when it was stopped\n%s", res.State.Queues.Main, res.Timeline)
 	}
 }
+
+// TestUninjectableFaultNotJudged: a fault the harness cannot put in place
+// (a consent withdrawal for a member the run never seeded) leaves a run
+// that is not the one written: not judged (ERROR), never a broken
+// contract.
+func TestUninjectableFaultNotJudged(t *testing.T) {
+	testenv.Require(t)
+	t.Parallel()
+	s := &scenarios.Scenario{
+		Name: "uninjectable-fault", Row: "test",
+		Kinds:       []notification.Kind{notification.GradeRenewal},
+		Description: "a step injects a fault the harness cannot put in place",
+		Fault:       "member 999 withdraws SMS consent: no such member",
+		Outcome:     "not judged",
+		Steps: []scenarios.Step{
+			{Do: "enqueue"},
+			{Do: "inject", Faults: []faults.Spec{{Kind: "withdraw-consent", Member: 999}}},
+		},
+	}
+	o := scenarios.DefaultOptions()
+	o.PGURL, o.AMQPURL, o.Bin, o.Artifacts = testenv.PGURL(), testenv.AMQPURL(), bin, t.TempDir()
+	o.Sandboxes = kept()
+	res := scenarios.Run(context.Background(), s, o)
+	if res.Outcome() != scenarios.OutcomeError || res.NotJudged == nil {
+		t.Fatalf("outcome %s (not judged: %v, err: %v), want ERROR\n%s", res.Outcome(), res.NotJudged, res.Err, res.Timeline)
+	}
+}

@@ -87,6 +87,9 @@ type Env struct {
 	lookMu sync.Mutex
 	lookCh *amqp.Channel
 
+	// audit is the harness's own record of what it seeded and did.
+	audit harnessLog
+
 	mu     sync.Mutex
 	seq    map[string]int
 	meta   map[string]podMeta       // by pod name
@@ -333,8 +336,9 @@ func newEnv(ctx context.Context, s *Scenario, o Options) (e *Env, err error) {
 	if err := c.Validate(); err != nil {
 		return e, fmt.Errorf("scenario configuration: %w", err)
 	}
+	e.initAudit()
 	from := "new"
-	if e.SB.Migrated {
+	if e.SB.Migrated() {
 		from = "kept, migrated"
 	}
 	e.Logf("harness", "scenario %s: schema %s (%s), queue prefix %s, seed %d, virtual clock starts %s",

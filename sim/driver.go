@@ -7,11 +7,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/outboxchaos/outboxchaos/auditor"
 	"github.com/outboxchaos/outboxchaos/faults"
 	"github.com/outboxchaos/outboxchaos/scenarios"
 	"github.com/outboxchaos/outboxchaos/system/clock"
-	"github.com/outboxchaos/outboxchaos/system/jobs"
-	"github.com/outboxchaos/outboxchaos/system/notification"
 	"github.com/outboxchaos/outboxchaos/world"
 )
 
@@ -66,20 +65,24 @@ type timer struct {
 // seed writes the business rows of every job and withdraws the consent of
 // the members the plan says.
 func (r *runner) seed(ctx context.Context) error {
-	pool := r.env.DB()
+	var b auditor.Business
 	for _, j := range r.d.Jobs {
-		if err := jobs.Seed(ctx, pool, r.d.at(j.At), r.d.jobMembers(j), []notification.Kind{notification.Kind(j.Kind)}); err != nil {
-			return fmt.Errorf("seed job %s: %w", j.Kind, err)
-		}
+		jb := scenarios.BusinessRows(r.d.at(j.At), r.d.jobMembers(j), []string{j.Kind})
+		b.Members = append(b.Members, jb.Members...)
+		b.Registered = append(b.Registered, jb.Registered...)
+		b.GradeHistories = append(b.GradeHistories, jb.GradeHistories...)
+		b.AwardWinnings = append(b.AwardWinnings, jb.AwardWinnings...)
+		b.MissionTargets = append(b.MissionTargets, jb.MissionTargets...)
+		b.LockInTargets = append(b.LockInTargets, jb.LockInTargets...)
+		b.Anniversaries = append(b.Anniversaries, jb.Anniversaries...)
 	}
-	var off []int64
-	for id := int64(1); id <= int64(r.d.Members); id++ {
-		if !r.plan.Consents(id) {
-			off = append(off, id)
-		}
+	for i := range b.Members {
+		b.Members[i].Consent = r.plan.Consents(b.Members[i].ID)
 	}
-	if _, err := pool.Exec(ctx, `UPDATE members SET sms_consent = false WHERE id = ANY($1)`, off); err != nil {
-		return fmt.Errorf("seed consent: %w", err)
+	// The harness writes and records them: the auditor judges the day
+	// from these rows, not from the tables the jobs read.
+	if err := r.env.SeedBusiness(ctx, b); err != nil {
+		return fmt.Errorf("seed the day's business rows: %w", err)
 	}
 	return nil
 }

@@ -23,7 +23,7 @@ func WriteReport(path string, r *Result, capacity *Capacity, command string) err
 		return err
 	}
 	page := Page(r, capacity, command, reports.NewStamp(), charts, filepath.Base(base))
-	if err := os.WriteFile(path, []byte(page), 0o644); err != nil {
+	if err := reports.WritePage(path, []byte(page)); err != nil {
 		return fmt.Errorf("write report: %w", err)
 	}
 	js, _ := json.MarshalIndent(struct {
@@ -71,6 +71,7 @@ func Page(r *Result, capacity *Capacity, command string, st reports.Stamp, chart
 		{"outbox EXPIRED (past their date, alerted)", fmt.Sprint(f.Expired)},
 		{"EXPIRED rows that reached a phone (an alert for a loss that did not happen)", fmt.Sprint(f.ExpiredDelivered)},
 		{"parked (in the parking queue, alerted)", fmt.Sprint(f.Parked)},
+		{"false alarms (loss alerts naming a message that reached a phone: the true-alerts invariant)", fmt.Sprint(FalseAlarms(r.Verdict))},
 		{"alerts (sent to the operators, every kind)", fmt.Sprint(f.Alerts)},
 		{"vendor send requests (retries included)", fmt.Sprint(f.VendorCalls)},
 		{"advertising enqueued / on a phone before 20:50 (messages)", fmt.Sprintf("%d / %d", f.AdEnqueued, f.AdBeforeCutoff)},

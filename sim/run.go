@@ -48,11 +48,14 @@ type Result struct {
 	// ContractErr is the checker's objection, if any.
 	ContractErr error
 	Lag         Lag
-	AdEnqueued  int         // advertising outbox rows
-	Calls       []time.Time // every vendor send request's arrival, virtual
-	Wall        time.Duration
-	Skipped     time.Duration // virtual time jumped over while idle
-	Jumps       int
+	AdEnqueued  int // advertising outbox rows
+	// ParkedOnRecord are the parked messages whose park the inbox also
+	// records (a FAILED row): one loss, shown twice in the final counts.
+	ParkedOnRecord int
+	Calls          []time.Time // every vendor send request's arrival, virtual
+	Wall           time.Duration
+	Skipped        time.Duration // virtual time jumped over while idle
+	Jumps          int
 }
 
 // Fired is a planned event and when it actually happened.
@@ -189,6 +192,7 @@ func (r *runner) judge(ctx context.Context) error {
 		return err
 	}
 	r.res.Final = final
+	r.res.ParkedOnRecord = parkedOnRecord(st)
 	for _, c := range r.env.Vendor().CallLog() {
 		r.res.Calls = append(r.res.Calls, c.At)
 	}
@@ -231,4 +235,22 @@ func stopped(ctx context.Context) error {
 		return ErrTimeout
 	}
 	return fmt.Errorf("%w (%v)", ErrInterrupted, cause)
+}
+
+// parkedOnRecord counts the parked messages whose inbox row is FAILED.
+func parkedOnRecord(st checker.State) int {
+	failed := map[string]bool{}
+	for _, r := range st.Inbox {
+		if r.Status == "FAILED" {
+			failed[r.MessageID] = true
+		}
+	}
+	n := 0
+	for _, p := range st.Parked {
+		if failed[p.MessageID] {
+			n++
+			failed[p.MessageID] = false // a message parked twice counts once
+		}
+	}
+	return n
 }

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/outboxchaos/outboxchaos/checker"
 )
 
 // Figures are a day's headline numbers.
@@ -22,6 +24,8 @@ type Figures struct {
 	// (the checker's count): the vendor took it, but the worker could not
 	// know, so it wrote ERROR and alerted.
 	ErrorDelivered int
+	// ParkedOnRecord are parked messages whose inbox row is FAILED too.
+	ParkedOnRecord int
 	// Outbox and Inbox are the final rows by status.
 	Outbox, Inbox map[string]int
 }
@@ -41,7 +45,7 @@ func (r *Result) Figures() Figures {
 	fig := Figures{
 		Sent: f.Inbox["SENT"], Errors: f.Inbox["ERROR"], Failed: f.Inbox["FAILED"],
 		Expired: f.Outbox["EXPIRED"], Skipped: f.Outbox["SKIPPED"], Parked: f.Parking,
-		Alerts: f.Alerts, VendorCalls: f.VendorCalls, ErrorDelivered: r.Verdict.ErrorDelivered,
+		Alerts: f.Alerts, VendorCalls: f.VendorCalls, ErrorDelivered: r.Verdict.ErrorDelivered, ParkedOnRecord: r.ParkedOnRecord,
 		Outbox: f.Outbox, Inbox: f.Inbox,
 	}
 	for _, n := range f.Outbox {
@@ -81,6 +85,7 @@ func (r *Result) Summary() string {
 	if f.ExpiredDelivered > 0 {
 		fmt.Fprintf(&b, "  %d EXPIRED rows (each alerted as lost) had reached a phone\n", f.ExpiredDelivered)
 	}
+	fmt.Fprintf(&b, "  false alarms: %d (loss alerts naming a message that reached a phone)\n", FalseAlarms(r.Verdict))
 	fmt.Fprintf(&b, "  enqueue → handset: p50 %s, p90 %s, p99 %s, max %s\n", round(f.P50), round(f.P90), round(f.P99), round(f.Max))
 	fmt.Fprintf(&b, "  verdict: %s\n", r.Verdict)
 	if r.ContractErr != nil {
@@ -162,7 +167,8 @@ func (r *Result) Identities() []Identity {
 		{Name: "inbox ERROR", N: f.Errors}, {Name: "ERROR rows that reached a phone", N: f.ErrorDelivered, Sub: true},
 		{Name: "inbox FAILED", N: f.Failed}, {Name: "outbox EXPIRED", N: f.Expired},
 		{Name: "EXPIRED rows that reached a phone", N: f.ExpiredDelivered, Sub: true}, {Name: "parked", N: f.Parked},
-	}, Why: "a message is lost visibly when it never reached a phone and an alert names it"})
+		{Name: "parked and on record as inbox FAILED (counted twice above)", N: f.ParkedOnRecord, Sub: true},
+	}, Why: "a message is lost visibly when it never reached a phone and an alert names it; a park after the vendor's refusals or at the delivery limit is also an inbox FAILED row"})
 
 	alerts := Identity{Total: Term{Name: "alerts", N: f.Alerts}, Why: "one alert per ERROR, FAILED, EXPIRED or parked message: an alert for an outcome nobody knows is also sent for the messages that did arrive"}
 	alerts.Terms = []Term{{Name: "lost visibly", N: v.LostVisibly}, {Name: "ERROR rows that reached a phone", N: f.ErrorDelivered},
@@ -190,4 +196,16 @@ func kindsText(m map[string]int) string {
 		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// FalseAlarms counts the loss alerts that named a message which reached a
+// phone: the true-alerts invariant's violations (0 when it could not
+// judge the day).
+func FalseAlarms(v checker.Verdict) int {
+	for _, r := range v.Invariants {
+		if r.Name == "true-alerts" {
+			return r.Violations
+		}
+	}
+	return 0
 }

@@ -195,8 +195,10 @@ func TestTimeoutClosesAfter(t *testing.T) {
 	if _, err := b.proxy.Timeout(t.Context(), Upstream, after); err != nil {
 		t.Fatalf("Timeout: %v", err)
 	}
-	c := dial(t, b.proxy.Addr())
+	// The toxic's timer starts when the proxy takes the connection, which
+	// is after the dial began, not necessarily after it returned.
 	start := time.Now()
+	c := dial(t, b.proxy.Addr())
 	_, err := roundTrip(c, "lost", 5*time.Second)
 	if !errors.Is(err, io.EOF) && !errors.Is(err, syscall.ECONNRESET) {
 		t.Fatalf("round trip: err = %v, want the connection closed", err)

@@ -3,6 +3,8 @@ package world
 import (
 	"fmt"
 	"io"
+	"math"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -72,11 +74,7 @@ func (t *Timeline) Entries() []Entry {
 // with the source column as wide as the widest source (up to a limit).
 func (t *Timeline) WriteTo(w io.Writer) (int64, error) {
 	entries := t.Entries()
-	width := 0
-	for _, e := range entries {
-		width = max(width, len(e.Source))
-	}
-	width = min(width, maxSourceWidth)
+	width := SourceWidth(entries)
 	var b strings.Builder
 	for _, e := range entries {
 		b.WriteString(formatEntry(e, width))
@@ -98,11 +96,73 @@ func (t *Timeline) SetLive(w io.Writer) {
 }
 
 // String formats e as one line without a trailing newline.
-func (e Entry) String() string {
-	return strings.TrimSuffix(formatEntry(e, 0), "\n")
+func (e Entry) String() string { return e.Format(0) }
+
+// Format formats e as WriteTo does with a source column width wide,
+// without a trailing newline.
+func (e Entry) Format(width int) string {
+	return strings.TrimSuffix(formatEntry(e, width), "\n")
+}
+
+// SourceWidth is the source column width WriteTo gives entries: the
+// widest source, up to a limit.
+func SourceWidth(entries []Entry) int {
+	width := 0
+	for _, e := range entries {
+		width = max(width, len(e.Source))
+	}
+	return min(width, maxSourceWidth)
 }
 
 func formatEntry(e Entry, width int) string {
 	at := fmt.Sprintf("+%.3fs", e.At.Seconds())
 	return fmt.Sprintf("  %8s  %-*s  %s\n", at, width, e.Source, e.Text)
+}
+
+// ParseTimeline reads what WriteTo wrote back into its entries, At to the
+// millisecond the lines show. A line that is no entry's own (the rest of
+// a text that spans lines) joins the previous entry's Text after a
+// newline, so that formatting the entries again writes the same lines.
+func ParseTimeline(s string) []Entry {
+	var out []Entry
+	for _, line := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
+		e, ok := parseEntry(line)
+		switch {
+		case ok:
+			out = append(out, e)
+		case len(out) > 0:
+			out[len(out)-1].Text += "\n" + line
+		case line != "":
+			out = append(out, Entry{Text: line})
+		}
+	}
+	return out
+}
+
+// parseEntry reads one line formatEntry wrote: "  +1.234s  source  text".
+func parseEntry(line string) (Entry, bool) {
+	if !strings.HasPrefix(line, "  ") {
+		return Entry{}, false
+	}
+	rest, ok := strings.CutPrefix(strings.TrimLeft(line, " "), "+")
+	if !ok {
+		return Entry{}, false
+	}
+	at, rest, ok := strings.Cut(rest, "s  ")
+	if !ok {
+		return Entry{}, false
+	}
+	secs, err := strconv.ParseFloat(at, 64)
+	if err != nil || secs < 0 {
+		return Entry{}, false
+	}
+	source, text, _ := strings.Cut(rest, " ")
+	if source == "" {
+		return Entry{}, false
+	}
+	return Entry{
+		At:     time.Duration(math.Round(secs*1000)) * time.Millisecond,
+		Source: source,
+		Text:   strings.TrimLeft(text, " "),
+	}, true
 }

@@ -1,10 +1,12 @@
 package world
 
 import (
+	"reflect"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 func TestTimelineOrderAndFormat(t *testing.T) {
@@ -74,5 +76,38 @@ func TestNilTimelineDiscards(t *testing.T) {
 	tl.Add("x", "y")
 	if tl.Entries() != nil {
 		t.Error("nil timeline returned entries")
+	}
+}
+
+// TestParseTimelineRoundTrip: what WriteTo wrote parses back into the
+// same entries (to the millisecond), a text that spans lines included,
+// and formats again into the same lines.
+func TestParseTimelineRoundTrip(t *testing.T) {
+	t.Parallel()
+	entries := []Entry{
+		{At: 1913 * time.Millisecond, Source: "harness", Text: "scenario x: schema s"},
+		{At: 3204 * time.Millisecond, Source: "relay-1", Text: "started (pid 17206)"},
+		{At: 5292 * time.Millisecond, Source: "worker-1", Text: "acked [ack] message_id=notification-outbox-8 why=history row exists step=peek"},
+		{At: 6300 * time.Millisecond, Source: "harness", Text: "not settled: waited 30s:\n  outbox row 3 PUBLISHING"},
+		{At: 1234567 * time.Millisecond, Source: "a-very-long-source-name-beyond-the-cap", Text: "late"},
+	}
+	width := SourceWidth(entries)
+	var b strings.Builder
+	for _, e := range entries {
+		b.WriteString(e.Format(width) + "\n")
+	}
+	got := ParseTimeline(b.String())
+	if !reflect.DeepEqual(got, entries) {
+		t.Fatalf("ParseTimeline =\n%#v\nwant\n%#v\nof\n%s", got, entries, b.String())
+	}
+	var again strings.Builder
+	for _, e := range got {
+		again.WriteString(e.Format(SourceWidth(got)) + "\n")
+	}
+	if again.String() != b.String() {
+		t.Errorf("formatted again:\n%s\nwant\n%s", again.String(), b.String())
+	}
+	if ParseTimeline("") != nil {
+		t.Error("an empty timeline parsed into entries")
 	}
 }

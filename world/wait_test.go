@@ -13,14 +13,16 @@ func TestWaitForTimeoutReportsLastError(t *testing.T) {
 	t.Parallel()
 	boom := errors.New("relay not ready")
 	var calls atomic.Int32
-	err := WaitFor(t.Context(), 120*time.Millisecond, "3 rows PUBLISHED", func(context.Context) (bool, error) {
+	// The timeout leaves room for many polls (every PollInterval) even
+	// when the machine stalls the test for a while.
+	err := WaitFor(t.Context(), time.Second, "3 rows PUBLISHED", func(context.Context) (bool, error) {
 		calls.Add(1)
 		return false, boom
 	})
 	if err == nil {
 		t.Fatal("WaitFor returned nil for a condition that never holds")
 	}
-	want := "timed out after 120ms waiting for 3 rows PUBLISHED (last error: relay not ready)"
+	want := "timed out after 1s waiting for 3 rows PUBLISHED (last error: relay not ready)"
 	if err.Error() != want {
 		t.Errorf("error = %q, want %q", err, want)
 	}

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/system/preflight"
 )
 
 // jsonResult is one scenario's line of `scenario run --json`.
@@ -50,6 +53,72 @@ func writeJSONResult(w io.Writer, r scenarios.Result) error {
 	}
 	_, err = w.Write(append(b, '\n'))
 	return err
+}
+
+// ciOutput is where a harness command writes its machine-readable
+// results: JSON lines (json nil: none) and a JUnit report (junit "":
+// none).
+type ciOutput struct {
+	json  io.Writer
+	junit string
+}
+
+// Names of the results that stand for a whole run, not one scenario or
+// schedule: its preflight failed, or a signal ended it.
+const (
+	problemPreflight   = "preflight"
+	problemInterrupted = "interrupted"
+)
+
+// runProblem is an ERROR no scenario or schedule stands for, named name
+// and saying why: what a CI reader sees when the run judged nothing, or
+// stopped before its end.
+func runProblem(name string, why error) scenarios.Result {
+	return scenarios.Result{Name: name, Row: "-", NotJudged: why}
+}
+
+// writeProblem writes p as a JSON line (if asked for) and, after the
+// results judged before it, the JUnit report (if asked for).
+func (c ciOutput) writeProblem(p scenarios.Result, results []scenarios.Result, wall time.Duration) error {
+	var errs []error
+	if c.json != nil {
+		errs = append(errs, writeJSONResult(c.json, p))
+	}
+	if c.junit != "" {
+		errs = append(errs, writeJUnit(c.junit, append(append([]scenarios.Result(nil), results...), p), wall))
+	}
+	return errors.Join(errs...)
+}
+
+// preflight checks, once before any run, that Postgres and RabbitMQ
+// answer and accept the login: a run against a service that is down is
+// not judged (exit 3), saying which service and why, on stderr and as an
+// ERROR JSON line and JUnit test case where c asks for them.
+func (c ciOutput) preflight(ctx context.Context, o scenarios.Options) error {
+	perr := preflight.Services(ctx, o.PGURL, o.AMQPURL)
+	if perr == nil {
+		return nil
+	}
+	err := fmt.Errorf("%w: preflight: %w", errNotJudged, perr)
+	why := fmt.Errorf("preflight: %w", perr)
+	if sig, ok := interrupted(ctx); ok {
+		why = fmt.Errorf("interrupted by %s: %w", sig, why)
+	}
+	if werr := c.writeProblem(runProblem(problemPreflight, why), nil, 0); werr != nil {
+		return errors.Join(err, werr)
+	}
+	return err
+}
+
+// interruption is the ERROR of a run a signal ended, saying how many of
+// its total items (what: "scenarios", "schedules") did not run; ok is
+// false when no signal ended it.
+func interruption(ctx context.Context, notRun, total int, what string) (scenarios.Result, bool) {
+	sig, ok := interrupted(ctx)
+	if !ok {
+		return scenarios.Result{}, false
+	}
+	return runProblem(problemInterrupted, fmt.Errorf("interrupted by %s: %d of %d %s not run", sig, notRun, total, what)), true
 }
 
 // The JUnit XML schema CI systems read (Jenkins, GitHub, GitLab): a FAIL

@@ -36,7 +36,7 @@ func runCrashpoints(ctx context.Context, args []string, stdout, stderr io.Writer
 	var settings settingList
 	fs.Var(&settings, "set", "a setting over each workload's configuration, NAME=VALUE by flag name (repeatable), e.g. --set delivery-limit=2")
 	list := fs.Bool("list", false, "discovery only: print every point each process reached, with its hits, and run none")
-	ledger := fs.String("ledger", "", "append the points explored to this exploration ledger (make crashpoints: reports/explored.jsonl)")
+	ledger := fs.String("ledger", "", "append the points explored to this exploration ledger (\"\": none; make crashpoints: artifacts/explored.jsonl, LEDGER=reports/explored.jsonl the committed one)")
 	shardArg := fs.String("shard", "", "run only shard K/N of the points (every N-th, from the K-th; e.g. 3/8 in a CI matrix of 8)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -50,6 +50,9 @@ func runCrashpoints(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	if *bound < 1 {
 		return usagef("--bound must be at least 1")
+	}
+	if *sample < 0 || *parallel < 1 {
+		return usagef("--sample must not be negative (0: every point) and --parallel must be at least 1")
 	}
 	if *bug != "" && !canary.Known(*bug) {
 		return usagef("unknown canary %q (known: %s)", *bug, strings.Join(canary.Names, ", "))
@@ -108,7 +111,8 @@ func runCrashpoints(ctx context.Context, args []string, stdout, stderr io.Writer
 	start := time.Now()
 	var violations, errored []scenarios.CrashOutcome
 	total := map[string]int{}
-	index := 0 // of each point across the workloads, for --shard
+	index := 0    // of each point across the workloads, for --shard
+	selected := 0 // points chosen to run, over every workload
 	for _, w := range workloads {
 		var ts []scenarios.CrashTarget
 		if target != nil {
@@ -160,6 +164,10 @@ func runCrashpoints(ctx context.Context, args []string, stdout, stderr io.Writer
 				ts = mine
 			}
 		}
+		selected += len(ts)
+		if len(ts) == 0 {
+			continue
+		}
 		t0 := time.Now()
 		explored, fired := map[string]int{}, map[string]int{}
 		outs := scenarios.Explore(ctx, w, ts, o, *parallel, func(c scenarios.CrashOutcome) {
@@ -198,7 +206,10 @@ func runCrashpoints(ctx context.Context, args []string, stdout, stderr io.Writer
 		}
 		fmt.Fprintf(stdout, "crashpoints %s: explored %s in %s\n", w.Name, perProcess(explored, fired), time.Since(t0).Round(time.Second))
 	}
-	appendLedger(*ledger, reports.LedgerCrashPoints, sum(total), len(violations), *seed, *shardArg, nil, nil, stdout, stderr)
+	if selected == 0 && !*list && ctx.Err() == nil {
+		return usagef("the selection holds no crash point (workload %s, process %q, shard %s): nothing to run", *workload, *process, shard)
+	}
+	appendLedger(*ledger, reports.LedgerCrashPoints, sum(total), len(violations), *seed, *shardArg, nil, nil, nil, stdout, stderr)
 	fmt.Fprintf(stdout, "\ncrashpoints: explored %d points (%s) in %s; %d violations, %d not judged (ERROR)\n",
 		sum(total), perProcess(total, nil), time.Since(start).Round(time.Second), len(violations), len(errored))
 	for _, c := range errored {

@@ -19,6 +19,10 @@ const (
 	exitViolated  = 1 // a verdict said the contract was broken
 	exitUsage     = 2 // bad command line or configuration
 	exitNotJudged = 3 // the harness or its infrastructure failed, or a signal ended the run
+	// exitBrokenPipe is what a shell reports for a process a closed pipe
+	// killed (128 + SIGPIPE): the reader of stdout or stderr went away
+	// (`… | head`), and the command stopped, cleaned up and said nothing.
+	exitBrokenPipe = 128 + int(syscall.SIGPIPE)
 )
 
 // usageError marks errors that exit 2.

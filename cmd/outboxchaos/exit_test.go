@@ -1,16 +1,21 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"encoding/xml"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/outboxchaos/outboxchaos/checker"
+	"github.com/outboxchaos/outboxchaos/peers"
 	"github.com/outboxchaos/outboxchaos/scenarios"
 	"github.com/outboxchaos/outboxchaos/system/testenv"
 )
@@ -163,12 +168,12 @@ func TestSelectScenarios(t *testing.T) {
 		{[]string{"vendor-5xx", "confirm-timeout"}, "confirm", "confirm-timeout"},
 		{[]string{"all"}, "^stale-relay$", "stale-relay"},
 	} {
-		l, err := selectScenarios(c.names, c.pattern, os.Stderr)
+		l, err := selectScenarios(c.names, c.pattern)
 		if err != nil || names(l) != c.want {
 			t.Errorf("%v -run %q: got %s, %v; want %s", c.names, c.pattern, names(l), err, c.want)
 		}
 	}
-	all, _ := selectScenarios([]string{"all"}, "", os.Stderr)
+	all, _ := selectScenarios([]string{"all"}, "")
 	if len(all) != len(scenarios.Catalogue()) {
 		t.Errorf("all: %d scenarios, catalogue has %d", len(all), len(scenarios.Catalogue()))
 	}
@@ -260,5 +265,176 @@ func TestCIOutput(t *testing.T) {
 	s := doc.Suites[0]
 	if s.Tests != 3 || s.Failures != 1 || s.Errors != 1 || s.Cases[1].Failure == nil || s.Cases[2].Error == nil || s.Cases[0].Failure != nil {
 		t.Fatalf("JUnit: %s", raw)
+	}
+}
+
+// A request that would run nothing is a usage error (exit 2), never a
+// vacuous pass: no schedule, an empty shard or selection, no repeat, no
+// cell that applies.
+func TestVacuousRequests_Exit2(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"explore", "--checks", "0"}, "--checks 0"},
+		{[]string{"explore", "--checks", "2", "--shard", "3/8"}, "shard 3/8 of a budget of 2 schedules holds none"},
+		{[]string{"scenario", "run", "confirm-timeout", "--shard", "2/3"}, "shard 2/3 of the 1 scenarios selected holds none"},
+		{[]string{"report", "--run", "^no-such-scenario$"}, "matches no scenario"},
+		{[]string{"simulate", "capacity", "--repeat", "0"}, "at least one run"},
+		{[]string{"simulate", "capacity", "--ad-repeat", "0"}, "at least one run"},
+		{[]string{"crashpoints", "--sample", "-1"}, "--sample"},
+		{[]string{"crashpoints", "--parallel", "0"}, "--parallel"},
+	}
+	for _, p := range peers.All() {
+		for _, s := range scenarios.PeerCases() {
+			if ok, _ := scenarios.PeerCaseApplies(s, p); !ok {
+				cases = append(cases, struct {
+					args []string
+					want string
+				}{[]string{"peers", "--impls", p.Name, "--cases", s.Name, "--out", "", "--save", ""}, "every cell would be n/a"})
+				break
+			}
+		}
+	}
+	for _, c := range cases {
+		code, stdout, stderr := runCLI(t, c.args...)
+		if code != 2 || !strings.Contains(stderr, c.want) || strings.Contains(stdout, "PASS") {
+			t.Errorf("%q: exit %d, stderr %q; want 2 saying %q", c.args, code, stderr, c.want)
+		}
+	}
+}
+
+// A crash-point selection that holds no point (a process the workload
+// never runs) is a usage error once discovery has shown it empty.
+func TestCrashpointsEmptySelection_Exit2(t *testing.T) {
+	testenv.Require(t)
+	t.Parallel()
+	// The discovery run's pods are this command's own binary.
+	cmd := exec.Command(binary(t), "crashpoints", "--workload", "one", "--process", "reconciler", "--artifacts", "")
+	cmd.Env = append(os.Environ(), "OUTBOXCHAOS_PG_URL="+testenv.PGURL(), "OUTBOXCHAOS_AMQP_URL="+testenv.AMQPURL())
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	_ = cmd.Run()
+	if code := cmd.ProcessState.ExitCode(); code != 2 || !strings.Contains(stderr.String(), "holds no crash point") || strings.Contains(stdout.String(), "explored") {
+		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+}
+
+// An unknown scenario name (or none) says why first, then lists the
+// valid names: the reason is the first line, not the 65th.
+func TestUnknownScenario_ReasonBeforeNames(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"scenario", "run", "no-such-scenario"}, `unknown scenario "no-such-scenario"`},
+		{[]string{"scenario", "run"}, "want scenario names"},
+		{[]string{"scenario", "show", "no-such-scenario"}, `unknown scenario "no-such-scenario"`},
+		{[]string{"scenario", "show"}, "usage: outboxchaos scenario show NAME"},
+	} {
+		code, _, stderr := runCLI(t, c.args...)
+		first, _, _ := strings.Cut(stderr, "\n")
+		if code != 2 || !strings.Contains(first, c.want) || !strings.Contains(stderr, "valid scenario names:\n  "+scenarios.Names()[0]) {
+			t.Errorf("%q: exit %d, stderr:\n%s\nwant its first line to say %q, the names after", c.args, code, stderr, c.want)
+		}
+	}
+}
+
+// epipeWriter is a stdout whose reader went away.
+type epipeWriter struct{}
+
+func (epipeWriter) Write([]byte) (int, error) {
+	return 0, &os.PathError{Op: "write", Path: "/dev/stdout", Err: syscall.EPIPE}
+}
+
+// `outboxchaos scenario list | head -1`: a closed stdout ends the command
+// quietly, with the status a shell gives a process SIGPIPE killed, and
+// nothing on stderr; whether the command noticed the failed write or not.
+func TestBrokenPipe_QuietExit141(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{"scenario", "list"}, {"version"}, {"help"}} {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		var stderr bytes.Buffer
+		code := run(ctx, args, pipeWatch{epipeWriter{}, cancel}, &stderr)
+		cancel(nil)
+		if code != 141 || stderr.Len() != 0 {
+			t.Errorf("%q into a closed pipe: exit %d, stderr %q; want 141 and nothing said", args, code, stderr.String())
+		}
+	}
+}
+
+// readJUnit reads the JUnit report at path.
+func readJUnit(t *testing.T, path string) junitSuite {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("no JUnit report: %v", err)
+	}
+	var doc junitSuites
+	if err := xml.Unmarshal(raw, &doc); err != nil || len(doc.Suites) != 1 {
+		t.Fatalf("JUnit report %s: %v\n%s", path, err, raw)
+	}
+	return doc.Suites[0]
+}
+
+// jsonLines decodes scenario run --json's output.
+func jsonLines(t *testing.T, out string) []jsonResult {
+	t.Helper()
+	var rs []jsonResult
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var j jsonResult
+		if err := json.Unmarshal([]byte(l), &j); err != nil {
+			t.Fatalf("not a JSON line: %q: %v", l, err)
+		}
+		rs = append(rs, j)
+	}
+	return rs
+}
+
+// A preflight that fails (a service unreachable) judges nothing, and the
+// machine-readable outputs say so: one ERROR JSON line and one ERROR
+// JUnit test case, named preflight and giving the service and why.
+func TestPreflightFailure_MachineReadableError(t *testing.T) {
+	t.Setenv("OUTBOXCHAOS_PG_URL", closedPG)
+	dir := t.TempDir()
+	junit := filepath.Join(dir, "scenarios.xml")
+	code, stdout, stderr := runCLI(t, "scenario", "run", "confirm-timeout", "--json", "--junit", junit, "--artifacts", "")
+	rs := jsonLines(t, stdout)
+	if code != 3 || len(rs) != 1 || rs[0].Name != "preflight" || rs[0].Verdict != "ERROR" ||
+		!strings.HasPrefix(rs[0].Error, "preflight: Postgres at") || !strings.Contains(rs[0].Error, "unreachable") {
+		t.Errorf("scenario run --json: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	s := readJUnit(t, junit)
+	if s.Tests != 1 || s.Errors != 1 || s.Cases[0].Name != "preflight" || s.Cases[0].Error == nil || !strings.Contains(s.Cases[0].Error.Message, "unreachable") {
+		t.Errorf("scenario run --junit: %+v", s)
+	}
+	junit = filepath.Join(dir, "explore.xml")
+	code, _, stderr = runCLI(t, "explore", "--checks", "1", "--junit", junit, "--artifacts", "")
+	s = readJUnit(t, junit)
+	if code != 3 || s.Errors != 1 || s.Cases[0].Name != "preflight" || s.Cases[0].Error == nil || !strings.Contains(s.Cases[0].Error.Message, "Postgres") {
+		t.Errorf("explore --junit: exit %d, %+v\nstderr:\n%s", code, s, stderr)
+	}
+}
+
+// A signal that ends a run before any scenario could run (here: before its
+// preflight answered) is an ERROR JSON line and JUnit test case naming
+// the signal, besides stderr's line.
+func TestSignalBeforeAnyRun_MachineReadableError(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(signalError{syscall.SIGINT})
+	junit := filepath.Join(t.TempDir(), "junit.xml")
+	var stdout, stderr bytes.Buffer
+	code := run(ctx, []string{"scenario", "run", "confirm-timeout", "--json", "--junit", junit, "--artifacts", ""}, &stdout, &stderr)
+	rs := jsonLines(t, stdout.String())
+	if code != 3 || len(rs) != 1 || rs[0].Verdict != "ERROR" || !strings.Contains(rs[0].Error, "interrupted by signal SIGINT") ||
+		!strings.Contains(stderr.String(), "interrupted by signal SIGINT: not judged (ERROR)") {
+		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	s := readJUnit(t, junit)
+	if s.Errors != 1 || s.Cases[0].Error == nil || !strings.Contains(s.Cases[0].Error.Message, "interrupted by signal SIGINT") {
+		t.Errorf("JUnit: %+v", s)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/outboxchaos/outboxchaos/branches"
+	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/reports"
 	"github.com/outboxchaos/outboxchaos/scenarios"
 	"github.com/outboxchaos/outboxchaos/world"
@@ -23,8 +24,8 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	shardArg := fs.String("shard", "", "run only shard K/N of the budget (schedules K-1, K-1+N, …), e.g. 3/8 in a CI matrix of 8")
 	only := fs.Int("only", -1, "run schedule I alone (what a violation's replay line gives)")
 	artifacts := fs.String("artifacts", "artifacts", "directory for the records of violating runs")
-	verbose := fs.Bool("v", false, "print each violating run's timeline")
-	ledger := fs.String("ledger", "", "append the budget's counts to this exploration ledger (make explore: reports/explored.jsonl), with --cover-dir also the error branches its pods reached, by name, for the report's union of every branch ever reached")
+	verbose := fs.Bool("v", false, "print each violating run's timeline; with --only, the run's timeline, faults and final state whatever its verdict, as scenario run -v does")
+	ledger := fs.String("ledger", "", "append the budget's counts to this exploration ledger (\"\": none; make explore: artifacts/explored.jsonl, LEDGER=reports/explored.jsonl the committed one), with --cover-dir also the error branches its pods reached, by name, for the report's union of every branch ever reached")
 	recordAll := fs.Bool("record-all", false, "write every run's record under --artifacts, not only the violating ones'")
 	noJumps := fs.Bool("no-jumps", false, "never jump the clock when nothing is in flight (while a run settles or a step waits): wait for every timer in real time")
 	junit := fs.String("junit", "", "also write a JUnit XML report to this file (one test case per schedule)")
@@ -50,6 +51,9 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *checks < 0 || *parallel < 1 {
 		return usagef("--checks must not be negative and --parallel must be at least 1")
 	}
+	if *checks == 0 && *only < 0 {
+		return usagef("--checks 0: a budget of no schedule explores nothing (give --checks N, or --only I for one schedule)")
+	}
 	if *only >= 0 && *shardArg != "" {
 		return usagef("--only replays one schedule: leave out --shard")
 	}
@@ -64,12 +68,16 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if o.CoverDir, err = coverDir(*coverArg); err != nil {
 		return err
 	}
-	if err := preflightServices(ctx, o); err != nil {
+	b := scenarios.Budget{Seed: *seed, Checks: *checks, Shard: shard, Parallel: *parallel, Only: *only}
+	idx := b.Indexes()
+	if len(idx) == 0 {
+		return usagef("shard %s of a budget of %d schedules holds none: nothing to run", shard, *checks)
+	}
+	ci := ciOutput{junit: *junit}
+	if err := ci.preflight(ctx, o); err != nil {
 		return err
 	}
 	defer keepSchemas(&o, *fresh, stderr)()
-	b := scenarios.Budget{Seed: *seed, Checks: *checks, Shard: shard, Parallel: *parallel, Only: *only}
-	idx := b.Indexes()
 	fmt.Fprintf(stdout, "explore: %d schedules (budget %d, seed %d, shard %s), %d at a time\n", len(idx), *checks, *seed, shard, *parallel)
 	start := time.Now()
 	busy0, _, busyErr := world.ReadMachineCPU()
@@ -119,8 +127,16 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if r.Result.Artifacts != "" {
 			fmt.Fprintf(stdout, "    record: %s\n", r.Result.Artifacts)
 		}
-		if *verbose {
+		if *verbose && *only < 0 {
 			fmt.Fprint(stdout, r.Result.Timeline)
+		}
+	}
+	if *verbose && *only >= 0 {
+		// A replay of one schedule: its timeline whatever the verdict.
+		for _, r := range runs {
+			if r.Result.Name != "" {
+				printResult(stdout, r.Result, true)
+			}
 		}
 	}
 	cov := scenarios.NewCoverage()
@@ -144,12 +160,25 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 				rs = append(rs, r.Result)
 			}
 		}
-		if err := writeJUnit(*junit, rs, wall); err != nil {
+		var err error
+		if p, ok := interruption(ctx, len(idx)-ran, len(idx), "schedules"); ok {
+			err = ci.writeProblem(p, rs, wall)
+		} else {
+			err = writeJUnit(*junit, rs, wall)
+		}
+		if err != nil {
 			return err
 		}
 	}
 	// A run not judged explored nothing.
-	appendLedger(*ledger, reports.LedgerSchedules, ran-len(errored), len(failed), *seed, *shardArg, cov, reports.CountBranches(reached), stdout, stderr)
+	var verdicts []checker.Verdict
+	for _, r := range runs {
+		if r.Result.Name != "" && r.Result.NotJudged == nil {
+			verdicts = append(verdicts, r.Result.Verdict)
+		}
+	}
+	appendLedger(*ledger, reports.LedgerSchedules, ran-len(errored), len(failed), *seed, *shardArg, cov, reports.CountBranches(reached),
+		reports.CountInvariants(verdicts), stdout, stderr)
 	switch {
 	case len(failed) > 0:
 		return errVerdictFailed

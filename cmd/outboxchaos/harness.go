@@ -9,7 +9,6 @@ import (
 
 	"github.com/outboxchaos/outboxchaos/scenarios"
 	"github.com/outboxchaos/outboxchaos/system/config"
-	"github.com/outboxchaos/outboxchaos/system/preflight"
 	"github.com/outboxchaos/outboxchaos/system/sandbox"
 )
 
@@ -35,13 +34,10 @@ func harnessOptions() (scenarios.Options, error) {
 }
 
 // preflightServices checks, once before any run, that Postgres and
-// RabbitMQ answer and accept the login: a run against a service that is
-// down is not judged (exit 3), saying which service and why.
+// RabbitMQ answer and accept the login (ciOutput.preflight, for a command
+// without machine-readable output).
 func preflightServices(ctx context.Context, o scenarios.Options) error {
-	if err := preflight.Services(ctx, o.PGURL, o.AMQPURL); err != nil {
-		return fmt.Errorf("%w: preflight: %w", errNotJudged, err)
-	}
-	return nil
+	return ciOutput{}.preflight(ctx, o)
 }
 
 // freshSchemasFlag registers --fresh-schemas on a harness command that

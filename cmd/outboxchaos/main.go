@@ -3,9 +3,16 @@
 // vendor), a small end-to-end demo, and the fault-injection scenarios.
 //
 // Exit codes: 0 pass (or the command did its job), 1 a verdict found the
-// contract broken, 2 usage or configuration error, 3 not judged: the
-// harness or a service it needs failed, or a signal (Ctrl-C, SIGTERM,
-// SIGPIPE) ended the run, after its clean-up.
+// contract broken, 2 usage or configuration error (a request that would
+// run nothing, such as --checks 0, too), 3 not judged: the harness or a
+// service it needs failed, or a signal (Ctrl-C, SIGTERM) ended the run,
+// after its clean-up; 141 (128 + SIGPIPE, as a shell reports a process a
+// closed pipe killed) when the reader of stdout or stderr went away
+// (`… | head`): the command stops, cleans up and says nothing.
+//
+// The harness commands write their pages under artifacts/ unless --out
+// (or --ledger, --save) says otherwise: only `make reports` and the make
+// targets that regenerate one committed page write under reports/.
 //
 // One binary on purpose, pipeline commands and harness together: the
 // harness starts its pods from its own executable (os.Executable), so a
@@ -58,9 +65,10 @@ func init() {
 		"canary":      {"enable each deliberate bug in turn and check a scenario catches it", runCanary, false},
 		"crashpoints": {"crash every process at every automatic crash point of a small workload and check the contract", runCrashpoints, false},
 		"explore":     {"run a budget of random fault schedules (or one shard of it, or one again) and check the contract", runExplore, false},
-		"report":      {"run scenarios, random schedules and canaries; write reports/RELIABILITY.md", runReport, false},
-		"peers":       {"run every relay under test (ours, Watermill, River) through the peer cases; write reports/PEERS.md", runPeers, false},
-		"simulate":    {"simulate a production day on the real pipeline, compressed; write reports/SIMULATION.md (capacity: the capacity table)", runSimulate, false},
+		"report":      {"run scenarios, random schedules and canaries; write artifacts/RELIABILITY.md (make report: reports/)", runReport, false},
+		"peers":       {"run every relay under test (ours, Watermill, River) through the peer cases; write artifacts/PEERS.md (make peers: reports/)", runPeers, false},
+		"simulate":    {"simulate a production day on the real pipeline, compressed; write artifacts/SIMULATION.md (make simulate: reports/; capacity: the capacity table)", runSimulate, false},
+		"audit":       {"judge a production outbox, inbox and the vendor's delivery report by the checker's invariants, read-only", runAudit, false},
 		"version":     {"print the module version, the commit it was built from and the Go version", runVersion, false},
 		"help":        {"show this help, the flags of one command (help scenario run), or every pipeline setting (help settings)", nil, false},
 	}
@@ -96,7 +104,19 @@ func wantsHelp(args []string) bool {
 	return false
 }
 
+// run runs the command line and returns its exit code: exitBrokenPipe,
+// whatever the command answered, once the reader of stdout or stderr went
+// away.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	code := runArgs(ctx, args, stdout, stderr)
+	if sig, ok := interrupted(ctx); ok && sig.sig == syscall.SIGPIPE {
+		return exitBrokenPipe
+	}
+	return code
+}
+
+// runArgs runs the help or the command args ask for.
+func runArgs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		help(stdout)
 		return exitUsage
@@ -135,6 +155,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // exitCode maps a command's error to its exit code, saying why on stderr.
 func exitCode(ctx context.Context, name string, cmd command, err error, stderr io.Writer) int {
 	var ue usageError
+	if sig, ok := interrupted(ctx); ok && sig.sig == syscall.SIGPIPE {
+		// The reader went away (`… | head`): as a process the pipe
+		// killed, quietly; the run's clean-up is done.
+		return exitBrokenPipe
+	}
 	if sig, ok := interrupted(ctx); ok && (err != nil || !cmd.service) {
 		// Whatever the command answered, a signal stopped it: ERROR.
 		if err != nil && err != errNotJudged && err != errVerdictFailed {
@@ -180,7 +205,9 @@ func help(w io.Writer) {
 	fmt.Fprintln(w, "--pg-url / OUTBOXCHAOS_PG_URL, --amqp-url / OUTBOXCHAOS_AMQP_URL, --lease / OUTBOXCHAOS_LEASE;")
 	fmt.Fprintln(w, "`outboxchaos help settings` lists them by component. Logs: OUTBOXCHAOS_LOG_FORMAT=text|json, OUTBOXCHAOS_LOG_LEVEL=info|debug.")
 	fmt.Fprintln(w, "Fault hooks for child processes: OUTBOXCHAOS_KILLPOINT=name[:N][,...], OUTBOXCHAOS_FAILPOINT=name[:N][,...].")
-	fmt.Fprintln(w, "\nExit codes: 0 pass, 1 contract violated, 2 usage, 3 not judged (a service or the harness failed, or a signal).")
+	fmt.Fprintln(w, "Harness commands write under artifacts/ unless --out says otherwise; `make reports` regenerates the committed pages in reports/.")
+	fmt.Fprintln(w, "\nExit codes: 0 pass, 1 contract violated, 2 usage (a request that would run nothing too), 3 not judged (a service or")
+	fmt.Fprintln(w, "the harness failed, or a signal), 141 the reader of the output went away (`… | head`), quietly as SIGPIPE would.")
 }
 
 // flags builds a FlagSet with every config setting bound, defaults from the

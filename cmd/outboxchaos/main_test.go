@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
+	"os/exec"
 	"regexp"
 	"strings"
 	"sync"
@@ -176,5 +178,23 @@ func TestDemo_Exit0(t *testing.T) {
 	}
 	if !strings.Contains(stdout, "6 of 6 notifications reached a handset exactly once") {
 		t.Fatalf("demo output:\n%s", stdout)
+	}
+}
+
+// `explore --only I -v` replays one schedule with its timeline, faults and
+// final state, as `scenario run -v` prints them, whatever its verdict.
+func TestExploreOnlyVerbose_PrintsTheTimeline(t *testing.T) {
+	testenv.Require(t)
+	t.Parallel()
+	cmd := exec.Command(binary(t), "explore", "--only", "0", "-v", "--artifacts", t.TempDir())
+	cmd.Env = append(os.Environ(), "OUTBOXCHAOS_PG_URL="+testenv.PGURL(), "OUTBOXCHAOS_AMQP_URL="+testenv.AMQPURL())
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("explore --only 0 -v: %v\n%s", err, out)
+	}
+	s := string(out)
+	i, j, k := strings.Index(s, "--- timeline\n"), strings.Index(s, "--- faults\n"), strings.Index(s, "--- final state\n")
+	if !strings.Contains(s, "PASS schedule 0") || i < 0 || j < i || k < j || !strings.Contains(s[i:j], "+") {
+		t.Fatalf("no timeline, faults and final state, in that order:\n%s", s)
 	}
 }

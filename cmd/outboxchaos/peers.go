@@ -19,18 +19,17 @@ import (
 	"github.com/outboxchaos/outboxchaos/system/config"
 )
 
-// runPeers runs the peer cases against every relay under test (issue 12)
+// runPeers runs the peer cases against every relay under test
 // and writes the matrix.
 func runPeers(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("outboxchaos peers", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	out := fs.String("out", "reports/PEERS.md", "where to write the report (\"\": print the matrix only)")
+	fs := subcommandFlags("peers", "[flags]", commands["peers"].summary, stderr)
+	out := fs.String("out", "artifacts/PEERS.md", "where to write the report (\"\": print the matrix only; make peers: reports/PEERS.md, the committed page)")
 	implList := fs.String("impls", "all", "comma-separated implementations ("+strings.Join(peers.Names(), ", ")+")")
 	caseList := fs.String("cases", "all", "comma-separated peer cases")
 	seed := fs.Int64("seed", 0, "seed for every run (0: from the time)")
 	artifacts := fs.String("artifacts", "artifacts", "directory for the records of failed runs")
 	list := fs.Bool("list", false, "list the implementations and cases, and exit")
-	save := fs.String("save", "reports/peers/matrix.json", "where to save the runs' results (\"\": nowhere)")
+	save := fs.String("save", "artifacts/peers/matrix.json", "where to save the runs' results (\"\": nowhere; make peers: reports/peers/matrix.json, the committed one)")
 	into := fs.String("into", "", "add the runs to this saved matrix.json (replacing the cells run again) instead of starting afresh")
 	from := fs.String("from", "", "render the report from a saved matrix.json (with the current findings) instead of running")
 	relayCmd := fs.String("relay-cmd", "", "judge a relay given as a command line (docs/relay-contract.md; split on spaces), alone unless --impls names others too")
@@ -73,6 +72,11 @@ func runPeers(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	cases, err := pickCases(*caseList)
 	if err != nil {
 		return err
+	}
+	if !*list && *from == "" {
+		if err := someCellApplies(impls, cases); err != nil {
+			return err
+		}
 	}
 	if *list {
 		fmt.Fprintln(stdout, "implementations:", strings.Join(impls, " "))
@@ -181,10 +185,33 @@ func runPeers(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintf(stdout, "wrote %s\n", *out)
 	}
 	fmt.Fprintf(stdout, "%d violations, %d not judged (ERROR)\n", violations, errored)
-	if errored > 0 {
+	// As every judging command: a broken contract outweighs a cell not
+	// judged, so a CI job that runs a relay through the cases fails on
+	// either.
+	switch {
+	case violations > 0:
+		return errVerdictFailed
+	case errored > 0:
 		return errNotJudged
 	}
 	return nil
+}
+
+// someCellApplies is a usage error when no case of cases applies to any
+// of impls: every cell would be n/a, and the run would judge nothing.
+func someCellApplies(impls []string, cases []*scenarios.Scenario) error {
+	for _, impl := range impls {
+		p, err := peers.Lookup(impl)
+		if err != nil {
+			return usageError{err}
+		}
+		for _, s := range cases {
+			if ok, _ := scenarios.PeerCaseApplies(s, p); ok {
+				return nil
+			}
+		}
+	}
+	return usagef("no case of the selection applies to %s: every cell would be n/a, nothing to run", strings.Join(impls, ", "))
 }
 
 // loadMatrix reads a saved matrix.json, with the current findings.
@@ -231,6 +258,9 @@ func writeJSON(path string, v any, indent, what string) error {
 	b, err := json.MarshalIndent(v, "", indent)
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", what, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("create the %s's folder: %w", what, err)
 	}
 	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
 		return fmt.Errorf("write %s: %w", what, err)
@@ -301,8 +331,11 @@ func implSettings(ctx context.Context, bin string, p peers.Peer) ([]string, erro
 	return strings.Split(strings.TrimRight(string(b), "\n"), "\n"), nil
 }
 
-// writeFile writes what write renders to path.
+// writeFile writes what write renders to path, creating its folder.
 func writeFile(path string, write func(io.Writer) error) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", filepath.Dir(path), err)
+	}
 	f, err := os.Create(path)
 	if err != nil {
 		return fmt.Errorf("create %s: %w", path, err)
@@ -313,6 +346,25 @@ func writeFile(path string, write func(io.Writer) error) error {
 	}
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if line := reports.InputsLine(filepath.Base(path)); line != "" {
+		return appendTo(path, line)
+	}
+	return nil
+}
+
+// appendTo appends s to the file at path.
+func appendTo(path, s string) error {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("append to %s: %w", path, err)
+	}
+	if _, err := f.WriteString(s); err != nil {
+		f.Close()
+		return fmt.Errorf("append to %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("append to %s: %w", path, err)
 	}
 	return nil
 }

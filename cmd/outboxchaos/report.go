@@ -24,17 +24,25 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fresh := freshSchemasFlag(fs)
 	checks := fs.Int("checks", 30, "random schedules to run")
 	seed := fs.Int64("seed", 1, "seed of the random schedules and the fault network")
-	out := fs.String("out", "reports/RELIABILITY.md", "where to write the report")
+	out := fs.String("out", "artifacts/RELIABILITY.md", "where to write the report (make report: reports/RELIABILITY.md, the committed page)")
 	skipCanaries := fs.Bool("skip-canaries", false, "leave out the canary sweep")
 	reconciled := fs.Bool("reconciled", true, "run each random schedule a second time with a reconciler that re-sends, and compare")
 	crashSample := fs.Int("crash-sample", 8, "crash points to run per crash-point workload, picked by --seed (0: leave them out)")
 	coverArg := fs.String("cover-dir", "", "give the pods this empty folder as GOCOVERDIR and add the map of the error branches of system/ they reached (the binary built with -cover: make cover-bin)")
-	ledger := fs.String("ledger", "reports/explored.jsonl", "the exploration ledger: this report's schedules and crash points are added to it, and its totals shown (\"\": neither)")
+	ledger := fs.String("ledger", "artifacts/explored.jsonl", "the exploration ledger: this report's schedules and crash points are added to it, and its totals shown (\"\": neither; make report: reports/explored.jsonl, the committed one)")
+	pattern := fs.String("run", "", "run only the named scenarios whose name matches this regular expression (default: the whole catalogue)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 || *checks < 0 {
-		return usagef("usage: outboxchaos report [--checks N] [--seed S] [--out FILE]")
+		return usagef("usage: outboxchaos report [--checks N] [--seed S] [--run REGEX] [--out FILE]")
+	}
+	named := scenarios.Catalogue()
+	if *pattern != "" {
+		var err error
+		if named, err = selectScenarios(nil, *pattern); err != nil {
+			return err
+		}
 	}
 	o, err := harnessOptions()
 	if err != nil {
@@ -48,7 +56,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer keepSchemas(&o, *fresh, stderr)()
-	rep := reports.Reliability{Catalogue: scenarios.Catalogue(), PropertySeed: *seed}
+	rep := reports.Reliability{Catalogue: named, PropertySeed: *seed}
 	rep.Env, err = environment(ctx, o)
 	if err != nil {
 		return err
@@ -151,14 +159,19 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		printBranches(stdout, rep.Branches)
 	}
-	appendLedger(*ledger, reports.LedgerSchedules, schedRan, schedBad, *seed, "", cov, reports.CountBranches(rep.Branches), stdout, stderr)
-	appendLedger(*ledger, reports.LedgerCrashPoints, crashRan, crashBad, *seed, "", nil, nil, stdout, stderr)
+	appendLedger(*ledger, reports.LedgerSchedules, schedRan, schedBad, *seed, "", cov, reports.CountBranches(rep.Branches), nil, stdout, stderr)
+	appendLedger(*ledger, reports.LedgerCrashPoints, crashRan, crashBad, *seed, "", nil, nil, nil, stdout, stderr)
 	if *ledger != "" {
 		if rep.Explored, err = reports.ReadLedger(*ledger); err != nil {
 			return err
 		}
 		if rep.Branches != nil {
 			printEver(stdout, rep.Branches, rep.Explored)
+		}
+	}
+	if old, err := os.ReadFile(*out); err == nil {
+		if g, ok := reports.ParseGlance(string(old)); ok {
+			rep.Previous = &g
 		}
 	}
 	if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
@@ -174,6 +187,11 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("write report: %w", err)
+	}
+	if line := reports.InputsLine(filepath.Base(*out)); line != "" {
+		if err := appendTo(*out, line); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintf(stdout, "wrote %s\n", *out)
 	if failed > 0 || errored > 0 {
@@ -191,12 +209,16 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // appendLedger records a finished exploration in the ledger at path (""
 // records nothing) and says so on stdout; a failure to record is reported
 // on stderr, never fatal.
-func appendLedger(path, what string, count, violations int, seed int64, shard string, cov *scenarios.Coverage, br *reports.BranchCount, stdout, stderr io.Writer) {
+func appendLedger(path, what string, count, violations int, seed int64, shard string, cov *scenarios.Coverage, br *reports.BranchCount, inv map[string]reports.InvariantCount, stdout, stderr io.Writer) {
 	if path == "" || count == 0 {
 		return
 	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		fmt.Fprintf(stderr, "outboxchaos: create the exploration ledger's folder: %v\n", err)
+		return
+	}
 	e := reports.LedgerEntry{At: time.Now().UTC(), Commit: reports.Commit(), What: what, Count: count, Violations: violations, Seed: seed, Shard: shard,
-		Coverage: cov, Branches: br}
+		Coverage: cov, Branches: br, Invariants: inv}
 	if err := reports.AppendLedger(path, e); err != nil {
 		fmt.Fprintf(stderr, "outboxchaos: %v\n", err)
 		return

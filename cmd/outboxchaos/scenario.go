@@ -73,7 +73,7 @@ func scenarioRun(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fresh := freshSchemasFlag(fs)
 	seed := fs.Int64("seed", 0, "seed for the fault network (0: from the time)")
 	quiet := fs.Bool("quiet", false, "print only the verdict lines")
-	verbose := fs.Bool("v", false, "print every log line of every pod in the timeline")
+	verbose := fs.Bool("v", false, "print every line of the timeline: every log line of every pod, and each look of the clock unfolded")
 	artifacts := fs.String("artifacts", "artifacts", "directory for the record, scenario and timeline of failed runs")
 	record := fs.Bool("record", false, "write the artifacts of passing runs too")
 	noJumps := fs.Bool("no-jumps", false, "never jump the clock when nothing is in flight (while a run settles or a step waits): wait for every timer in real time")
@@ -117,7 +117,7 @@ func scenarioRun(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		}
 		list, recorded = []*scenarios.Scenario{s}, rec
 	default:
-		if list, err = selectScenarios(names, *pattern, stderr); err != nil {
+		if list, err = selectScenarios(names, *pattern); err != nil {
 			return err
 		}
 	}
@@ -127,6 +127,9 @@ func scenarioRun(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			if shard.Has(i) {
 				mine = append(mine, s)
 			}
+		}
+		if len(mine) == 0 {
+			return usagef("shard %s of the %d scenarios selected holds none: nothing to run", shard, len(list))
 		}
 		list = mine
 	}
@@ -147,7 +150,11 @@ func scenarioRun(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if o.Bug != "" && !canary.Known(o.Bug) {
 		return usagef("unknown canary %q (known: %s)", o.Bug, strings.Join(canary.Names, ", "))
 	}
-	if err := preflightServices(ctx, o); err != nil {
+	ci := ciOutput{junit: *junit}
+	if *jsonOut {
+		ci.json = stdout
+	}
+	if err := ci.preflight(ctx, o); err != nil {
 		return err
 	}
 	defer keepSchemas(&o, *fresh, stderr)()
@@ -178,6 +185,11 @@ func scenarioRun(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		if recorded != nil {
 			fmt.Fprintln(text, compareRecorded(*recorded, res))
 		}
+		if !*quiet {
+			// The verdict in words, on a line of its own: the VERDICT
+			// line and its indented lines keep the form tools read.
+			fmt.Fprintln(text, res.InWords())
+		}
 		if *jsonOut {
 			if err := writeJSONResult(stdout, res); err != nil {
 				return err
@@ -189,14 +201,19 @@ func scenarioRun(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			count[scenarios.OutcomePass], count[scenarios.OutcomeFail], count[scenarios.OutcomeError],
 			notRun(len(list)-len(results)), time.Since(start).Seconds())
 	}
-	if *junit != "" {
-		if err := writeJUnit(*junit, results, time.Since(start)); err != nil {
-			return err
-		}
-	}
 	var outs []scenarios.Outcome
 	for _, r := range results {
 		outs = append(outs, r.Outcome())
+	}
+	if p, ok := interruption(ctx, len(list)-len(results), len(list), "scenarios"); ok {
+		// The machine-readable outputs say so too, not only stderr.
+		if err := ci.writeProblem(p, results, time.Since(start)); err != nil {
+			return err
+		}
+	} else if *junit != "" {
+		if err := writeJUnit(*junit, results, time.Since(start)); err != nil {
+			return err
+		}
 	}
 	return outcomeErr(scenarios.Worst(outs...))
 }
@@ -210,7 +227,7 @@ func notRun(n int) string {
 
 // selectScenarios turns names ("all": the catalogue; none: the catalogue
 // when a pattern is given) and a -run pattern into the scenarios to run.
-func selectScenarios(names []string, pattern string, stderr io.Writer) ([]*scenarios.Scenario, error) {
+func selectScenarios(names []string, pattern string) ([]*scenarios.Scenario, error) {
 	var re *regexp.Regexp
 	if pattern != "" {
 		var err error
@@ -219,9 +236,8 @@ func selectScenarios(names []string, pattern string, stderr io.Writer) ([]*scena
 		}
 	}
 	if len(names) == 0 && re == nil {
-		fmt.Fprintln(stderr, "usage: outboxchaos scenario run NAME…|all|-run REGEX|--file FILE [flags]  (scenario run -h: the flags)")
-		printNames(stderr)
-		return nil, usagef("want scenario names, all, -run REGEX or --file")
+		return nil, usagef("want scenario names, all, -run REGEX or --file\n"+
+			"usage: outboxchaos scenario run NAME…|all|-run REGEX|--file FILE [flags]  (scenario run -h: the flags)\n%s", validNames())
 	}
 	if len(names) == 0 {
 		names = []string{"all"}
@@ -246,8 +262,7 @@ func selectScenarios(names []string, pattern string, stderr io.Writer) ([]*scena
 			s, ok = scenarios.LookupPeerCase(n)
 		}
 		if !ok {
-			printNames(stderr)
-			return nil, usagef("unknown scenario %q", n)
+			return nil, usagef("unknown scenario %q\n%s", n, validNames())
 		}
 		add(s)
 	}
@@ -257,12 +272,15 @@ func selectScenarios(names []string, pattern string, stderr io.Writer) ([]*scena
 	return list, nil
 }
 
-func printNames(w io.Writer) {
-	fmt.Fprintln(w, "valid scenario names:")
-	for _, n := range scenarios.Names() {
-		fmt.Fprintf(w, "  %s\n", n)
+// validNames lists the scenario names a command takes, one a line, to
+// follow the reason of a usage error.
+func validNames() string {
+	var b strings.Builder
+	b.WriteString("valid scenario names:")
+	for _, n := range append(scenarios.Names(), "all") {
+		b.WriteString("\n  " + n)
 	}
-	fmt.Fprintln(w, "  all")
+	return b.String()
 }
 
 func verdictLine(r scenarios.Result) string {
@@ -284,10 +302,8 @@ func verdictLine(r scenarios.Result) string {
 
 func printResult(w io.Writer, r scenarios.Result, verbose bool) {
 	fmt.Fprintln(w, "--- timeline")
-	for _, l := range strings.Split(strings.TrimRight(r.Timeline, "\n"), "\n") {
-		if verbose || scenarios.Notable(l) {
-			fmt.Fprintln(w, l)
-		}
+	for _, l := range scenarios.FormatLines(scenarios.ReadableTimeline(r, verbose)) {
+		fmt.Fprintln(w, l)
 	}
 	fmt.Fprintln(w, "--- faults")
 	for _, f := range r.Faults {

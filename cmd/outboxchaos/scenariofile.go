@@ -21,8 +21,7 @@ func scenarioShow(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if fs.NArg() != 1 {
-		printNames(stderr)
-		return usagef("usage: outboxchaos scenario show NAME")
+		return usagef("usage: outboxchaos scenario show NAME\n%s", validNames())
 	}
 	name := fs.Arg(0)
 	s, ok := scenarios.Lookup(name)
@@ -30,8 +29,7 @@ func scenarioShow(args []string, stdout, stderr io.Writer) error {
 		s, ok = scenarios.LookupPeerCase(name)
 	}
 	if !ok {
-		printNames(stderr)
-		return usagef("unknown scenario %q", name)
+		return usagef("unknown scenario %q\n%s", name, validNames())
 	}
 	_, err := stdout.Write(s.JSON())
 	return err

@@ -93,7 +93,13 @@ func TestSignalMidScenario_NotJudgedAndCleanedUp(t *testing.T) {
 		// oc_stale_relay_ schema, which a run beside it could have made.
 		t.Run(sig.String(), func(t *testing.T) {
 			art := t.TempDir()
-			cmd := exec.Command(bin, "scenario", "run", "stale-relay", "-v", "--artifacts", art)
+			junit := filepath.Join(art, "junit.xml")
+			args := []string{"scenario", "run", "stale-relay", "-v", "--artifacts", art, "--junit", junit}
+			asJSON := sig == syscall.SIGTERM // one of the two speaks JSON lines instead of text
+			if asJSON {
+				args = append(args, "--json")
+			}
+			cmd := exec.Command(bin, args...)
 			cmd.Env = append(os.Environ(), "OUTBOXCHAOS_PG_URL="+testenv.PGURL(), "OUTBOXCHAOS_AMQP_URL="+testenv.AMQPURL())
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -112,9 +118,22 @@ func TestSignalMidScenario_NotJudgedAndCleanedUp(t *testing.T) {
 			}
 			err := cmd.Wait()
 			code := cmd.ProcessState.ExitCode()
-			if code != 3 || !strings.Contains(stdout.String(), "VERDICT ERROR stale-relay") || !strings.Contains(stdout.String(), "interrupted") ||
+			if asJSON {
+				rs := jsonLines(t, stdout.String())
+				if code != 3 || len(rs) != 2 || rs[0].Name != "stale-relay" || rs[0].Verdict != "ERROR" || !strings.Contains(rs[0].Error, "interrupted") ||
+					rs[1].Name != "interrupted" || rs[1].Verdict != "ERROR" || !strings.Contains(rs[1].Error, "interrupted by signal SIGTERM") {
+					t.Fatalf("exit %d (%v)\nstdout:\n%s\nstderr:\n%s", code, err, stdout.String(), stderr.String())
+				}
+			} else if code != 3 || !strings.Contains(stdout.String(), "VERDICT ERROR stale-relay") || !strings.Contains(stdout.String(), "interrupted") ||
 				strings.Contains(stdout.String(), "VERDICT FAIL") {
 				t.Fatalf("exit %d (%v)\nstdout tail:\n%s\nstderr:\n%s", code, err, tail(stdout.String(), 15), stderr.String())
+			}
+			// The JUnit report says a signal ended the run, besides the
+			// scenario it cut short.
+			js := readJUnit(t, junit)
+			if js.Errors != 2 || len(js.Cases) != 2 || js.Cases[1].Name != "interrupted" || js.Cases[1].Error == nil ||
+				!strings.Contains(js.Cases[1].Error.Message, "interrupted by signal") {
+				t.Errorf("JUnit report of the interrupted run: %+v", js)
 			}
 			schemaGone(t, schema, prefix)
 			// Its record says it was not judged: checked again, it is
@@ -230,7 +249,7 @@ func TestSignalMidLongCommand_InterruptedAndCleanedUp(t *testing.T) {
 			return []string{"report", "--checks", "0", "--skip-canaries", "--crash-sample", "0", "--ledger", "", "--out", filepath.Join(dir, "out.md")}
 		}, syscall.SIGINT, ""},
 		{"explore", "", func(dir string) []string {
-			return []string{"explore", "--checks", "1", "--parallel", "1", "--artifacts", dir}
+			return []string{"explore", "--checks", "1", "--parallel", "1", "--artifacts", dir, "--junit", filepath.Join(dir, "junit.xml")}
 		}, syscall.SIGINT, ""},
 		{"peers", "oc_" + strings.ReplaceAll(firstPeerCase, "-", "_") + "_", func(dir string) []string {
 			return []string{"peers", "--impls", "ours", "--cases", firstPeerCase, "--out", filepath.Join(dir, "out.md"), "--save", ""}
@@ -270,6 +289,13 @@ func TestSignalMidLongCommand_InterruptedAndCleanedUp(t *testing.T) {
 			}
 			if _, err := os.Stat(filepath.Join(dir, "out.md")); err == nil {
 				t.Errorf("an interrupted %s wrote its report", c.name)
+			}
+			if c.name == "explore" {
+				js := readJUnit(t, filepath.Join(dir, "junit.xml"))
+				last := js.Cases[len(js.Cases)-1]
+				if last.Name != "interrupted" || last.Error == nil || !strings.Contains(last.Error.Message, "interrupted by signal "+sig) {
+					t.Errorf("the JUnit report does not say a signal ended the run: %+v", js)
+				}
 			}
 			schemaGone(t, schema, queues)
 			podsGone(t, schema)
@@ -353,10 +379,34 @@ func TestDemoIntoClosedPipe_CleansUp(t *testing.T) {
 	if m == nil {
 		t.Fatalf("first line %q names no schema", first)
 	}
-	if code := cmd.ProcessState.ExitCode(); code != 3 && code != 0 {
+	if code := cmd.ProcessState.ExitCode(); code != 141 && code != 0 {
 		t.Errorf("exit %d; stderr %s", code, stderr.String())
 	}
 	schemaGone(t, m[1], m[1])
+}
+
+// A command whose stdout is a pipe nobody reads any more (`… | head`)
+// exits as a process SIGPIPE killed would, 141, after its clean-up, and
+// says nothing: the shell expects no error text from it.
+func TestClosedStdout_QuietExit141(t *testing.T) {
+	testenv.Require(t)
+	bin := binary(t)
+	for _, args := range [][]string{{"scenario", "list"}, {"explore", "--checks", "1", "--artifacts", t.TempDir()}} {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = r.Close() // the reader is gone before the first line
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(os.Environ(), "OUTBOXCHAOS_PG_URL="+testenv.PGURL(), "OUTBOXCHAOS_AMQP_URL="+testenv.AMQPURL())
+		var stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = w, &stderr
+		err = cmd.Run()
+		_ = w.Close()
+		if code := cmd.ProcessState.ExitCode(); code != 141 || stderr.Len() != 0 {
+			t.Errorf("%q into a closed pipe: exit %d (%v), stderr %q; want 141 and nothing said", args, code, err, stderr.String())
+		}
+	}
 }
 
 // A SIGPIPE (a socket write to a link the harness cut) never stops a

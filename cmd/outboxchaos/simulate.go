@@ -20,7 +20,7 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	cfgPath := fs.String("config", "", "a day as JSON or YAML (default: the built-in weekday; see sim/days/)")
 	seed := fs.Int64("seed", 1, "seed of the workload and the fault plan")
 	rate := fs.Float64("rate", 0, "virtual seconds per real second while work is in flight (0: the day's)")
-	out := fs.String("out", "reports/SIMULATION.md", "where to write the report (charts go beside it)")
+	out := fs.String("out", "artifacts/SIMULATION.md", "where to write the report (charts go beside it; make simulate: reports/SIMULATION.md, the committed page)")
 	quiet := fs.Bool("quiet", false, "no progress bar")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -54,8 +54,18 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	fmt.Fprintf(stdout, "report: %s (charts in %s)\n", *out, strings.TrimSuffix(*out, filepath.Ext(*out))+"/")
+	return simOutcome(res)
+}
+
+// simOutcome is a day's exit: 1 when an invariant broke, 3 when its
+// compression was not valid (the figures were distorted, so the day is
+// not judged), 0 when neither.
+func simOutcome(res *sim.Result) error {
 	if !res.Verdict.OK() || res.ContractErr != nil {
 		return fmt.Errorf("%w: the day broke the contract: %s", errVerdictFailed, res.Verdict)
+	}
+	if !res.Lag.Valid {
+		return fmt.Errorf("%w: the day's compression is not valid: %s", errNotJudged, res.Lag.Why)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-// Package jetstream is seed 004's system run as a peer (SPEC §7, the
+// Package jetstream is a JetStream-based outbox design run as a peer (SPEC §7, the
 // multi-replica write-up): an outbox relay that takes its rows with
 // SELECT … FOR UPDATE SKIP LOCKED and holds the row locks across the
 // publish, sets published_at in the same transaction, and publishes to
@@ -81,7 +81,7 @@ const (
 	AckWait = 3 * time.Second
 )
 
-// Adapter is seed 004's relay and consumer.
+// Adapter is the JetStream design's relay and consumer.
 type Adapter struct{}
 
 // Name implements seam.Adapter.

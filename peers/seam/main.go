@@ -77,6 +77,7 @@ func run(pick func(string) (Adapter, error), args []string, stdout, stderr io.Wr
 	impl := fs.String("impl", os.Getenv("OUTBOXCHAOS_PEER_IMPL"), "the implementation under test")
 	perKind := fs.Int("per-kind", 1, "enqueue: notifications of each kind")
 	kindList := fs.String("kinds", "all", "enqueue: comma-separated notification kinds")
+	seed := fs.Bool("seed", true, "enqueue: seed the business rows first (the harness seeds them itself and passes false)")
 	from := fs.Int64("from", 1, "backfill: first outbox id")
 	to := fs.Int64("to", 0, "backfill: last outbox id")
 	if err := fs.Parse(args[1:]); err != nil {
@@ -133,8 +134,10 @@ func run(pick func(string) (Adapter, error), args []string, stdout, stderr io.Wr
 			return err
 		}
 		defer pool.Close()
-		if err := jobs.Seed(ctx, pool, parts.Clock.Now(), *perKind, kinds); err != nil {
-			return err
+		if *seed {
+			if err := jobs.Seed(ctx, pool, parts.Clock.Now(), *perKind, kinds); err != nil {
+				return err
+			}
 		}
 		r := jobs.NewRunner(pool, parts.Clock, parts.Alerts, parts.Log)
 		r.AlsoEnqueue = func(ctx context.Context, tx pgx.Tx, keys []string) error {

@@ -55,7 +55,7 @@ type Adapter interface {
 	Relay(ctx context.Context, env Env) error
 }
 
-// Consumer is a peer that brings its own consumer (seed 004's idempotent
+// Consumer is a peer that brings its own consumer (a JetStream relay's idempotent
 // JetStream consumer): the run's worker pods run Consume instead of our
 // worker, and it calls the vendor as our worker does, so the handset
 // ledger judges it.

@@ -1,4 +1,4 @@
-// Package sendrecord is the design the outbox replaced (seed 000), run as
+// Package sendrecord is the design the outbox replaced, run as
 // a peer: "send, then record". The batch job calls the vendor for every
 // member due, then records a history row; the next run skips members with
 // a history row. Nothing ties the call to the record: a crash between

@@ -165,7 +165,7 @@ func Delete(ctx context.Context, url, prefix string) error {
 		if err != nil {
 			return fmt.Errorf("open channel: %w", err)
 		}
-		if _, err := ch.QueueDelete(q, false, false, false); err != nil && !isNotFound(err) {
+		if _, err := ch.QueueDelete(q, false, false, false); err != nil && !IsNotFound(err) {
 			errs = append(errs, fmt.Errorf("delete queue %s: %w", q, err))
 		}
 		_ = ch.Close()
@@ -175,13 +175,16 @@ func Delete(ctx context.Context, url, prefix string) error {
 		return fmt.Errorf("open channel: %w", err)
 	}
 	defer ch.Close()
-	if err := ch.ExchangeDelete(n.Exchange, false, false); err != nil && !isNotFound(err) {
+	if err := ch.ExchangeDelete(n.Exchange, false, false); err != nil && !IsNotFound(err) {
 		errs = append(errs, fmt.Errorf("delete exchange %s: %w", n.Exchange, err))
 	}
 	return errors.Join(errs...)
 }
 
-func isNotFound(err error) bool {
+// IsNotFound reports whether err is the broker's answer that a queue or
+// exchange does not exist (404), as a passive declare of a queue no
+// worker declared yet gets; any other error says nothing about it.
+func IsNotFound(err error) bool {
 	var e *amqp.Error
 	return errors.As(err, &e) && e.Code == amqp.NotFound
 }

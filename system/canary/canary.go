@@ -52,6 +52,13 @@ const (
 	ReturnedAsPublished = "returned-as-published"
 	// TimeoutAsConfirmed treats a confirm timeout as a confirm.
 	TimeoutAsConfirmed = "timeout-as-confirmed"
+	// SharedReturns keeps the publisher's basic.returns in one store
+	// shared by every window on the channel and drops it when a window
+	// replaces the channel (after a nack or a confirm timeout): a later
+	// window already sent on that channel loses its returns, and its
+	// unroutable message, which RabbitMQ acks after returning it, counts
+	// as confirmed.
+	SharedReturns = "shared-returns"
 	// NoCleanupAlert turns stuck SENDING rows into ERROR without an alert.
 	NoCleanupAlert = "no-cleanup-alert"
 	// AlertFirstStranded alerts only the first row a cleanup sweep turns
@@ -126,12 +133,57 @@ const (
 	TransientQueues = "transient-queues"
 )
 
+// The canaries only the auditor's invariants catch: each changes what was
+// sent, when, to whom, or what an alert said, not how many times a
+// message arrived.
+const (
+	// ExpireTaken expires, defers or skips a reclaimed row as any other,
+	// although the worker took its message already (an earlier publish
+	// was confirmed), and expires it quietly, as bookkeeping: a message
+	// that reached a phone ends reported EXPIRED. No alert is false and
+	// nothing is lost; only the statuses the ledger contradicts show it.
+	ExpireTaken = "expire-taken"
+	// DoubleEnqueue enqueues each grade renewal twice: under its key and
+	// under a monthly key of the member's. Each row reaches the phone
+	// once; the member gets one business event twice.
+	DoubleEnqueue = "double-enqueue"
+	// AlertOnRetry raises a PARKED alert when a definitely-not-sent
+	// message goes to the retry queue, before it is known to be lost:
+	// the retry delivers it and the operator was told of a loss.
+	AlertOnRetry = "alert-on-retry"
+	// ConsentAtRelayOnly drops the worker's consent re-check: a member
+	// who withdrew consent after the relay published still gets the
+	// message.
+	ConsentAtRelayOnly = "consent-at-relay-only"
+	// AdHoursUTC reads the worker's advertising hours on the UTC clock
+	// (and sends without the hours' deadline): an ad goes out at 20:55
+	// Seoul, 11:55 UTC.
+	AdHoursUTC = "ad-hours-utc"
+	// RequeueOnDBFailure hands a delivery back to the queue whenever the
+	// worker's own database fails its peek or pre-check: each hand-back
+	// counts toward the message's delivery limit, so a database outage of
+	// a second or two parks every message in flight with a PARKED alert,
+	// while a copy of it still in the queue is sent once the database
+	// answers.
+	RequeueOnDBFailure = "requeue-on-db-failure"
+	// AlertBeforePark raises the PARKED alert before the copy is on the
+	// parking queue: a park the broker refuses hands the delivery back,
+	// a later copy is sent, and the alert told of a loss that never was.
+	AlertBeforePark = "alert-before-park"
+	// ParkUnrecorded parks a message without a FAILED history row (the
+	// claim released first; at the delivery limit, none taken): a second
+	// copy of the message, a relay's republish, finds no row and is sent
+	// after the PARKED alert told of its loss.
+	ParkUnrecorded = "park-unrecorded"
+)
+
 // Names lists every canary.
 var Names = []string{MarkBeforePublish, CheckThenAct, RetryUnknown, ReleaseOnCancel, NoSkipLocked,
 	NoClaimedBy, AckBeforeResult, FreshMessageID, ReturnedAsPublished, TimeoutAsConfirmed, NoCleanupAlert,
 	RateLimitAsUnknown, SilentAnniversary, NoAdDeferral, NoExpiry, PlainInsert, MigrateUnlocked, NoReconnect,
 	AutoAck, NoDedup, RecentOnly, TrustFirstAnswer, ParkWithoutReason, NoAttemptsAlert, ConsentFirstOnly, FlatBackoff, AllOrNothing,
-	AckFailedRelease, NewestFirst, AlertFirstStranded}
+	AckFailedRelease, NewestFirst, AlertFirstStranded, ExpireTaken, DoubleEnqueue, AlertOnRetry, ConsentAtRelayOnly, AdHoursUTC, SharedReturns,
+	RequeueOnDBFailure, AlertBeforePark, ParkUnrecorded}
 
 // InfraNames lists the canaries only the infrastructure scenarios catch
 // (scenarios/infra: they need containers, so the canary sweep over Names

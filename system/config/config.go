@@ -490,3 +490,15 @@ func (c *Config) InRelayWindow(t time.Time) bool {
 	m := t.Hour()*60 + t.Minute()
 	return m >= c.RelayFrom.Minutes() && m <= c.RelayUntil.Minutes()
 }
+
+// SendDeadline is the acceptance deadline (expireat) of a send claimed at
+// claimedAt: VendorAcceptWindow later, and for an advertising message no
+// later than AdSendUntil that day, so that no vendor delivers an ad after
+// the advertising hours however long the request took to reach it.
+func (c *Config) SendDeadline(claimedAt time.Time, advertising bool) time.Time {
+	d := claimedAt.Add(c.VendorAcceptWindow)
+	if until := c.AdSendUntil.On(claimedAt); advertising && until.Before(d) {
+		d = until
+	}
+	return d
+}

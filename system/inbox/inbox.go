@@ -6,7 +6,11 @@
 //	(none) ─claim─▶ SENDING ─vendor ok──────▶ SENT
 //	   ▲               ├─ vendor unknown ──▶ ERROR (+alert, never retried)
 //	   └─release───────┤  definitely not sent: the claim is deleted
+//	                   ├─ parked (limit, refusals) ─▶ FAILED (+PARKED alert)
 //	                   └─ older than timeout (cleanup) ─▶ ERROR (+alert)
+//
+// A FAILED row is final for every copy but the parked one an operator
+// moves back: that copy reclaims it (FAILED ─▶ SENDING, Reclaim).
 //
 // The reconciler (system/reconcile) settles ERROR rows from the vendor's
 // report: ERROR ─▶ SENT | FAILED, or ERROR ─▶ RESENDING ─▶ SENT | ERROR
@@ -15,6 +19,7 @@ package inbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -38,13 +43,18 @@ type DB interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
-// Exists is the peek of step 1: a fast path, not a guard.
-func Exists(ctx context.Context, db DB, messageID string) (bool, error) {
-	var ok bool
-	if err := db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM notification_histories WHERE message_id = $1)`, messageID).Scan(&ok); err != nil {
-		return false, fmt.Errorf("peek inbox for %s: %w", messageID, err)
+// Peek is step 1, a fast path and not a guard: the status of the history
+// row for messageID, "" when there is none.
+func Peek(ctx context.Context, db DB, messageID string) (string, error) {
+	var status string
+	err := db.QueryRow(ctx, `SELECT status FROM notification_histories WHERE message_id = $1`, messageID).Scan(&status)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
 	}
-	return ok, nil
+	if err != nil {
+		return "", fmt.Errorf("peek inbox for %s: %w", messageID, err)
+	}
+	return status, nil
 }
 
 // Claim identifies a message being claimed.
@@ -81,6 +91,19 @@ func Finish(ctx context.Context, db DB, messageID, status, code, errText string,
 	tag, err := db.Exec(ctx, FinishSQL, messageID, status, code, nullable(errText), now)
 	if err != nil {
 		return false, fmt.Errorf("write result %s of %s: %w", status, messageID, err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// Reclaim takes a FAILED row back as a SENDING claim, for the parked copy
+// of its message an operator moved back: false means the row is not
+// FAILED (another copy reclaimed it first).
+func Reclaim(ctx context.Context, db DB, messageID string, now time.Time) (bool, error) {
+	tag, err := db.Exec(ctx, `UPDATE notification_histories
+		SET status = 'SENDING', vendor_code = NULL, error = NULL, created_at = $2, updated_at = $2
+		WHERE message_id = $1 AND status = 'FAILED'`, messageID, now)
+	if err != nil {
+		return false, fmt.Errorf("reclaim %s: %w", messageID, err)
 	}
 	return tag.RowsAffected() == 1, nil
 }

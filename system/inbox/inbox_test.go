@@ -69,14 +69,14 @@ func TestFinishAndRelease_OnlyFromSending(t *testing.T) {
 	db := testenv.NewMigratedSchema(t)
 	ctx := context.Background()
 	now := clock.At(time.Now(), 10, 0)
-	if ok, err := inbox.Exists(ctx, db.Pool, "m1"); err != nil || ok {
-		t.Fatalf("peek on empty inbox: %v %v", ok, err)
+	if st, err := inbox.Peek(ctx, db.Pool, "m1"); err != nil || st != "" {
+		t.Fatalf("peek on empty inbox: %q %v", st, err)
 	}
 	if won, err := inbox.TryClaim(ctx, db.Pool, claim("m1"), now); err != nil || !won {
 		t.Fatalf("claim: %v %v", won, err)
 	}
-	if ok, _ := inbox.Exists(ctx, db.Pool, "m1"); !ok {
-		t.Fatal("peek misses the SENDING row")
+	if st, _ := inbox.Peek(ctx, db.Pool, "m1"); st != inbox.StatusSending {
+		t.Fatalf("peek saw %q, want the SENDING row", st)
 	}
 	if ok, err := inbox.Finish(ctx, db.Pool, "m1", inbox.StatusSent, "1000", "", now); err != nil || !ok {
 		t.Fatalf("finish: %v %v", ok, err)
@@ -107,6 +107,27 @@ func TestFinishAndRelease_OnlyFromSending(t *testing.T) {
 	}
 	if won, _ := inbox.TryClaim(ctx, db.Pool, claim("m2"), now); !won {
 		t.Fatal("released claim could not be taken again")
+	}
+
+	// A park on record: FAILED blocks every claim; only Reclaim takes it
+	// back, once, and only from FAILED.
+	if ok, _ := inbox.Finish(ctx, db.Pool, "m2", inbox.StatusFailed, "", "DELIVERY_LIMIT", now); !ok {
+		t.Fatal("park m2")
+	}
+	if won, _ := inbox.TryClaim(ctx, db.Pool, claim("m2"), now); won {
+		t.Fatal("claimed a parked message")
+	}
+	if ok, err := inbox.Reclaim(ctx, db.Pool, "m1", now); err != nil || ok {
+		t.Fatalf("reclaim of a SENT row: %v %v, want false", ok, err)
+	}
+	if ok, err := inbox.Reclaim(ctx, db.Pool, "m2", now); err != nil || !ok {
+		t.Fatalf("reclaim: %v %v", ok, err)
+	}
+	if ok, _ := inbox.Reclaim(ctx, db.Pool, "m2", now); ok {
+		t.Fatal("reclaimed twice")
+	}
+	if st, _ := inbox.Peek(ctx, db.Pool, "m2"); st != inbox.StatusSending {
+		t.Fatalf("reclaimed row is %q, want SENDING", st)
 	}
 }
 

@@ -107,6 +107,9 @@ type Runner struct {
 	// silentLoss leaves a lost anniversary notification without its alert
 	// (the SilentAnniversary canary).
 	silentLoss bool
+	// doubleEnqueue also enqueues each grade renewal under a monthly key
+	// of its member's (the DoubleEnqueue canary).
+	doubleEnqueue bool
 }
 
 // NewRunner returns a runner; the armed canary, if any, chooses its outbox
@@ -114,7 +117,7 @@ type Runner struct {
 // notification is alerted (SilentAnniversary).
 func NewRunner(pool *pgxpool.Pool, clk clock.Clock, alerts alert.Sender, log *slog.Logger) *Runner {
 	return &Runner{Pool: pool, Clock: clk, Alerts: alerts, Log: log,
-		inserter: outbox.NewInserter(), silentLoss: canary.On(canary.SilentAnniversary)}
+		inserter: outbox.NewInserter(), silentLoss: canary.On(canary.SilentAnniversary), doubleEnqueue: canary.On(canary.DoubleEnqueue)}
 }
 
 // Run runs the job of each kind in kinds (all when empty).
@@ -185,6 +188,9 @@ func (r *Runner) entries(ctx context.Context, k notification.Kind) ([]outbox.Ent
 		switch k {
 		case notification.GradeRenewal:
 			key, p.Variables["grade"] = notification.GradeRenewalKey(id), extra
+			if r.doubleEnqueue {
+				out = append(out, outbox.Entry{DedupKey: fmt.Sprintf("%s:%s:%d", k, day.Format("2006-01"), member), Payload: p})
+			}
 		case notification.MonthlyAwardsWinning:
 			key, p.Variables["award"] = notification.AwardsWinningKey(id), extra
 		case notification.MonthlyAwardsClosing:

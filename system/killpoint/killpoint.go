@@ -57,6 +57,12 @@ const (
 	ReconcileBeforeSettle     = "reconcile.before-settle"
 	ReconcileAfterResendClaim = "reconcile.after-resend-claim"
 	ReconcileAfterResend      = "reconcile.after-resend"
+	// RelayBeforePublish: a batch's channel is open and none of its
+	// publishes is written yet. The publisher is held meanwhile, so no
+	// other batch's confirms can replace the channel: a pause here keeps
+	// an earlier batch's answers from ending its channel until this batch
+	// is on it.
+	RelayBeforePublish = "relay.before-publish"
 )
 
 // Names lists every kill-point compiled into system/.
@@ -65,6 +71,7 @@ var Names = []string{
 	WorkerOnDelivery, WorkerBeforeClaim, WorkerAfterClaim, WorkerAfterSend, WorkerAfterResult,
 	CleanupBeforeUpdate, WorkerAfterErrorResult, WorkerAfterPark, RelayAfterFinish, RelayAfterFail,
 	ReconcileAfterLookup, ReconcileBeforeSettle, ReconcileAfterResendClaim, ReconcileAfterResend,
+	RelayBeforePublish,
 }
 
 // EnvVar is the environment variable that arms kill-points.

@@ -37,6 +37,17 @@ type Verdict struct {
 // error is an infrastructure failure (the caller retries later), never a
 // verdict.
 func Check(ctx context.Context, db DB, cfg *config.Config, now time.Time, mid string, body []byte) (Verdict, error) {
+	return Run(ctx, db, cfg, now, mid, body, Options{})
+}
+
+// Options leave out a check: only a canary does (the worker's
+// ConsentAtRelayOnly).
+type Options struct {
+	SkipConsent bool // no consent re-check
+}
+
+// Run is Check with options.
+func Run(ctx context.Context, db DB, cfg *config.Config, now time.Time, mid string, body []byte, o Options) (Verdict, error) {
 	var v Verdict
 	if mid == "" {
 		v.Reason = "MISSING_MESSAGE_ID"
@@ -65,10 +76,12 @@ func Check(ctx context.Context, db DB, cfg *config.Config, now time.Time, mid st
 			return v, nil
 		}
 	}
-	var consent bool
-	err := db.QueryRow(ctx, `SELECT coalesce((SELECT sms_consent AND active FROM members WHERE id = $1), false)`, p.MemberID).Scan(&consent)
-	if err != nil {
-		return v, fmt.Errorf("re-check consent of member %d: %w", p.MemberID, err)
+	consent := true
+	if !o.SkipConsent {
+		err := db.QueryRow(ctx, `SELECT coalesce((SELECT sms_consent AND active FROM members WHERE id = $1), false)`, p.MemberID).Scan(&consent)
+		if err != nil {
+			return v, fmt.Errorf("re-check consent of member %d: %w", p.MemberID, err)
+		}
 	}
 	if !consent {
 		v.Reason, v.Skip = "NO_SMS_CONSENT", true

@@ -3,6 +3,9 @@
 // then each deferred confirm awaited against one timeout), and a NotifyReturn
 // listener so an unroutable message is a failure even when the broker then
 // acks it (SPEC §4). A window's publishes go out in one write (wire.go).
+// Each basic.return is filed under the window that sent its message
+// (returns.go), on whichever channel that window went out, so a window
+// never loses its returns to another window's failure.
 //
 // Outcomes follow Maelstrom's split: Confirmed and Returned/Nacked are
 // definite; a confirm timeout, a channel closed before the confirm, or a
@@ -77,15 +80,15 @@ type Publisher struct {
 	deliveryMode uint8
 	// Canary policies, chosen in New: a confirm timeout counts as a
 	// confirm (TimeoutAsConfirmed); a basic.return is ignored
-	// (ReturnedAsPublished).
-	timeoutIsConfirm, ignoreReturns bool
+	// (ReturnedAsPublished); the returns not yet claimed are dropped with
+	// the channel, also those of windows still awaited (SharedReturns).
+	timeoutIsConfirm, ignoreReturns, sharedReturns bool
 
-	mu       sync.Mutex
-	conn     *amqp.Connection
-	wire     *heldConn // conn's TCP connection (wire.go)
-	ch       *amqp.Channel
-	returns  chan amqp.Return
-	returned map[string]string // drained returns not yet claimed by an Await
+	mu      sync.Mutex
+	conn    *amqp.Connection
+	wire    *heldConn // conn's TCP connection (wire.go)
+	ch      *amqp.Channel
+	returns *returnBox // ch's basic.returns, by window (returns.go)
 }
 
 // misrouteKey is a routing key nothing is bound to (the FailMisroute
@@ -97,12 +100,13 @@ const misrouteKey = "misrouted"
 const returnBuffer = 1024
 
 // New returns a publisher to exchange at url; confirmTimeout bounds the wait
-// for a batch's confirms. The TimeoutAsConfirmed and ReturnedAsPublished
-// canaries, if armed, break its outcome classes.
+// for a batch's confirms. The TimeoutAsConfirmed, ReturnedAsPublished and
+// SharedReturns canaries, if armed, break its outcome classes.
 func New(url, exchange string, confirmTimeout time.Duration) *Publisher {
-	return &Publisher{url: url, exchange: exchange, timeout: confirmTimeout, returned: map[string]string{},
+	return &Publisher{url: url, exchange: exchange, timeout: confirmTimeout,
 		heartbeat: 5 * time.Second, dial: 5 * time.Second, deliveryMode: deliveryMode(),
-		timeoutIsConfirm: canary.On(canary.TimeoutAsConfirmed), ignoreReturns: canary.On(canary.ReturnedAsPublished)}
+		timeoutIsConfirm: canary.On(canary.TimeoutAsConfirmed), ignoreReturns: canary.On(canary.ReturnedAsPublished),
+		sharedReturns: canary.On(canary.SharedReturns)}
 }
 
 func deliveryMode() uint8 {
@@ -147,7 +151,7 @@ func (p *Publisher) ensure() error {
 		return fmt.Errorf("enable publisher confirms: %w", err)
 	}
 	p.conn, p.ch, p.wire = conn, ch, wire
-	p.returns = ch.NotifyReturn(make(chan amqp.Return, returnBuffer))
+	p.returns = newReturnBox(ch.NotifyReturn(make(chan amqp.Return, returnBuffer)))
 	return nil
 }
 
@@ -158,7 +162,12 @@ func (p *Publisher) resetLocked() {
 		// in the background.
 		go func(c *amqp.Connection) { _ = c.Close() }(p.conn)
 	}
-	p.conn, p.ch, p.wire, p.returns, p.returned = nil, nil, nil, nil, map[string]string{}
+	// The windows sent on the channel keep its returns (each holds the
+	// box), unless the SharedReturns canary drops them with it.
+	if p.returns != nil && p.sharedReturns {
+		p.returns.drop()
+	}
+	p.conn, p.ch, p.wire, p.returns = nil, nil, nil, nil
 }
 
 // Close closes the connection. Safe to call twice.
@@ -203,6 +212,8 @@ type Pending struct {
 	res      []Result
 	dcs      []*amqp.DeferredConfirmation
 	ch       *amqp.Channel
+	returns  *returnBox // ch's returns: this window's are filed in why
+	why      []string   // per message, why the broker returned it ("" for not); guarded by returns.mu until Await takes it
 	deadline time.Time
 	broken   bool
 }
@@ -221,7 +232,12 @@ func (p *Publisher) Send(ctx context.Context, msgs []Message) (*Pending, error) 
 	if err := p.ensure(); err != nil {
 		return nil, err
 	}
-	pd := &Pending{msgs: msgs, res: make([]Result, len(msgs)), dcs: make([]*amqp.DeferredConfirmation, len(msgs)), ch: p.ch}
+	pd := &Pending{msgs: msgs, res: make([]Result, len(msgs)), dcs: make([]*amqp.DeferredConfirmation, len(msgs)), ch: p.ch, returns: p.returns}
+	p.returns.add(pd)
+	// The window's channel is chosen and none of it is written: a pause
+	// here holds p.mu, so no earlier window's Await can replace the
+	// channel until this window is out on it.
+	killpoint.Hit(killpoint.RelayBeforePublish)
 	// The window goes out in one write (wire.go), except under crash
 	// points: there each publish is on the wire when its "after" side is
 	// reached, so a crash there leaves it at the broker.
@@ -276,7 +292,11 @@ func (p *Publisher) Send(ctx context.Context, msgs []Message) (*Pending, error) 
 }
 
 // Await waits for pd's confirms (until its deadline: the confirm timeout
-// counted from its Send) and returns one Result per message in order.
+// counted from its Send) and returns one Result per message in order. A
+// message is Confirmed only when the broker acked it and did not return it;
+// one whose channel closed before its confirm (another window may have
+// replaced it) is ChannelClosed, one still unanswered at the deadline
+// TimedOut: both unknown, never confirmed.
 func (p *Publisher) Await(ctx context.Context, pd *Pending) []Result {
 	wctx, cancel := context.WithDeadline(ctx, pd.deadline)
 	defer cancel()
@@ -311,40 +331,22 @@ func (p *Publisher) Await(ctx context.Context, pd *Pending) []Result {
 			reset = true
 		}
 	}
+	// Once the confirms are in, every return of this window has reached
+	// its channel's box (returns.go), even when another window replaced
+	// the channel meanwhile; returns of other windows are filed under them.
+	why := pd.returns.take(pd)
+	for i := range res {
+		if why[i] != "" && res[i].Outcome == Confirmed && !p.ignoreReturns {
+			res[i].Outcome, res[i].Err = Returned, fmt.Errorf("returned unroutable: %s", why[i])
+		}
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	// A basic.return precedes the ack of the same message on the wire and
-	// the connection reader hands it to our buffered channel before it
-	// processes the ack, so once the confirms are in, every return of this
-	// window is here (returns of a later window wait in the map).
-	if p.ch == pd.ch {
-		for drained := false; !drained; {
-			select {
-			case r, ok := <-p.returns:
-				if !ok {
-					drained = true
-					break
-				}
-				p.returned[r.MessageId] = fmt.Sprintf("%d %s", r.ReplyCode, r.ReplyText)
-			default:
-				drained = true
-			}
-		}
-	}
-	for i := range res {
-		why, ok := p.returned[res[i].MessageID]
-		if !ok {
-			continue
-		}
-		delete(p.returned, res[i].MessageID)
-		if res[i].Outcome == Confirmed && !p.ignoreReturns {
-			res[i].Outcome, res[i].Err = Returned, fmt.Errorf("returned unroutable: %s", why)
-		}
-	}
 	if reset && p.ch == pd.ch {
-		// After a timeout or a broken channel, late confirms and returns
-		// would be misattributed, and after a nack the channel may have
-		// lost the queue's leader: start the next batch on a new channel.
+		// After a timeout or a broken channel, late confirms would come
+		// on a channel in an unknown state, and after a nack the channel
+		// may have lost the queue's leader: start the next batch on a new
+		// channel. Windows still awaited on this one keep its returns.
 		p.resetLocked()
 	}
 	return res

@@ -56,7 +56,7 @@ func (r *Reconciler) resend(ctx context.Context, u inbox.Unsettled) bool {
 	killpoint.Hit(killpoint.ReconcileAfterResendClaim)
 	res := r.vendor.Send(ctx, sms.Request{RefKey: u.MessageID, Phone: v.Payload.Phone, From: r.cfg.SenderNumber,
 		TemplateCode: v.Rendered.TemplateCode, Text: v.Rendered.Text, Fallback: v.Rendered.Fallback,
-		ExpireAt: now.Add(r.cfg.VendorAcceptWindow)})
+		ExpireAt: r.cfg.SendDeadline(now, v.Payload.Advertising)})
 	r.log.Info("vendor call", history.KeyEvent, history.VendorCall, history.KeyMessageID, u.MessageID, history.KeyOutcome, res.Outcome.String(),
 		"code", res.Code, "resend", u.Resends+1)
 	killpoint.Hit(killpoint.ReconcileAfterResend)

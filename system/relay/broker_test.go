@@ -38,6 +38,7 @@ func TestRealBroker_ReturnedMessageIsNotPublished(t *testing.T) {
 	db := testenv.NewMigratedSchema(t)
 	prefix := testenv.NewPrefix(t)
 	cfg := testConfig(db, prefix, "relay-x")
+	cfg.ConfirmTimeout = 5 * time.Second // generous: a late confirm would be an indefinite outcome, not a return
 	ch := testenv.AMQPChannel(t)
 	n := declare(t, ch, cfg)
 	// Nothing routes "send" any more.

@@ -18,9 +18,12 @@ import (
 
 // rules are the decisions' settings, chosen in New.
 type rules struct {
-	cfg      config.Config
-	expire   bool // expire rows past their scheduled date (the NoExpiry canary clears it)
-	deferAds bool // defer ads at or after the cut-off (the NoAdDeferral canary clears it)
+	cfg config.Config
+	// expireTaken expires (without an alert), defers or skips a row whose
+	// message the worker took already (the ExpireTaken canary).
+	expireTaken bool
+	expire      bool // expire rows past their scheduled date (the NoExpiry canary clears it)
+	deferAds    bool // defer ads at or after the cut-off (the NoAdDeferral canary clears it)
 	// flatBackoff waits the first backoff step after every failure (the
 	// FlatBackoff canary).
 	flatBackoff bool
@@ -29,7 +32,8 @@ type rules struct {
 // rulesFor returns the rules of cfg with canary bug (a canary name, "" for
 // none) armed.
 func rulesFor(cfg config.Config, bug string) rules {
-	return rules{cfg: cfg, expire: bug != canary.NoExpiry, deferAds: bug != canary.NoAdDeferral, flatBackoff: bug == canary.FlatBackoff}
+	return rules{cfg: cfg, expire: bug != canary.NoExpiry, deferAds: bug != canary.NoAdDeferral, flatBackoff: bug == canary.FlatBackoff,
+		expireTaken: bug == canary.ExpireTaken}
 }
 
 // verdict is what becomes of one claimed row.
@@ -41,6 +45,7 @@ const (
 	expireRow                 // EXPIRED: its scheduled date has passed (alerted)
 	deferRow                  // an ad back to PENDING until the ads resume
 	skipRow                   // SKIPPED: no consent, no member, or an unregistered number outside production
+	takenRow                  // PUBLISHED: the worker took its message already; neither expired, deferred nor skipped
 )
 
 // decision is the verdict on one claimed row with what carrying it out
@@ -54,14 +59,35 @@ type decision struct {
 	payload                   notification.Payload // publishRow: the message, OutboxID and DedupKey set
 }
 
-// decide returns the verdict on row at now. members maps each member
+// decide returns the verdict on row at now; a row whose message the
+// worker took already (an earlier claim's publish was confirmed, and that
+// claim's relay died or lost the lease before marking it) is PUBLISHED
+// rather than expired, deferred or skipped: its message reached the
+// worker, so none of those would be true, and an EXPIRED alert would tell
+// an operator of a loss that did not happen (see decideFresh).
+func (ru rules) decide(row claimed, now time.Time, members map[int64]bool, registered map[string]bool) decision {
+	d := ru.decideFresh(row, now, members, registered)
+	switch {
+	case !row.taken || (d.verdict != expireRow && d.verdict != deferRow && d.verdict != skipRow):
+		return d
+	case ru.expireTaken:
+		if d.verdict == expireRow {
+			d.alertKind = "" // the canary's bookkeeping: nothing to tell, it thinks
+		}
+		return d
+	}
+	return decision{verdict: takenRow, status: "PUBLISHED", reason: "TAKEN_BY_WORKER"}
+}
+
+// decideFresh returns the verdict on row at now, as if no copy of it had
+// been published before. members maps each member
 // re-read to whether they have consent and are active (a member missing
 // from it was not found); registered holds the registered test numbers
 // (consulted outside production only). In order: a malformed payload
 // fails, a past scheduled date expires, an ad at or after the cut-off
 // waits, a missing member or withdrawn consent skips, an unregistered
 // number outside production skips; anything else is published.
-func (ru rules) decide(row claimed, now time.Time, members map[int64]bool, registered map[string]bool) decision {
+func (ru rules) decideFresh(row claimed, now time.Time, members map[int64]bool, registered map[string]bool) decision {
 	// goccy/go-json decodes as encoding/json does (the same tags, the same
 	// errors on a wrong type) in a third of the CPU: the decode was a
 	// quarter of the relay's own CPU per message (make bench, CPU per

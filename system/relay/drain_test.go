@@ -54,6 +54,7 @@ func TestDrain_ReturnedMessagesAreNotPublished(t *testing.T) {
 	prefix := testenv.NewPrefix(t)
 	cfg := testConfig(db, prefix, "relay-d")
 	cfg.BatchSize = 10
+	cfg.ConfirmTimeout = 5 * time.Second // generous: a late confirm would be an indefinite outcome, not a return
 	ch := testenv.AMQPChannel(t)
 	n := declare(t, ch, cfg)
 	if err := ch.QueueUnbind(n.Main, broker.KeySend, n.Exchange, nil); err != nil {

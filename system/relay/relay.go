@@ -100,6 +100,9 @@ func New(cfg config.Config, pool *pgxpool.Pool, pub Publisher, clk clock.Clock, 
 // Stats counts what one run did.
 type Stats struct {
 	Reclaimed, Claimed, Published, Failed, Expired, Deferred, Skipped, Invalid, LostLease int
+	// Taken counts rows marked PUBLISHED because the worker had their
+	// message already.
+	Taken int
 }
 
 type claimed struct {
@@ -109,6 +112,9 @@ type claimed struct {
 	advertising   bool
 	scheduledDate time.Time
 	attempts      int
+	// taken: the inbox holds the row's message already (an earlier
+	// claim's publish reached the worker).
+	taken bool
 }
 
 // batch is a claimed batch on its way to the broker.
@@ -274,7 +280,7 @@ func (r *Relay) prepare(ctx context.Context, reclaim bool) (*batch, Stats, error
 	if len(rows) == 0 {
 		return nil, st, nil
 	}
-	r.log.Info("claimed rows", history.KeyEvent, history.Claim, history.KeyCount, len(rows), history.KeyIDs, ids(rows), history.KeyBegan, began)
+	r.log.Info("claimed rows", history.KeyEvent, history.Claim, history.KeyCount, len(rows), history.KeyIDs, ids(rows), history.KeyBegan, began, history.KeyNow, now)
 	if r.markBeforePublish {
 		if _, err := r.markPublished(ctx, ids(rows)); err != nil {
 			return nil, st, err
@@ -299,6 +305,8 @@ func (r *Relay) prepare(ctx context.Context, reclaim bool) (*batch, Stats, error
 			st.Deferred++
 			r.defer_(ctx, row, d.until, now)
 			continue
+		case takenRow:
+			st.Taken++
 		case publishRow:
 			body, err := json.Marshal(d.payload)
 			if err != nil {

@@ -40,8 +40,10 @@ const ClaimSQL = `
 // id is read from the payload only when it is an integer (anything else
 // matches no member; decide fails such a payload as malformed anyway). The
 // lookups are scalar subqueries, so each is one primary-key probe per row
-// whatever the planner thinks of the tables' sizes. The decisions stay in
-// decide.go.
+// whatever the planner thinks of the tables' sizes. Last, whether the
+// inbox already holds the row's message (a copy an earlier claim published
+// reached the worker): one probe of the inbox's unique index, read, never
+// written. The decisions stay in decide.go.
 func withLookups(claim string, production bool) string {
 	registered := "NULL::text"
 	if !production {
@@ -51,7 +53,8 @@ func withLookups(claim string, production bool) string {
 	WITH claimed AS (` + claim + `)
 	SELECT c.id, c.dedup_key, c.payload, c.advertising, c.scheduled_date, c.attempts, p.member_id,
 	       (SELECT sms_consent AND active FROM members WHERE id = p.member_id),
-	       ` + registered + `
+	       ` + registered + `,
+	       EXISTS (SELECT 1 FROM notification_histories WHERE message_id = 'notification-outbox-' || c.id)
 	  FROM claimed c,
 	       LATERAL (SELECT CASE WHEN c.payload->>'member_id' ~ '^-?[0-9]{1,18}$'
 	                            THEN (c.payload->>'member_id')::bigint END AS member_id) p`

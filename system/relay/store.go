@@ -59,7 +59,7 @@ func (r *Relay) claim(ctx context.Context, now time.Time) ([]claimed, map[int64]
 		var consent pgtype.Bool
 		var phone pgtype.Text
 		if err := rows.Scan(&c.id, &c.dedupKey, &c.payload, &c.advertising, &c.scheduledDate, &c.attempts,
-			&member, &consent, &phone); err != nil {
+			&member, &consent, &phone, &c.taken); err != nil {
 			return nil, nil, nil, fmt.Errorf("scan claimed row: %w", err)
 		}
 		// The ConsentFirstOnly canary keeps the first row's answer only.

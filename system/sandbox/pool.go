@@ -90,8 +90,8 @@ func (p *Pool) Stats() PoolStats {
 }
 
 // Get returns a migrated schema with no rows and a fresh queue prefix
-// named label_<random>: a kept one if any, else a new one. Its Migrated
-// field is true; its Close gives the schema back to the pool.
+// named label_<random>: a kept one if any, else a new one. It is
+// Migrated; its Close gives the schema back to the pool.
 func (p *Pool) Get(ctx context.Context, label string) (*Sandbox, error) {
 	if err := p.sweepOnce(ctx); err != nil {
 		return nil, err
@@ -118,7 +118,7 @@ func (p *Pool) Get(ctx context.Context, label string) (*Sandbox, error) {
 		return nil, err
 	}
 	return &Sandbox{BaseURL: p.base, AMQPURL: p.amqp, Schema: k.schema, Prefix: randomName(label), PGURL: u,
-		Migrated: true, pool: p, kept: k}, nil
+		pool: p, kept: k}, nil
 }
 
 // create makes a new schema, labelled with this process as its owner,

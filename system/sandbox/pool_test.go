@@ -34,7 +34,7 @@ func get(t *testing.T, p *sandbox.Pool) *sandbox.Sandbox {
 	if err != nil {
 		t.Fatalf("get: %v", err)
 	}
-	if !sb.Migrated {
+	if !sb.Migrated() {
 		t.Fatalf("a pooled sandbox says it is not migrated")
 	}
 	return sb
@@ -214,6 +214,16 @@ func TestPoolWaitsForTheRunsSessions(t *testing.T) {
 	pod = connect(t, sb.PGURL+"&application_name="+sb.Prefix+"/relay-1")
 	exec1(t, pod, `SELECT count(*) FROM notification_outbox`)
 	_ = pod.Close(ctx)
+	// A closed connection's backend ends a moment later, which on a loaded
+	// machine can be longer than this pool's short ReleaseWait: the run's
+	// sessions are gone once the server no longer lists it.
+	testenv.Eventually(t, 30*time.Second, "the pod's backend to end", func() bool {
+		var n int
+		if err := admin.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE application_name = $1`, sb.Prefix+"/relay-1").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n == 0
+	})
 	if err := sb.Close(); err != nil {
 		t.Fatal(err)
 	}

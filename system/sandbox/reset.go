@@ -60,34 +60,30 @@ func resetStatement(ctx context.Context, conn *pgx.Conn, name string) (string, [
 	if err != nil {
 		return "", nil, fmt.Errorf("list the tables of schema %s: %w", name, err)
 	}
-	var del, seq []string
-	for rows.Next() {
-		var kind, rel string
-		if err := rows.Scan(&kind, &rel); err != nil {
-			return "", nil, fmt.Errorf("list the tables of schema %s: %w", name, err)
-		}
-		id := pgx.Identifier{name, rel}.Sanitize()
-		if kind == "t" {
-			del = append(del, "DELETE FROM "+id)
-		} else {
-			seq = append(seq, "setval("+quote(id)+", 1, false)")
-		}
-	}
-	if err := rows.Err(); err != nil {
+	rels, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (r [2]string, err error) {
+		err = row.Scan(&r[0], &r[1])
+		return r, err
+	})
+	if err != nil {
 		return "", nil, fmt.Errorf("list the tables of schema %s: %w", name, err)
 	}
-	if len(del) == 0 {
+	var tables, stmts, seqs []string
+	for _, r := range rels {
+		id := pgx.Identifier{name, r[1]}.Sanitize()
+		if r[0] == "t" {
+			tables = append(tables, id)
+			stmts = append(stmts, "DELETE FROM "+id)
+		} else {
+			seqs = append(seqs, "setval("+quote(id)+", 1, false)")
+		}
+	}
+	if len(tables) == 0 {
 		return "", nil, fmt.Errorf("schema %s has no table", name)
 	}
-	stmt := strings.Join(del, "; ")
-	if len(seq) > 0 {
-		stmt += "; SELECT " + strings.Join(seq, ", ")
+	if len(seqs) > 0 {
+		stmts = append(stmts, "SELECT "+strings.Join(seqs, ", "))
 	}
-	var tables []string
-	for _, d := range del {
-		tables = append(tables, strings.TrimPrefix(d, "DELETE FROM "))
-	}
-	return stmt, tables, nil
+	return strings.Join(stmts, "; "), tables, nil
 }
 
 // vacuumEvery: a kept schema's tables are vacuumed after every this many

@@ -25,13 +25,14 @@ type Sandbox struct {
 	Schema  string
 	Prefix  string
 	PGURL   string // BaseURL with search_path=Schema
-	// Migrated: the schema already has every table (a Pool's); a sandbox
-	// from New starts empty.
-	Migrated bool
-	dropped  bool
-	pool     *Pool // the pool Close gives the schema back to, or nil
-	kept     *kept
+	dropped bool
+	pool    *Pool // the pool Close gives the schema back to, or nil
+	kept    *kept
 }
+
+// Migrated reports whether the schema already has every table: a Pool's
+// kept one. A sandbox from New starts empty.
+func (s *Sandbox) Migrated() bool { return s.kept != nil }
 
 // New creates schema and prefix named label_<random>.
 func New(ctx context.Context, pgURL, amqpURL, label string) (*Sandbox, error) {

@@ -3,7 +3,9 @@ package schema_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -149,8 +151,24 @@ func TestMigrateUnlocked_ConcurrentMigratorsRace(t *testing.T) {
 	t.Logf("unlocked migration failed on iteration %d of %d: %v", n, max, err)
 }
 
+// lockTries counts the pg_try_advisory_lock queries a connection starts:
+// a second one means the first was refused and the migrator is polling.
+type lockTries struct{ n atomic.Int32 }
+
+func (l *lockTries) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	if strings.Contains(d.SQL, "pg_try_advisory_lock") {
+		l.n.Add(1)
+	}
+	return ctx
+}
+
+func (l *lockTries) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
 // Migrate really holds the lock: while another session holds it, Migrate
 // waits (and gives up when its context ends) without creating anything.
+// The test cancels the waiter only once it has been refused the lock and
+// come back for it, and the cancel may cut a query off, which closes the
+// connection: the migration after the release runs on a new one.
 func TestMigrate_WaitsForTheLock(t *testing.T) {
 	t.Parallel()
 	db := testenv.NewSchema(t)
@@ -160,18 +178,46 @@ func TestMigrate_WaitsForTheLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer holder.Close(ctx)
-	if _, err := holder.Exec(ctx, `SELECT pg_advisory_lock(hashtextextended('outboxchaos.migrate:' || current_schema(), 0))`); err != nil {
+	if _, err := holder.Exec(ctx, `SELECT pg_advisory_lock(`+schema.LockKey+`)`); err != nil {
 		t.Fatalf("hold lock: %v", err)
 	}
-	conn, err := pgx.Connect(ctx, db.URL)
+	cfg, err := pgx.ParseConfig(db.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close(ctx)
-	wctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	tries := &lockTries{}
+	cfg.Tracer = tries
+	waiter, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer waiter.Close(ctx)
+	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if err := schema.Migrate(wctx, conn); err == nil {
-		t.Fatal("Migrate succeeded while another session held the migration lock")
+	done := make(chan error, 1)
+	go func() { done <- schema.Migrate(wctx, waiter) }()
+	testenv.Eventually(t, 30*time.Second, "Migrate asks for the held lock a second time", func() bool {
+		select {
+		case err := <-done:
+			t.Fatalf("Migrate returned while another session held the migration lock: %v", err)
+		default:
+		}
+		return tries.n.Load() >= 2
+	})
+	if n := tableCount(t, db); n != 0 {
+		t.Fatalf("Migrate created %d tables without the lock", n)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("Migrate succeeded while another session held the migration lock")
+		}
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("Migrate waiting for the lock ended with %v, want its context's end (context.Canceled)", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Migrate still waiting 30 s after its context was cancelled")
 	}
 	if n := tableCount(t, db); n != 0 {
 		t.Fatalf("Migrate created %d tables without the lock", n)
@@ -179,6 +225,11 @@ func TestMigrate_WaitsForTheLock(t *testing.T) {
 	if _, err := holder.Exec(ctx, `SELECT pg_advisory_unlock_all()`); err != nil {
 		t.Fatal(err)
 	}
+	conn, err := pgx.Connect(ctx, db.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
 	if err := schema.Migrate(ctx, conn); err != nil {
 		t.Fatalf("Migrate after the lock was released: %v", err)
 	}

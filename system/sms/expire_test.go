@@ -45,7 +45,7 @@ func bodyStub(t *testing.T) (string, func() map[string]any) {
 func TestExpireAtOnTheWire(t *testing.T) {
 	t.Parallel()
 	url, last := bodyStub(t)
-	c := sms.New(url, account, password, time.Second)
+	c := sms.New(url, account, password, patience)
 	req := request("m-1")
 	req.ExpireAt = time.Date(2025, 3, 14, 20, 40, 5, 123456789, time.FixedZone("KST", 9*3600))
 	if res := c.Send(context.Background(), req); res.Outcome != sms.Sent {
@@ -76,7 +76,7 @@ func TestExpiredAtVendorIsNotSent(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			c := sms.New(stub(t, tc.status, tc.body), account, password, time.Second)
+			c := sms.New(stub(t, tc.status, tc.body), account, password, patience)
 			res := c.Send(context.Background(), request("m-1"))
 			if res.Outcome != sms.NotSent || res.Code != sms.CodeExpiredAtVendor || res.Status != tc.status || res.Err == nil {
 				t.Fatalf("Send = %+v, want NotSent %s with status %d and an error", res, sms.CodeExpiredAtVendor, tc.status)
@@ -93,7 +93,7 @@ func TestExpireAtAgainstTheVendorClock(t *testing.T) {
 	fv := fakevendor.New(fakevendor.Options{Account: account, Password: password, Clock: func() time.Time { return now }})
 	ts := httptest.NewServer(fv.Handler())
 	t.Cleanup(ts.Close)
-	c := sms.New(ts.URL, account, password, timeout)
+	c := sms.New(ts.URL, account, password, patience)
 	late := request("late")
 	late.ExpireAt = now.Add(-time.Millisecond)
 	if res := c.Send(context.Background(), late); res.Outcome != sms.NotSent || res.Code != sms.CodeExpiredAtVendor {
@@ -141,7 +141,7 @@ func TestLookupAnswers(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			c := sms.New(stub(t, tc.status, tc.body), account, password, time.Second)
+			c := sms.New(stub(t, tc.status, tc.body), account, password, patience)
 			rep, err := c.Lookup(context.Background(), "m-1")
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {

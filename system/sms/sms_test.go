@@ -20,24 +20,33 @@ import (
 const (
 	account  = "acct"
 	password = "pw"
-	timeout  = 300 * time.Millisecond
+	// patience is the client timeout of the calls a vendor answers: no
+	// loaded machine comes near it, so it only ends a hang.
+	patience = 30 * time.Second
+	// timeout is the client timeout of the sends a vendor never answers,
+	// where the timeout is the outcome: well above what a call to the
+	// local vendor takes under load (the request must have arrived before
+	// it ends), well below the vendor's own HangTimeout.
+	timeout = 2 * time.Second
 )
 
 type env struct {
 	fv     *fakevendor.Server
 	url    string
-	client *sms.Client
+	client *sms.Client // patient
+	hasty  *sms.Client // times out after timeout
 }
 
-// newEnv runs a fake vendor (hangs capped at 2s) and a client with a 300ms
-// timeout against it.
+// newEnv runs a fake vendor (hangs capped at a minute, released when the
+// test ends) and two clients against it: a patient one and one with the
+// short timeout.
 func newEnv(t *testing.T) env {
 	t.Helper()
-	fv := fakevendor.New(fakevendor.Options{Account: account, Password: password, HangTimeout: 2 * time.Second})
+	fv := fakevendor.New(fakevendor.Options{Account: account, Password: password, HangTimeout: time.Minute})
 	ts := httptest.NewServer(fv.Handler())
 	t.Cleanup(ts.Close)
 	t.Cleanup(func() { _ = fv.Close() }) // runs first: releases hung handlers
-	return env{fv: fv, url: ts.URL, client: sms.New(ts.URL, account, password, timeout)}
+	return env{fv: fv, url: ts.URL, client: sms.New(ts.URL, account, password, patience), hasty: sms.New(ts.URL, account, password, timeout)}
 }
 
 func request(refkey string) sms.Request {
@@ -92,7 +101,11 @@ func TestModeToOutcome(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
 			addRule(t, e.fv, fakevendor.Rule{RefKey: "m-1", Mode: tc.mode})
-			res := e.client.Send(context.Background(), request("m-1"))
+			c := e.client
+			if tc.code == sms.CodeTimeout {
+				c = e.hasty
+			}
+			res := c.Send(context.Background(), request("m-1"))
 			if res.Outcome != tc.outcome || res.Status != tc.status || res.Code != tc.code {
 				t.Fatalf("Send = %+v (%v), want outcome %v status %d code %q", res, res.Outcome, tc.outcome, tc.status, tc.code)
 			}
@@ -155,7 +168,7 @@ func TestWireFormat(t *testing.T) {
 		}
 	}))
 	t.Cleanup(ts.Close)
-	c := sms.New(ts.URL, account, password, time.Second)
+	c := sms.New(ts.URL, account, password, patience)
 	res := c.Send(context.Background(), request("m-1"))
 	if res.Outcome != sms.Sent || res.MessageKey != "MK1" || res.Code != "1000" || res.Status != 200 {
 		t.Fatalf("Send = %+v", res)
@@ -205,7 +218,7 @@ func TestIndefiniteAnswersAreUnknown(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			c := sms.New(stub(t, tc.status, tc.body), account, password, time.Second)
+			c := sms.New(stub(t, tc.status, tc.body), account, password, patience)
 			res := c.Send(context.Background(), request("m-1"))
 			if res.Outcome != sms.Unknown || res.Code != tc.code || res.Status != tc.status || res.Err == nil {
 				t.Fatalf("Send = %+v, want Unknown %s with status %d and an error", res, tc.code, tc.status)
@@ -237,7 +250,7 @@ func TestTokenFailureIsNotSent(t *testing.T) {
 func TestWrongPasswordIsTokenFailed(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	c := sms.New(e.url, account, "wrong", timeout)
+	c := sms.New(e.url, account, "wrong", patience)
 	if res := c.Send(context.Background(), request("m-1")); res.Outcome != sms.NotSent || res.Code != sms.CodeTokenFailed {
 		t.Fatalf("Send = %+v, want NotSent TOKEN_FAILED", res)
 	}
@@ -315,7 +328,7 @@ func TestServerRejectedTokenIsReplaced(t *testing.T) {
 		h.ServeHTTP(w, r)
 	}))
 	t.Cleanup(ts.Close)
-	c := sms.New(ts.URL, account, password, timeout)
+	c := sms.New(ts.URL, account, password, patience)
 	if res := c.Send(context.Background(), request("b")); res.Outcome != sms.Sent {
 		t.Fatalf("Send = %+v", res)
 	}
@@ -349,7 +362,7 @@ func refusedURL(t *testing.T) string {
 
 func TestClosedPortBeforeTokenIsTokenFailed(t *testing.T) {
 	t.Parallel()
-	c := sms.New(refusedURL(t), account, password, timeout)
+	c := sms.New(refusedURL(t), account, password, patience)
 	if res := c.Send(context.Background(), request("m-1")); res.Outcome != sms.NotSent || res.Code != sms.CodeTokenFailed {
 		t.Fatalf("Send = %+v, want NotSent TOKEN_FAILED", res)
 	}
@@ -363,7 +376,7 @@ func TestClosedPortOnSendIsConnRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = fv.Close() })
-	c := sms.New(base, account, password, timeout)
+	c := sms.New(base, account, password, patience)
 	if res := c.Send(context.Background(), request("a")); res.Outcome != sms.Sent {
 		t.Fatalf("Send = %+v", res) // caches the token
 	}
@@ -398,7 +411,7 @@ func TestCancelledBeforeSendIsNotSent(t *testing.T) {
 func TestCancelledInFlightIsUnknown(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	c := sms.New(e.url, account, password, 10*time.Second)
+	c := sms.New(e.url, account, password, patience)
 	addRule(t, e.fv, fakevendor.Rule{RefKey: "m-1", Mode: fakevendor.AcceptHang})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -416,20 +429,62 @@ func TestCancelledInFlightIsUnknown(t *testing.T) {
 	}
 }
 
+// deadlineOnCue is a context whose deadline passes when pass is called:
+// from then on it is done with context.DeadlineExceeded, as a context
+// from context.WithDeadline is once its time comes.
+type deadlineOnCue struct {
+	context.Context // Background: no values, no parent to end it
+	done            chan struct{}
+	once            sync.Once
+}
+
+func newDeadlineOnCue() *deadlineOnCue {
+	return &deadlineOnCue{Context: context.Background(), done: make(chan struct{})}
+}
+
+func (c *deadlineOnCue) pass()                 { c.once.Do(func() { close(c.done) }) }
+func (c *deadlineOnCue) Done() <-chan struct{} { return c.done }
+
+func (c *deadlineOnCue) Err() error {
+	select {
+	case <-c.done:
+		return context.DeadlineExceeded
+	default:
+		return nil
+	}
+}
+
 // A caller's deadline that ends while the request is in flight is a timeout.
+// The deadline passes once the vendor holds the request: a real one set
+// before the call could pass before the request left.
 func TestContextDeadlineInFlightIsUnknown(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	c := sms.New(e.url, account, password, 10*time.Second)
+	c := sms.New(e.url, account, password, patience)
 	addRule(t, e.fv, fakevendor.Rule{RefKey: "m-1", Mode: fakevendor.Hang})
 	if res := c.Send(context.Background(), request("warm")); res.Outcome != sms.Sent {
 		t.Fatalf("Send = %+v", res) // fetch the token outside the deadline
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-	defer cancel()
-	res := c.Send(ctx, request("m-1"))
-	if res.Outcome != sms.Unknown || res.Code != sms.CodeTimeout {
-		t.Fatalf("Send = %+v, want Unknown TIMEOUT", res)
+	ctx := newDeadlineOnCue()
+	defer ctx.pass()
+	done := make(chan sms.Result, 1)
+	go func() { done <- c.Send(ctx, request("m-1")) }()
+	testenv.Eventually(t, 5*time.Second, "the vendor holding the send", func() bool {
+		for _, call := range e.fv.CallLog() {
+			if call.RefKey == "m-1" {
+				return true
+			}
+		}
+		return false
+	})
+	ctx.pass()
+	select {
+	case res := <-done:
+		if res.Outcome != sms.Unknown || res.Code != sms.CodeTimeout {
+			t.Fatalf("Send = %+v, want Unknown TIMEOUT", res)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Send did not return after its deadline passed")
 	}
 }
 
@@ -442,7 +497,7 @@ func TestLookup(t *testing.T) {
 		t.Fatalf("Send = %+v", sent)
 	}
 	addRule(t, e.fv, fakevendor.Rule{RefKey: "hung", Mode: fakevendor.AcceptHang})
-	if res := e.client.Send(ctx, request("hung")); res.Outcome != sms.Unknown {
+	if res := e.hasty.Send(ctx, request("hung")); res.Outcome != sms.Unknown {
 		t.Fatalf("Send = %+v, want Unknown", res)
 	}
 
@@ -459,7 +514,7 @@ func TestLookup(t *testing.T) {
 	if err != nil || rep.Found || rep.Count != 0 || rep.RefKey != "never" {
 		t.Fatalf("Lookup(never) = %+v %v, want not found", rep, err)
 	}
-	if _, err := sms.New(refusedURL(t), account, password, timeout).Lookup(ctx, "ok"); err == nil {
+	if _, err := sms.New(refusedURL(t), account, password, patience).Lookup(ctx, "ok"); err == nil {
 		t.Fatal("Lookup against a closed port = nil error")
 	}
 }

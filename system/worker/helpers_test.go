@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -86,8 +87,12 @@ func newEnv(t *testing.T, tweak ...func(*config.Config)) *env {
 }
 
 func (e *env) newWorker() *worker.Worker {
-	v := sms.New(e.cfg.VendorURL, e.cfg.VendorAccount, e.cfg.VendorPassword, e.cfg.VendorTimeout)
-	return worker.New(e.cfg, e.db.Pool, e.clk, v, e.rec, slog.New(slog.DiscardHandler))
+	return worker.New(e.cfg, e.db.Pool, e.clk, newVendor(e), e.rec, slog.New(slog.DiscardHandler))
+}
+
+// newVendor is a client of e's fake vendor.
+func newVendor(e *env) *sms.Client {
+	return sms.New(e.cfg.VendorURL, e.cfg.VendorAccount, e.cfg.VendorPassword, e.cfg.VendorTimeout)
 }
 
 // start starts the worker; it is stopped in cleanup (before the vendor and
@@ -242,7 +247,15 @@ func (e *env) expectParked(mid, reason string) amqp.Delivery {
 	if got, _ := d.Headers[broker.HeaderFailureReason].(string); got != reason {
 		e.t.Fatalf("parked %s with reason %q, want %q", mid, got, reason)
 	}
-	if _, ok := e.history(mid); ok {
+	// A pre-check block parks without a history row; a park after the
+	// vendor's refusals or at the delivery limit is on record as FAILED
+	// (written once the copy is parked and alerted: waited for).
+	if strings.HasPrefix(reason, "VENDOR_REJECTED:") || strings.HasPrefix(reason, "DELIVERY_LIMIT") {
+		testenv.Eventually(e.t, 10*time.Second, fmt.Sprintf("FAILED history row for parked %s", mid), func() bool {
+			r, ok := e.history(mid)
+			return ok && r.Status == inbox.StatusFailed
+		})
+	} else if _, ok := e.history(mid); ok {
 		e.t.Fatalf("parked %s left a history row", mid)
 	}
 	if n := e.fv.Count(mid); n != 0 {

@@ -13,20 +13,26 @@ import (
 // leaves the worker alone.
 func TestPolicyFor(t *testing.T) {
 	prod := policyFor("")
-	want := policy{reconnect: true, claim: true, parkReason: true}
+	want := policy{reconnect: true, claim: true, parkReason: true, recordPark: true}
 	if prod != want {
 		t.Fatalf("policyFor(\"\") = %+v, want %+v", prod, want)
 	}
 	changes := map[string][]string{
-		canary.NoReconnect:       {"reconnect"},
-		canary.AutoAck:           {"ackOnDelivery"},
-		canary.NoDedup:           {"claim", "ignorePeek"},
-		canary.CheckThenAct:      {"claim"},
-		canary.ReleaseOnCancel:   {"releaseOnCancel"},
-		canary.AckBeforeResult:   {"ackBeforeResult"},
-		canary.RetryUnknown:      {"retryUnknown"},
-		canary.ParkWithoutReason: {"parkReason"},
-		canary.AckFailedRelease:  {"ackFailedRelease"},
+		canary.NoReconnect:        {"reconnect"},
+		canary.AutoAck:            {"ackOnDelivery"},
+		canary.NoDedup:            {"claim", "ignorePeek"},
+		canary.CheckThenAct:       {"claim"},
+		canary.ReleaseOnCancel:    {"releaseOnCancel"},
+		canary.AckBeforeResult:    {"ackBeforeResult"},
+		canary.RetryUnknown:       {"retryUnknown"},
+		canary.ParkWithoutReason:  {"parkReason"},
+		canary.AckFailedRelease:   {"ackFailedRelease"},
+		canary.AlertOnRetry:       {"alertOnRetry"},
+		canary.ConsentAtRelayOnly: {"skipConsent"},
+		canary.AdHoursUTC:         {"utcAdHours"},
+		canary.RequeueOnDBFailure: {"requeueOnDBFailure"},
+		canary.AlertBeforePark:    {"alertBeforePark"},
+		canary.ParkUnrecorded:     {"recordPark"},
 	}
 	for _, bug := range canary.Names {
 		got := differing(prod, policyFor(bug))

@@ -232,36 +232,49 @@ func (w *Worker) Handle(ctx context.Context, d amqp.Delivery) {
 		w.requeue(d, mid, "stopping before claim")
 		return
 	}
+	// Step 1: peek. A database that does not answer is the worker's
+	// failure, not the message's: the worker holds the delivery and asks
+	// again (peekHeld), so the delivery count, and the limit below, count
+	// only the copies handed back by a worker that died or lost its
+	// channel.
+	status, err := w.peekHeld(ctx, mid)
+	if w.policy.ignorePeek {
+		status = ""
+	}
+	// A FAILED row is a park on record: final for every copy but the
+	// parked one an operator moved back, which reclaims it.
+	reclaim := status == inbox.StatusFailed && w.policy.recordPark && parkedCopy(d)
+	if err == nil && status != "" && !reclaim {
+		w.ack(d, mid, history.StepPeek, "history row exists")
+		return
+	}
+	if err != nil && !w.policy.requeueOnDBFailure {
+		// Stopping while the database did not answer: nothing was sent,
+		// the next consumer peeks again.
+		w.requeue(d, mid, "stopping: peek not answered")
+		return
+	}
 	if n := deliveryCount(d); n >= int64(w.cfg.DeliveryLimit) {
 		// The delivery limit is ours to enforce: parked here, the message
 		// carries its reason and has its alert. RabbitMQ's own limit sits
 		// DeliverySlack returns higher, for a worker that dies while it
 		// parks; left to RabbitMQ, a worker killed on the last delivery
-		// let the broker dead-letter it with neither.
+		// let the broker dead-letter it with neither. It comes after the
+		// peek: a copy of a message already handled (its result written,
+		// the ack lost) is acked there, never parked with an alert that
+		// tells of a loss.
 		p, _ := notification.Decode(d.Body)
-		w.park(ctx, d, p, fmt.Sprintf("DELIVERY_LIMIT: delivered %d times", n+1))
+		w.parkAtLimit(ctx, d, p, fmt.Sprintf("DELIVERY_LIMIT: delivered %d times", n+1), reclaim)
 		return
 	}
-	// Step 1: peek.
-	exists, err := inbox.Exists(ctx, w.pool, mid)
-	if w.policy.ignorePeek {
-		exists = false
-	}
 	if err != nil {
-		w.log.Error("peek failed", history.KeyEvent, history.PeekFailed, history.KeyMessageID, mid, history.KeyErr, err)
-		w.pause(ctx)
+		// The RequeueOnDBFailure canary: handed back at the first failure.
 		w.requeue(d, mid, "peek failed")
 		return
 	}
-	if exists {
-		w.ack(d, mid, history.StepPeek, "history row exists")
-		return
-	}
-	// Step 2: pre-checks.
-	p, rendered, reason, skip, err := w.precheck(ctx, mid, d.Body)
+	// Step 2: pre-checks, held likewise while the database fails.
+	p, rendered, reason, skip, err := w.precheckHeld(ctx, mid, d.Body)
 	if err != nil {
-		w.log.Error("pre-check failed", history.KeyEvent, history.PrecheckFailed, history.KeyMessageID, mid, history.KeyErr, err)
-		w.pause(ctx)
 		w.requeue(d, mid, "pre-check failed")
 		return
 	}
@@ -271,7 +284,7 @@ func (w *Worker) Handle(ctx context.Context, d amqp.Delivery) {
 			w.ack(d, mid, history.StepSkip, "skipped: "+reason)
 			return
 		}
-		w.park(ctx, d, p, reason)
+		w.park(ctx, d, p, reason, nil)
 		return
 	}
 	if ctx.Err() != nil {
@@ -283,10 +296,45 @@ func (w *Worker) Handle(ctx context.Context, d amqp.Delivery) {
 	if !w.policy.releaseOnCancel {
 		ctx = context.WithoutCancel(ctx)
 	}
-	w.claimAndSend(ctx, d, p, rendered)
+	w.claimAndSend(ctx, d, p, rendered, reclaim)
 }
 
-// pause slows a redelivery loop while the database is unreachable.
+// peekHeld peeks the inbox for mid, asking again after each failure
+// (every in-listener-delay) while the delivery is held, until the database
+// answers or ctx ends; err is the last failure then. Under the
+// RequeueOnDBFailure canary it gives up at the first failure (after the
+// pause), and the delivery goes back to the queue.
+func (w *Worker) peekHeld(ctx context.Context, mid string) (string, error) {
+	for {
+		status, err := inbox.Peek(ctx, w.pool, mid)
+		if err == nil {
+			return status, nil
+		}
+		w.log.Error("peek failed", history.KeyEvent, history.PeekFailed, history.KeyMessageID, mid, history.KeyErr, err)
+		w.pause(ctx)
+		if ctx.Err() != nil || w.policy.requeueOnDBFailure {
+			return "", err
+		}
+	}
+}
+
+// precheckHeld runs the pre-checks as peekHeld peeks: an infrastructure
+// error is asked again while the delivery is held.
+func (w *Worker) precheckHeld(ctx context.Context, mid string, body []byte) (p notification.Payload, r notification.Rendered, reason string, skip bool, err error) {
+	for {
+		p, r, reason, skip, err = w.precheck(ctx, mid, body)
+		if err == nil {
+			return p, r, reason, skip, nil
+		}
+		w.log.Error("pre-check failed", history.KeyEvent, history.PrecheckFailed, history.KeyMessageID, mid, history.KeyErr, err)
+		w.pause(ctx)
+		if ctx.Err() != nil || w.policy.requeueOnDBFailure {
+			return p, r, reason, skip, err
+		}
+	}
+}
+
+// pause slows the questions to a database that does not answer.
 func (w *Worker) pause(ctx context.Context) {
 	select {
 	case <-ctx.Done():
@@ -297,7 +345,11 @@ func (w *Worker) pause(ctx context.Context) {
 // precheck returns a block reason (skip: ack without a history row; else
 // park) or an infrastructure error (requeue).
 func (w *Worker) precheck(ctx context.Context, mid string, body []byte) (p notification.Payload, r notification.Rendered, reason string, skip bool, err error) {
-	v, err := precheck.Check(ctx, w.pool, &w.cfg, w.clock.Now(), mid, body)
+	now := w.clock.Now()
+	if w.policy.utcAdHours {
+		now = now.UTC()
+	}
+	v, err := precheck.Run(ctx, w.pool, &w.cfg, now, mid, body, precheck.Options{SkipConsent: w.policy.skipConsent})
 	return v.Payload, v.Rendered, v.Reason, v.Skip, err
 }
 
@@ -319,7 +371,7 @@ func retryCount(d amqp.Delivery) int {
 
 // claimAndSend runs steps 3–5 on ctx (detached from cancellation, unless
 // the ReleaseOnCancel canary is armed).
-func (w *Worker) claimAndSend(ctx context.Context, d amqp.Delivery, p notification.Payload, r notification.Rendered) {
+func (w *Worker) claimAndSend(ctx context.Context, d amqp.Delivery, p notification.Payload, r notification.Rendered, reclaim bool) {
 	mid := d.MessageId
 	c := inbox.Claim{MessageID: mid, OutboxID: p.OutboxID, DedupKey: p.DedupKey, Kind: string(p.Kind), Phone: p.Phone}
 	for attempt := 0; ; attempt++ {
@@ -329,7 +381,10 @@ func (w *Worker) claimAndSend(ctx context.Context, d amqp.Delivery, p notificati
 		// (what lets the reconciler trust a final "never received").
 		claimedAt := w.clock.Now()
 		won, err := true, error(nil)
-		if w.policy.claim {
+		switch {
+		case reclaim && attempt == 0:
+			won, err = inbox.Reclaim(ctx, w.pool, mid, claimedAt)
+		case w.policy.claim:
 			won, err = inbox.TryClaim(ctx, w.pool, c, claimedAt)
 		}
 		if err == nil {
@@ -366,7 +421,7 @@ func (w *Worker) claimAndSend(ctx context.Context, d amqp.Delivery, p notificati
 
 		// Step 4: send.
 		res := w.vendor.Send(ctx, sms.Request{RefKey: mid, Phone: p.Phone, From: w.cfg.SenderNumber,
-			TemplateCode: r.TemplateCode, Text: r.Text, Fallback: r.Fallback, ExpireAt: claimedAt.Add(w.cfg.VendorAcceptWindow)})
+			TemplateCode: r.TemplateCode, Text: r.Text, Fallback: r.Fallback, ExpireAt: w.deadline(claimedAt, p.Advertising)})
 		w.log.Info("vendor call", history.KeyEvent, history.VendorCall, history.KeyMessageID, mid, history.KeyOutcome, res.Outcome.String(),
 			history.KeyCode, res.Code, history.KeyAttempt, attempt+1)
 		acked := false
@@ -406,7 +461,14 @@ func (w *Worker) claimAndSend(ctx context.Context, d amqp.Delivery, p notificati
 			w.ack(d, mid, history.StepUnknown, "vendor outcome unknown: ERROR, never retried")
 			return
 		}
-		// Definitely not sent: free the claim, then retry. A release that
+		// Definitely not sent. The last refusal parks the message with
+		// its claim held, and records the park (parkClaimed).
+		final := attempt >= w.cfg.InListenerRetries && retryCount(d) >= w.cfg.RetryMax
+		if final && w.policy.recordPark {
+			w.park(ctx, d, p, "VENDOR_REJECTED:"+res.Code, &c)
+			return
+		}
+		// Otherwise: free the claim, then retry. A release that
 		// failed may have committed all the same (its answer lost): the
 		// message goes back to the queue, never acked. Its copy then finds
 		// either no row (the release committed) and sends — nothing was
@@ -428,10 +490,14 @@ func (w *Worker) claimAndSend(ctx context.Context, d amqp.Delivery, p notificati
 		}
 		n := retryCount(d)
 		if n < w.cfg.RetryMax {
-			w.republish(ctx, d, broker.KeyRetry, amqp.Table{broker.HeaderRetryCount: int32(n + 1)}, history.StepRetry)
+			if w.policy.alertOnRetry {
+				w.alerts.Send(ctx, alert.Alert{Kind: alert.KindParked, OutboxID: p.OutboxID, MessageID: d.MessageId,
+					DedupKey: p.DedupKey, Reason: "VENDOR_REJECTED:" + res.Code, Instance: w.cfg.Instance, At: w.clock.Now()})
+			}
+			w.republish(ctx, d, broker.KeyRetry, amqp.Table{broker.HeaderRetryCount: int32(n + 1)}, history.StepRetry, nil, nil)
 			return
 		}
-		w.park(ctx, d, p, "VENDOR_REJECTED:"+res.Code)
+		w.park(ctx, d, p, "VENDOR_REJECTED:"+res.Code, nil)
 		return
 	}
 }
@@ -485,57 +551,6 @@ func (w *Worker) release(ctx context.Context, c inbox.Claim, p notification.Payl
 		return false
 	}
 	w.log.Info("claim released", history.KeyEvent, history.Release, history.KeyMessageID, c.MessageID)
-	return true
-}
-
-// park moves d to the consumer-less parking queue with its reason. Nothing
-// looks at a parked message again, so its alert goes out first: if the
-// republish then fails, d is requeued and alerted again (twice, never
-// none).
-func (w *Worker) park(ctx context.Context, d amqp.Delivery, p notification.Payload, reason string) {
-	w.alerts.Send(ctx, alert.Alert{Kind: alert.KindParked, OutboxID: p.OutboxID, MessageID: d.MessageId,
-		DedupKey: p.DedupKey, Reason: reason, Instance: w.cfg.Instance, At: w.clock.Now()})
-	extra := amqp.Table{broker.HeaderFailureReason: reason}
-	if !w.policy.parkReason {
-		extra = nil
-	}
-	if w.republish(ctx, d, broker.KeyParking, extra, history.StepPark) {
-		killpoint.Hit(killpoint.WorkerAfterPark)
-		w.log.Warn("parked", history.KeyEvent, history.Park, history.KeyMessageID, d.MessageId, history.KeyOutboxID, p.OutboxID, history.KeyReason, reason)
-	}
-}
-
-// republish copies d (same message_id, headers merged) to routing key and
-// acks it once the broker confirmed, at step what (history.StepRetry or
-// history.StepPark); otherwise it requeues d.
-func (w *Worker) republish(ctx context.Context, d amqp.Delivery, key string, extra amqp.Table, what string) bool {
-	h := amqp.Table{}
-	for k, v := range d.Headers {
-		h[k] = v
-	}
-	// The copy is a new message to its queue. RabbitMQ 3.10 overwrites
-	// x-delivery-count on every delivery, but a broker that sets it only
-	// on redeliveries would let a copied count read as returns the copy
-	// never had, and park it early.
-	delete(h, headerDeliveryCount)
-	for k, v := range extra {
-		h[k] = v
-	}
-	// Said before the publish: a copy this process may have put on the
-	// queue is on record even if it dies before it learns the outcome
-	// (the checker's republish bound counts it).
-	w.log.Info("republishing", history.KeyEvent, history.Republish, history.KeyMessageID, d.MessageId, history.KeyTo, key)
-	res, err := w.pub.PublishBatch(ctx, []publisher.Message{{MessageID: d.MessageId, RoutingKey: key, Body: d.Body, Headers: h}})
-	if err == nil && res[0].Outcome != publisher.Confirmed {
-		err = fmt.Errorf("%s: %v", res[0].Outcome, res[0].Err)
-	}
-	if err != nil {
-		// history.RetryFailed or history.ParkFailed.
-		w.log.Error("republish failed", history.KeyEvent, what+"-failed", history.KeyMessageID, d.MessageId, history.KeyErr, err)
-		w.requeue(d, d.MessageId, what+" failed")
-		return false
-	}
-	w.ack(d, d.MessageId, what, what)
 	return true
 }
 

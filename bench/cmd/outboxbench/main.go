@@ -1,7 +1,8 @@
 // Command outboxbench runs the throughput benchmark of package bench against
 // the local PostgreSQL and RabbitMQ (or OUTBOXCHAOS_PG_URL and
 // OUTBOXCHAOS_AMQP_URL), prints the table and the machine-readable key lines
-// to stdout, progress to stderr, and writes reports/PERFORMANCE.md.
+// to stdout, progress to stderr, and writes artifacts/PERFORMANCE.md (make
+// bench writes the committed reports/PERFORMANCE.md with -out).
 //
 //	go run ./bench/cmd/outboxbench                 # make bench
 //	go run ./bench/cmd/outboxbench -quick          # make bench-quick
@@ -19,12 +20,12 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"regexp"
 	"runtime/pprof"
 	"syscall"
 
 	"github.com/outboxchaos/outboxchaos/bench"
+	"github.com/outboxchaos/outboxchaos/reports"
 	"github.com/outboxchaos/outboxchaos/system/config"
 )
 
@@ -46,7 +47,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	quick := fs.Bool("quick", false, "small sizes for CI (well under a minute)")
 	n := fs.Int("n", 0, "backlog rows per relay measurement; the raw publish and relay SQL sizes follow it (default 30000, or 4000 with -quick)")
-	out := fs.String("out", "reports/PERFORMANCE.md", "write the Markdown report here ('' to skip)")
+	out := fs.String("out", "artifacts/PERFORMANCE.md", "write the Markdown report here ('' to skip; make bench: reports/PERFORMANCE.md, the committed page)")
 	only := fs.String("only", "", "run only the measurements whose ID matches this regular expression")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of this process to the file")
 	pgURL := fs.String("pg-url", defaults.PGURL, "PostgreSQL URL (env OUTBOXCHAOS_PG_URL)")
@@ -135,11 +136,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	md := rep.Markdown()
 	fmt.Fprint(stdout, rep.Appendix())
 	if *out != "" {
-		if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
-			fmt.Fprintf(stderr, "outboxbench: %v\n", err)
-			return 1
-		}
-		if err := os.WriteFile(*out, []byte(md), 0o644); err != nil {
+		if err := reports.WritePage(*out, []byte(md)); err != nil {
 			fmt.Fprintf(stderr, "outboxbench: write report: %v\n", err)
 			return 1
 		}

@@ -1,4 +1,4 @@
-// Command peer-jetstream runs seed 004's system as a relay under test
+// Command peer-jetstream runs the JetStream design as a relay under test
 // (peers/jetstream): its relay (row locks held across the JetStream
 // publish, Nats-Msg-Id dedup) and its idempotent consumer:
 // peer-jetstream <migrate|enqueue|relay|consume|settings|backfill> --impl jetstream.

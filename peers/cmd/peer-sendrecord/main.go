@@ -1,4 +1,4 @@
-// Command peer-sendrecord runs seed 000's "send, then record" batch as a
+// Command peer-sendrecord runs the "send, then record" batch as a
 // relay under test (peers/sendrecord): peer-sendrecord
 // <migrate|enqueue|relay|settings|backfill> --impl sendrecord.
 package main

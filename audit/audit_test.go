@@ -1,0 +1,274 @@
+package audit_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/outboxchaos/outboxchaos/audit"
+	"github.com/outboxchaos/outboxchaos/audit/audittest"
+	"github.com/outboxchaos/outboxchaos/checker"
+	"github.com/outboxchaos/outboxchaos/system/testenv"
+)
+
+// run audits db with the files, as the command would.
+func run(t *testing.T, url, schema string, f audittest.Files, allowWrite bool) (audit.Result, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	return audit.Run(ctx, audit.Options{Query: audit.Query{URL: url, Schema: schema, AllowWriteRole: allowWrite},
+		ReportPath: f.Report, AlertsPath: f.Alerts, Settings: audit.Defaults()})
+}
+
+// A clean data set passes every judged invariant, as a read-only role,
+// and the messages in flight within their deadlines are set aside, not
+// judged stuck or lost.
+func TestAuditCleanDataSetPasses(t *testing.T) {
+	t.Parallel()
+	db := testenv.NewMigratedSchema(t)
+	files := audittest.Clean(t, db, t.TempDir())
+	res, err := run(t, audittest.ReadOnlyRole(t, db), db.Schema, files, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.OK() {
+		var b strings.Builder
+		_ = res.Markdown(&b)
+		t.Fatalf("clean data set: broken %v\n%s", res.Broken(), b.String())
+	}
+	for _, mid := range []string{checker.MessageID(6), checker.MessageID(7), checker.MessageID(8), checker.MessageID(9)} {
+		if res.InFlight[mid] == "" {
+			t.Errorf("%s not set aside as in flight: %v", mid, res.InFlight)
+		}
+	}
+	if len(res.InFlight) != 4 {
+		t.Errorf("in flight: %v, want 4 messages", res.InFlight)
+	}
+	if res.Fates[checker.FateOnce] != 4 || res.Fates[checker.FateLostVisibly] != 1 {
+		t.Errorf("fates %v: want 4 delivered once, 1 lost visibly", res.Fates)
+	}
+}
+
+// Every planted anomaly is found, each by its invariant, exactly: the
+// right number of violations naming the right messages, and nothing
+// else broken.
+func TestAuditFindsEachPlantedAnomalyExactly(t *testing.T) {
+	t.Parallel()
+	db := testenv.NewMigratedSchema(t)
+	files, want := audittest.Planted(t, db, t.TempDir())
+	res, err := run(t, db.URL, db.Schema, files, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := map[string][]string{
+		"nothing-unexpected":    {"notification-outbox-999999"},
+		"nothing-twice":         {"notification-outbox-11", "notification-outbox-12"},
+		"nothing-lost-silently": {"notification-outbox-13"},
+		"nothing-stuck":         {"notification-outbox-16", "notification-outbox-17"},
+		"settlements-agree":     {"notification-outbox-15"},
+		"right-time":            {"notification-outbox-19"},
+		"true-alerts":           {"notification-outbox-14", "notification-outbox-15"},
+		"statuses-agree":        {"notification-outbox-14"},
+		"errors-settled":        {"notification-outbox-18"},
+	}
+	for _, v := range res.Invariants {
+		if v.NotJudged != "" {
+			if want[v.Name] > 0 {
+				t.Errorf("%s not judged: %s", v.Name, v.NotJudged)
+			}
+			continue
+		}
+		var mids []string
+		for _, f := range v.Findings {
+			if len(f.Messages) == 0 {
+				t.Errorf("%s: %q names no message", v.Name, f.Detail)
+			}
+			for _, m := range f.Messages {
+				mids = append(mids, m.MessageID)
+			}
+		}
+		slices.Sort(mids)
+		if len(v.Findings) != want[v.Name] || !slices.Equal(mids, named[v.Name]) {
+			t.Errorf("%s: %d violations naming %v, want %d naming %v: %v", v.Name, len(v.Findings), mids, want[v.Name], named[v.Name], v.Findings)
+		}
+	}
+	// A violation carries its rows and report lines: both copies of the
+	// message sent twice by dedup key, the stuck row's lease.
+	twice, _ := res.Verdict("nothing-twice")
+	for _, f := range twice.Findings {
+		m := f.Messages[0]
+		if m.Outbox == nil || len(m.Inbox) != 1 || len(m.Report) != 2 {
+			t.Errorf("nothing-twice %s: outbox %v, %d inbox rows, %d report lines; want the row, 1, 2", m.MessageID, m.Outbox, len(m.Inbox), len(m.Report))
+		}
+	}
+	var page strings.Builder
+	if err := res.Markdown(&page); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"report line 6: `refkey=legacy-12", "claimed_until=", "## nothing-twice: 2 violations (delivered twice)", "**FAIL**"} {
+		if !strings.Contains(page.String(), s) {
+			t.Errorf("page has no %q:\n%s", s, page.String())
+		}
+	}
+}
+
+// A role that may write the audited tables is refused, naming the table
+// and the flag; --allow-write-role lets it through.
+func TestAuditRefusesAWritableRole(t *testing.T) {
+	t.Parallel()
+	db := testenv.NewMigratedSchema(t)
+	files := audittest.Clean(t, db, t.TempDir())
+	_, err := run(t, db.URL, db.Schema, files, false)
+	var refused *audit.RefusedError
+	if !errors.As(err, &refused) || !strings.Contains(err.Error(), "notification_outbox") || !strings.Contains(err.Error(), "--allow-write-role") {
+		t.Fatalf("err %v: want a refusal naming the table and --allow-write-role", err)
+	}
+	if _, err := run(t, db.URL, db.Schema, files, true); err != nil {
+		t.Fatalf("with --allow-write-role: %v", err)
+	}
+}
+
+// A schema without the tables, a malformed report line and an
+// unreachable database are not judged, each saying why.
+func TestAuditCannotJudge(t *testing.T) {
+	t.Parallel()
+	db := testenv.NewSchema(t)
+	dir := t.TempDir()
+	ok := audittest.Files{Report: audittest.WriteCSV(t, dir)}
+	bad := audittest.Files{Report: audittest.WriteFile(t, dir, "bad.csv", "refkey,status,at\nnotification-outbox-1,SENT,2026-01-01T09:00:00Z\nnotification-outbox-2,SENT,yesterday\n")}
+	for _, c := range []struct {
+		name, url string
+		files     audittest.Files
+		want      string
+	}{
+		{"missing table", db.URL, ok, "table " + db.Schema + ".notification_outbox does not exist"},
+		{"malformed line", db.URL, bad, "bad.csv: line 3: time \"yesterday\""},
+		{"unreachable", "postgres://postgres@127.0.0.1:1/test?sslmode=disable", ok, "unreachable"},
+	} {
+		_, err := run(t, c.url, db.Schema, c.files, true)
+		var nj *audit.NotJudgedError
+		if !errors.As(err, &nj) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err %v; want not judged, saying %q", c.name, err, c.want)
+		}
+	}
+}
+
+// Each malformed line is named by its number, in either format.
+func TestAuditReportLineNumbers(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ format, text, want string }{
+		{audit.FormatCSV, "refkey,status\na,SENT\n,SENT\n", "line 3: no refkey"},
+		{audit.FormatCSV, "refkey,status\na,SENT\nb,SENT,extra\n", "line 3: "},
+		{audit.FormatCSV, "refkey,status\na,SENT\n\nb,DELIVERED\n", "line 4: status \"DELIVERED\""},
+		{audit.FormatCSV, "msg,status\n", "line 1: no \"refkey\" column"},
+		{audit.FormatJSONL, "{\"refkey\":\"a\"}\n\n{\"refkey\":\n", "line 3: not a JSON object"},
+		{audit.FormatJSONL, "{\"refkey\":\"a\",\"at\":\"2026-01-01T09:00:00+09:00\"}\n{\"status\":\"SENT\"}\n", "line 2: no refkey"},
+	} {
+		_, err := audit.ReadReport(strings.NewReader(c.text), c.format, nil)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s %q: err %v, want %q", c.format, c.text, err, c.want)
+		}
+	}
+	cols, err := audit.ParseColumns("refkey=msg_id,at=delivered_at")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines, err := audit.ReadReport(strings.NewReader("msg_id,delivered_at\nx,2026-01-01T09:00:00+09:00\n"), audit.FormatCSV, cols)
+	if err != nil || len(lines) != 1 || lines[0].RefKey != "x" || lines[0].Status != audit.ReportSent || lines[0].Line != 2 {
+		t.Errorf("mapped columns: %v, %v", lines, err)
+	}
+}
+
+// The alert log takes the pipeline's alerts or the webhook's bodies, and
+// names a bad line.
+func TestAuditAlertLog(t *testing.T) {
+	t.Parallel()
+	got, err := audit.ReadAlerts(strings.NewReader(`{"kind":"EXPIRED","outbox_id":3}` + "\n" +
+		`{"text":":rotating_light: PARKED","outboxchaos":{"kind":"PARKED","message_id":"notification-outbox-4","reason":"DELIVERY_LIMIT"}}` + "\n"))
+	if err != nil || len(got) != 2 || got[0].OutboxID != 3 || got[1].Kind != checker.AlertParked || got[1].Reason != "DELIVERY_LIMIT" {
+		t.Errorf("alerts %v, %v", got, err)
+	}
+	if _, err := audit.ReadAlerts(strings.NewReader("{\"kind\":\"EXPIRED\"}\n{\"outbox_id\":3}\n")); err == nil || !strings.Contains(err.Error(), "line 2") {
+		t.Errorf("an alert without a kind: err %v", err)
+	}
+}
+
+// The audit writes its page (and JSON) where it is told, and the JSON
+// holds each invariant's verdict.
+func TestAuditWritesItsPages(t *testing.T) {
+	t.Parallel()
+	res := audit.Judge(audit.Build(audit.Data{Outbox: []audit.OutboxRecord{{ID: 1, DedupKey: "GRADE_RENEWAL:1", Kind: "GRADE_RENEWAL", Status: "PUBLISHED"}},
+		Inbox:  []audit.InboxRecord{{ID: 1, MessageID: checker.MessageID(1), OutboxID: 1, Status: "SENT"}},
+		Report: []audit.ReportLine{{Line: 2, RefKey: checker.MessageID(1), Status: audit.ReportSent}}}, audit.Defaults()), audit.Defaults())
+	dir := filepath.Join(t.TempDir(), "out")
+	paths, err := res.Write(dir, true)
+	if err != nil || len(paths) != 2 {
+		t.Fatalf("write: %v %v", paths, err)
+	}
+	js, err := os.ReadFile(filepath.Join(dir, "audit.json"))
+	if err != nil || !regexp.MustCompile(`"name": "nothing-twice",\s+"doc": "[^"]+",\s+"category": "delivered twice",\s+"valid": true`).Match(js) {
+		t.Errorf("audit.json: %v\n%s", err, js)
+	}
+}
+
+// Every checker invariant is one the audit knows how to feed, or says
+// why not: a new invariant must be placed.
+func TestAuditKnowsEveryInvariant(t *testing.T) {
+	t.Parallel()
+	for _, inv := range checker.Invariants {
+		if !audit.Known(inv.Name) {
+			t.Errorf("the audit does not place checker invariant %s: judge it or say why not (judge.go, uses)", inv.Name)
+		}
+	}
+}
+
+// --from and --to bound the outbox rows by created_at; inbox rows and
+// report lines follow their rows, and a line of a row outside the range,
+// or of no row and dated outside it, is left out and counted. A schema
+// without a members table is audited all the same.
+func TestAuditRange(t *testing.T) {
+	t.Parallel()
+	db := testenv.NewMigratedSchema(t)
+	if _, err := db.Pool.Exec(context.Background(), `DROP TABLE members`); err != nil {
+		t.Fatal(err)
+	}
+	now := audittest.Now()
+	from, to := now.Add(-10*time.Hour), now.Add(-5*time.Hour)
+	audittest.SeedOutbox(t, db,
+		audittest.Outbox{ID: 1, Created: from.Add(-time.Hour)}, // before
+		audittest.Outbox{ID: 2, Created: from},                 // in (inclusive)
+		audittest.Outbox{ID: 3, Created: to.Add(-time.Minute)}, // in
+		audittest.Outbox{ID: 4, Created: to},                   // after (exclusive)
+	)
+	audittest.SeedInbox(t, db, audittest.Inbox{OutboxID: 1, Created: from.Add(-time.Hour)}, audittest.Inbox{OutboxID: 2, Created: from},
+		audittest.Inbox{OutboxID: 3, Created: to.Add(-time.Minute)}, audittest.Inbox{OutboxID: 4, Created: to})
+	dir := t.TempDir()
+	files := audittest.Files{Report: audittest.WriteCSV(t, dir,
+		audittest.Line{RefKey: checker.MessageID(1), At: from},
+		audittest.Line{RefKey: checker.MessageID(1), At: from}, // twice, but outside the range
+		audittest.Line{RefKey: checker.MessageID(2), At: from},
+		audittest.Line{RefKey: checker.MessageID(3), At: to},
+		audittest.Line{RefKey: checker.MessageID(4), At: to},
+		audittest.Line{RefKey: "stray-before", At: from.Add(-time.Hour)}, // no row, dated outside
+		audittest.Line{RefKey: "stray-inside", At: from.Add(time.Hour)},  // no row, dated inside
+	)}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := audit.Run(ctx, audit.Options{Query: audit.Query{URL: db.URL, Schema: db.Schema, From: from, To: to, AllowWriteRole: true},
+		ReportPath: files.Report, Settings: audit.Defaults()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Outbox != 2 || res.Inbox != 2 || res.Report != 3 || res.OutOfRange != 4 {
+		t.Errorf("read %d outbox rows, %d inbox rows, %d report lines (%d out of range); want 2, 2, 3 (4)", res.Outbox, res.Inbox, res.Report, res.OutOfRange)
+	}
+	if got := res.Broken(); !slices.Equal(got, []string{"nothing-unexpected"}) {
+		t.Errorf("broken %v, want only nothing-unexpected (the stray line inside the range)", got)
+	}
+}

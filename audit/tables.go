@@ -1,0 +1,261 @@
+package audit
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/outboxchaos/outboxchaos/system/preflight"
+)
+
+// The tables the audit reads, by the design's names; members is optional.
+const (
+	OutboxTable  = "notification_outbox"
+	InboxTable   = "notification_histories"
+	MembersTable = "members"
+)
+
+// Query says which database, schema and time range to read.
+type Query struct {
+	URL    string
+	Schema string
+	// From and To bound the outbox rows audited by created_at (From
+	// inclusive, To exclusive; zero: unbounded). Inbox rows and report
+	// lines follow their outbox rows.
+	From, To time.Time
+	// AllowWriteRole lets a role that may write the audited tables run
+	// the audit (its transaction is read-only all the same).
+	AllowWriteRole bool
+}
+
+// Read reads the outbox and inbox rows of q's range (and the members'
+// consent, when the schema has a members table) in one REPEATABLE READ,
+// READ ONLY transaction, and keeps the report lines that belong to them:
+// a line whose refkey names a row outside the range is left out (counted
+// in Data.OutOfRange), as is a line of no row at all dated outside it.
+func Read(ctx context.Context, q Query, report []ReportLine) (Data, error) {
+	var d Data
+	if err := preflight.Postgres(ctx, q.URL); err != nil {
+		return d, notJudged(fmt.Errorf("cannot audit: %w", err))
+	}
+	conn, err := pgx.Connect(ctx, q.URL)
+	if err != nil {
+		return d, notJudged(fmt.Errorf("connect to Postgres: %w", err))
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	if err := checkTables(ctx, conn, q); err != nil {
+		return d, err
+	}
+	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return d, notJudged(fmt.Errorf("begin the read-only transaction: %w", err))
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	if err := tx.QueryRow(ctx, `SELECT transaction_timestamp()`).Scan(&d.Now); err != nil {
+		return d, notJudged(fmt.Errorf("read the snapshot's time: %w", err))
+	}
+	if d.Outbox, err = readOutbox(ctx, tx, q); err != nil {
+		return d, notJudged(err)
+	}
+	if d.Inbox, err = readInbox(ctx, tx, q); err != nil {
+		return d, notJudged(err)
+	}
+	if d.Consent, err = readConsent(ctx, tx, q.Schema); err != nil {
+		return d, notJudged(err)
+	}
+	if d.Report, d.OutOfRange, err = scope(ctx, tx, q, d, report); err != nil {
+		return d, notJudged(err)
+	}
+	slog.Debug("audit read", "outbox", len(d.Outbox), "inbox", len(d.Inbox), "report", len(d.Report), "out_of_range", d.OutOfRange)
+	return d, nil
+}
+
+// table is schema.name, quoted.
+func table(schema, name string) string { return pgx.Identifier{schema, name}.Sanitize() }
+
+// checkTables fails when an audited table is missing (not judged) or the
+// role may write one and q does not allow it (refused).
+func checkTables(ctx context.Context, conn *pgx.Conn, q Query) error {
+	var role string
+	if err := conn.QueryRow(ctx, `SELECT current_user`).Scan(&role); err != nil {
+		return notJudged(fmt.Errorf("read the current role: %w", err))
+	}
+	for _, name := range []string{OutboxTable, InboxTable} {
+		var exists, writes bool
+		err := conn.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, table(q.Schema, name)).Scan(&exists)
+		if err != nil {
+			return notJudged(fmt.Errorf("look up table %s.%s: %w", q.Schema, name, err))
+		}
+		if !exists {
+			return notJudged(fmt.Errorf("table %s.%s does not exist: is --schema right, and the role allowed to see it?", q.Schema, name))
+		}
+		err = conn.QueryRow(ctx, `SELECT has_table_privilege($1, 'INSERT, UPDATE, DELETE')`, table(q.Schema, name)).Scan(&writes)
+		if err != nil {
+			return notJudged(fmt.Errorf("read the privileges of role %s on %s.%s: %w", role, q.Schema, name, err))
+		}
+		if writes && !q.AllowWriteRole {
+			return &RefusedError{Err: fmt.Errorf("role %s may INSERT, UPDATE or DELETE %s.%s: run the audit as a role granted SELECT only, "+
+				"or pass --allow-write-role (the audit's transaction is read-only either way)", role, q.Schema, name)}
+		}
+	}
+	return nil
+}
+
+// inRange is the SQL condition that col lies in [$1, $2), either bound
+// NULL meaning none.
+func inRange(col string) string {
+	return fmt.Sprintf("(($1::timestamptz IS NULL OR %[1]s >= $1) AND ($2::timestamptz IS NULL OR %[1]s < $2))", col)
+}
+
+// bounds are q's range as query arguments (nil: unbounded).
+func bounds(q Query) []any {
+	arg := func(t time.Time) any {
+		if t.IsZero() {
+			return nil
+		}
+		return t
+	}
+	return []any{arg(q.From), arg(q.To)}
+}
+
+func readOutbox(ctx context.Context, tx pgx.Tx, q Query) ([]OutboxRecord, error) {
+	rows, err := tx.Query(ctx, `SELECT id, dedup_key, kind, status, coalesce(status_reason, ''), attempts,
+		coalesce(payload->>'member_id', ''), coalesce(payload->>'phone', ''), next_attempt_at, coalesce(claimed_by, ''),
+		claimed_until, created_at, updated_at, published_at
+		FROM `+table(q.Schema, OutboxTable)+` WHERE `+inRange("created_at")+` ORDER BY id`, bounds(q)...)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", OutboxTable, err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (OutboxRecord, error) {
+		var r OutboxRecord
+		var member string
+		var claimed, published *time.Time
+		err := row.Scan(&r.ID, &r.DedupKey, &r.Kind, &r.Status, &r.Reason, &r.Attempts, &member, &r.Phone, &r.NextAttemptAt,
+			&r.ClaimedBy, &claimed, &r.CreatedAt, &r.UpdatedAt, &published)
+		r.MemberID, _ = strconv.ParseInt(member, 10, 64)
+		r.ClaimedUntil, r.PublishedAt = deref(claimed), deref(published)
+		return r, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", OutboxTable, err)
+	}
+	return out, nil
+}
+
+func readInbox(ctx context.Context, tx pgx.Tx, q Query) ([]InboxRecord, error) {
+	where, args := "true", []any(nil)
+	if !q.From.IsZero() || !q.To.IsZero() {
+		where = `outbox_id IN (SELECT id FROM ` + table(q.Schema, OutboxTable) + ` WHERE ` + inRange("created_at") + `) OR ` + inRange("created_at")
+		args = bounds(q)
+	}
+	rows, err := tx.Query(ctx, `SELECT id, coalesce(message_id, ''), coalesce(outbox_id, 0), coalesce(dedup_key, ''), coalesce(kind, ''),
+		coalesce(phone, ''), status, coalesce(vendor_code, ''), coalesce(error, ''), created_at, updated_at, coalesce(settled, ''), resends
+		FROM `+table(q.Schema, InboxTable)+` WHERE `+where+` ORDER BY id`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", InboxTable, err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (InboxRecord, error) {
+		var r InboxRecord
+		err := row.Scan(&r.ID, &r.MessageID, &r.OutboxID, &r.DedupKey, &r.Kind, &r.Phone, &r.Status, &r.VendorCode, &r.Error,
+			&r.CreatedAt, &r.UpdatedAt, &r.Settled, &r.Resends)
+		return r, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", InboxTable, err)
+	}
+	return out, nil
+}
+
+// readConsent reads which members may receive SMS, nil when the schema
+// has no members table (or the role may not read it).
+func readConsent(ctx context.Context, tx pgx.Tx, schema string) (map[int64]bool, error) {
+	var exists, readable bool
+	err := tx.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, table(schema, MembersTable)).Scan(&exists)
+	if err != nil {
+		return nil, fmt.Errorf("look up table %s.%s: %w", schema, MembersTable, err)
+	}
+	if !exists {
+		return nil, nil
+	}
+	err = tx.QueryRow(ctx, `SELECT has_table_privilege($1, 'SELECT')`, table(schema, MembersTable)).Scan(&readable)
+	if err != nil {
+		return nil, fmt.Errorf("read the privileges on %s.%s: %w", schema, MembersTable, err)
+	}
+	if !readable {
+		return nil, nil
+	}
+	rows, err := tx.Query(ctx, `SELECT id, sms_consent AND active FROM `+table(schema, MembersTable))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", MembersTable, err)
+	}
+	out := map[int64]bool{}
+	var id int64
+	var ok bool
+	_, err = pgx.ForEachRow(rows, []any{&id, &ok}, func() error { out[id] = ok; return nil })
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", MembersTable, err)
+	}
+	return out, nil
+}
+
+// scope keeps the report lines of the audited rows (see Read) and counts
+// the others.
+func scope(ctx context.Context, tx pgx.Tx, q Query, d Data, report []ReportLine) ([]ReportLine, int, error) {
+	if q.From.IsZero() && q.To.IsZero() {
+		return report, 0, nil
+	}
+	known := map[string]bool{}
+	for _, r := range d.Outbox {
+		known[r.MessageID()] = true
+	}
+	for _, r := range d.Inbox {
+		known[r.MessageID] = true
+	}
+	var unknown []string
+	for _, l := range report {
+		if !known[l.RefKey] {
+			unknown = append(unknown, l.RefKey)
+		}
+	}
+	elsewhere := map[string]bool{}
+	if len(unknown) > 0 {
+		var ids []int64
+		for _, k := range unknown {
+			if id, err := strconv.ParseInt(strings.TrimPrefix(k, "notification-outbox-"), 10, 64); err == nil && strings.HasPrefix(k, "notification-outbox-") {
+				ids = append(ids, id)
+			}
+		}
+		rows, err := tx.Query(ctx, `SELECT 'notification-outbox-' || id FROM `+table(q.Schema, OutboxTable)+` WHERE id = ANY($1)
+			UNION SELECT message_id FROM `+table(q.Schema, InboxTable)+` WHERE message_id = ANY($2)`, ids, unknown)
+		if err != nil {
+			return nil, 0, fmt.Errorf("look up report refkeys outside the range: %w", err)
+		}
+		var mid string
+		if _, err := pgx.ForEachRow(rows, []any{&mid}, func() error { elsewhere[mid] = true; return nil }); err != nil {
+			return nil, 0, fmt.Errorf("look up report refkeys outside the range: %w", err)
+		}
+	}
+	var out []ReportLine
+	skipped := 0
+	for _, l := range report {
+		dated := !l.At.IsZero() && ((!q.From.IsZero() && l.At.Before(q.From)) || (!q.To.IsZero() && !l.At.Before(q.To)))
+		if !known[l.RefKey] && (elsewhere[l.RefKey] || dated) {
+			skipped++
+			continue
+		}
+		out = append(out, l)
+	}
+	return out, skipped, nil
+}
+
+func deref(t *time.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return *t
+}
