@@ -5,10 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -346,18 +347,24 @@ func TestServerRejectedTokenIsReplaced(t *testing.T) {
 	}
 }
 
-// refusedURL returns a base URL on which nothing listens.
+// refusedURL returns a base URL on which nothing listens: a socket bound
+// to a kernel-chosen port without listening holds the port for the test,
+// so no other test's listener or outgoing connection can be given it.
 func refusedURL(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := ln.Addr().String()
-	if err := ln.Close(); err != nil {
+	t.Cleanup(func() { _ = syscall.Close(fd) })
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
 		t.Fatal(err)
 	}
-	return "http://" + addr
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "http://127.0.0.1:" + strconv.Itoa(sa.(*syscall.SockaddrInet4).Port)
 }
 
 func TestClosedPortBeforeTokenIsTokenFailed(t *testing.T) {
