@@ -11,7 +11,7 @@ import (
 
 // ExploreCost is what random schedules cost, run one at a time on the
 // bench's machine: each schedule on a new schema and on a kept one from a
-// pool (issue 23), one run after the other.
+// pool, one run after the other.
 type ExploreCost struct {
 	Seed int64
 	// Rows are the schedules' summed costs (reports.CostOf), one row per
@@ -42,7 +42,7 @@ func (r *Report) exploreSection() string {
 		md = "No schedule was judged.\n"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n## What a random schedule costs (issue 23)\n\n")
+	fmt.Fprintf(&b, "\n## What a random schedule costs\n\n")
 	fmt.Fprintf(&b, "Random schedules drawn from seed %d (`outboxchaos explore`'s generator), run one at a time through `scenarios.Run` with the pipeline's pods (`outboxbench -explore`) against the same PostgreSQL and RabbitMQ, after the measurements above. Each schedule runs twice, one run right after the other: on a schema of its own, created, migrated and dropped, and on a kept, migrated schema from a pool, emptied and checked after each run (`sandbox.Pool`; what `explore`, `scenario run`, `crashpoints` and `report` do unless `--fresh-schemas`). %d runs broke the contract, %d could not be judged.\n\n", e.Seed, e.Failed, e.NotJudged)
 	b.WriteString(md)
 	if ratio := e.ratio(); ratio != "" {

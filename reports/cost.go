@@ -43,7 +43,7 @@ var cpuClasses = []string{world.CPUPostgres, world.CPURabbitMQ, world.CPUPods, w
 
 // CostMarkdown renders rows as a table of seconds per run (wall time by
 // phase, CPU by process class), the rate a single sequential runner
-// reaches, and the top costs over all rows: what issue 23 cuts first.
+// reaches, and the top costs over all rows: what to cut first.
 // Rows without runs are left out; no rows give "".
 func CostMarkdown(rows []CostRow) string {
 	var keep []CostRow

@@ -9,7 +9,7 @@ var PeerFindings = map[string]Finding{
 	"sendrecord/peer-crash-after-confirm": sendRecordCrash("relay.after-confirm"),
 	"sendrecord/peer-crash-before-mark":   sendRecordCrash("relay.before-mark"),
 	"sendrecord/peer-pg-stall": {
-		Class: "documented limitation of the design (seed 000: a failure between the call and the record sends twice)",
+		Class: "documented limitation of the design (the send-then-record design: a failure between the call and the record sends twice)",
 		How: "No crash this time: the vendor accepted notification-outbox-6, then the stalled Postgres link broke the history INSERT (`record notification-outbox-6: unexpected EOF`); the next run found no history row and called the vendor again. " +
 			"Told from an adapter mistake by the timeline (vendor-call SENT, batch-failed on the record, vendor-call SENT again for the same id) and by our relay on the same case: no copy at all, because its publish and mark are guarded by the outbox row and the worker's inbox claim comes before the vendor call.",
 	},
@@ -25,7 +25,7 @@ var PeerFindings = map[string]Finding{
 			"Told from an adapter mistake by the timeline (vendor-call SENT in worker-1, KILLPOINT, redelivery, vendor-call SENT in worker-2) and by our worker on the same case: its claim commits before the vendor call, so the redelivery is acked at the peek and the cleanup turns the SENDING row into ERROR with a SENDING_TIMEOUT alert — delivered once, the unknown outcome told.",
 	},
 	"jetstream/peer-js-resend-outside-window": {
-		Class: "documented limitation of the design (seed 004: broker-side dedup is a time-limited net; consumer idempotency stays the last line)",
+		Class: "documented limitation of the design (the JetStream design: broker-side dedup is a time-limited net; consumer idempotency stays the last line)",
 		How: "The window was forced by the broker's own word, not a sleep: relay-1 published notification-outbox-1 and froze before its commit, holding the row lock; the harness waited until JetStream stored a probe id again (dedup_expired), then killed relay-1. " +
 			"Its transaction rolled back, relay-2 took the row and republished it: JetStream acked it as new (`duplicate=false`, a second stream sequence) and delivered it again; the consumer found the id in its table (`already-processed`) and acked without a send. " +
 			"Delivered once; the layer that stopped it is the consumer's, as the seed's text says it must be past the window.",
@@ -41,7 +41,7 @@ var PeerFindings = map[string]Finding{
 		Class: "observation (kept the contract)",
 		How: "No copy at the broker, where our relay shows six: relay-1 died at `relay.after-publish` and no delivery of its batch reached the worker before relay-2 published it once. " +
 			"Our reading, not traced at the socket: amqplib's publish returns once the frames are queued for Node's event loop, which writes them only after the synchronous code that hits the point, so in Node this point behaves as before the publish. " +
-			"The same relay at `relay.after-confirm` and `relay.before-mark` shows the six copies, so the row lock held across the publish does republish as seed 004 says.",
+			"The same relay at `relay.after-confirm` and `relay.before-mark` shows the six copies, so the row lock held across the publish does republish as the JetStream design says.",
 	},
 	"river047/peer-rescuer-race": {
 		Class: "bug in the peer (River #1302, fixed in v0.48.0 by PR #1373)",
@@ -82,7 +82,7 @@ var PeerFindings = map[string]Finding{
 // between the vendor call and the history row.
 func sendRecordCrash(point string) Finding {
 	return Finding{
-		Class: "documented limitation of the design (seed 000: a crash between the call and the record sends twice — the reason the outbox exists)",
+		Class: "documented limitation of the design (the send-then-record design: a crash between the call and the record sends twice — the reason the outbox exists)",
 		How: "The batch called the vendor for notification-outbox-1, the vendor accepted it (the handset ledger has it), and relay-1 died at `" + point + "` before writing its history row; relay-2's run found no row and called the vendor again: one message reached the phone twice. " +
 			"Told from an adapter mistake by the timeline (vendor-call SENT for the same id in relay-1 and relay-2, KILLPOINT between them) and by the adapter being the seed's two steps in the seed's order (vendor call, then INSERT of the history row, peers/sendrecord); " +
 			"our relay on the same case puts copies on the broker, which the worker's inbox absorbs: none at the handset.",
@@ -92,7 +92,7 @@ func sendRecordCrash(point string) Finding {
 // sendRecordRandom is the finding of a random schedule against the
 // send-then-record design.
 var sendRecordRandom = Finding{
-	Class: "documented limitation of the design (seed 000), compounded by overlapping runs",
+	Class: "documented limitation of the send-then-record design, compounded by overlapping runs",
 	How: "Two or three supervised batch runs with kill-points after the call: each kill between a vendor call and its history row sends that member again, and runs alive at the same time send the same due members (no claim). " +
 		"Every duplicate in the timeline is a vendor-call SENT by two runs for one id; our relay, River and Watermill keep the contract on the same schedule.",
 }

@@ -7,7 +7,7 @@ import (
 )
 
 // Layers is where one run's duplicates were stopped, for a relay with
-// several layers of defence (seed 004's: the row lock, the broker's dedup
+// several layers of defence (the JetStream system's: the row lock, the broker's dedup
 // by message id, the consumer's processed table), read from the evidence
 // each layer leaves in the history — never from what the design intends:
 //

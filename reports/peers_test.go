@@ -16,7 +16,7 @@ import (
 func TestPeersReport(t *testing.T) {
 	race, _ := scenarios.LookupPeerCase("peer-rescuer-race")
 	p := Peers{Cases: []*scenarios.Scenario{race}, Command: "make peers",
-		Impls:    []PeerImpl{{Name: "ours"}, {Name: "river047", Settings: []string{"version=v0.47.0\tissue 12"}}},
+		Impls:    []PeerImpl{{Name: "ours"}, {Name: "river047", Settings: []string{"version=v0.47.0\tpinned in go.mod"}}},
 		Findings: map[string]Finding{"river047/peer-rescuer-race": {Class: "bug in the peer", How: "told apart by version", Program: "reports/peers/x/main.go"}}}
 	p.SetCell(PeerCell{Impl: "ours", Case: race.Name, NA: "River's rescuer only"})
 	p.SetCell(PeerCell{Impl: "river047", Case: race.Name, Seed: 7, Verdict: checker.Verdict{Intents: 1, DeliveredOnce: 1}, Copies: 1,
@@ -27,7 +27,7 @@ func TestPeersReport(t *testing.T) {
 	}
 	out := b.String()
 	for _, want := range []string{"| `peer-rescuer-race` | n/a | ✗ 1 / 1 / 0 / 0 / 0 |", "--impl river047 --seed 7",
-		"**bug in the peer**", "reports/peers/x/main.go", "| version | v0.47.0 | issue 12 |"} {
+		"**bug in the peer**", "reports/peers/x/main.go", "| version | v0.47.0 | pinned in go.mod |"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}

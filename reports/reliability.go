@@ -302,8 +302,7 @@ func writeInvariants(p func(string, ...any), t LedgerTotals) {
 	p("\n")
 }
 
-// writeRunCost renders what this report's runs cost (issue 23 measures
-// before it cuts). The named scenarios and the random schedules run one at
+// writeRunCost renders what this report's runs cost. The named scenarios and the random schedules run one at
 // a time, so the machine-wide classes are theirs; the crash points run
 // two at a time and are left out.
 func writeRunCost(p func(string, ...any), r Reliability) {

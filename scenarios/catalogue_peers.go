@@ -19,7 +19,7 @@ import (
 // (the registry peers, ours among them) runs them unchanged: their conditions
 // read only what every implementation shows — handset counts, kill-points,
 // copies at the worker, the seam's publish events — and their only rules
-// are the contract's. Issue 12's matrix runs each against each
+// are the contract's. The peers matrix runs each against each
 // implementation (cmd/outboxchaos peers).
 func PeerCases() []*Scenario {
 	long := faults.Duration(60 * time.Second)

@@ -11,7 +11,7 @@ import (
 )
 
 // Cost is what one run spent: wall time by phase and CPU time by process
-// class (issue 23 measures before it cuts). Waiting is the part of Steps
+// class. Waiting is the part of Steps
 // spent awaiting a condition (mostly the pipeline's compressed timers) or
 // a window's wall-time duration (a random schedule's spacing);
 // Setup includes the preflight, the sandbox (schema, queues, links) and

@@ -81,7 +81,7 @@ func registerNodeRelay() error {
 // the Node.js relay judged through the process contract, and against the
 // send-then-record design the outbox replaced — which must send one
 // message twice, or the harness could not show why the outbox exists;
-// seed 004's JetStream system with a republish forced past the broker's
+// the JetStream system with a republish forced past the broker's
 // duplicate window, which only its consumer's table may stop (the case's
 // rule: an already-processed event); and River's rescuer race against
 // both versions — v0.51.2 must keep the rule that a completed job is not

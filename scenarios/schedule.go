@@ -301,7 +301,7 @@ func Generate(d Draw) Schedule {
 		at := d.Int("at ms", 0, 1500)
 		s.Faults = append(s.Faults, window(faults.Spec{Kind: "down", Link: "postgres-worker"}, at, d.Int("for ms", 100, 1500)))
 	}
-	// Issue 22, drawn after every older choice: faults sized by the
+	// Drawn after every older choice: faults sized by the
 	// deadlines, overlapping, then the swarm's choices (swarm.go).
 	s.sized(d)
 	if d.Int("swarm", 0, 3) > 0 {

@@ -216,8 +216,7 @@ func writeCoverage(path string, c *scenarios.Coverage) error {
 }
 
 // printCost prints what the runs cost, summed: wall time by phase and CPU
-// by process class, and the CPU per run (issue 23 measures before it
-// cuts). Postgres, RabbitMQ and the harness are read machine-wide, so with
+// by process class, and the CPU per run. Postgres, RabbitMQ and the harness are read machine-wide, so with
 // runs in parallel each run's share overlaps the others': the sum is over
 // runs, the per-run figure an upper bound.
 func printCost(w io.Writer, what string, runs []scenarios.ScheduleRun) {

@@ -75,7 +75,7 @@ func (a adapter) Name() string { return a.name }
 
 func (a adapter) Settings() []seam.Setting {
 	return []seam.Setting{
-		seam.S("version", "github.com/riverqueue/river "+version+" + riverdriver/riverpgxv5", "issue 12"),
+		seam.S("version", "github.com/riverqueue/river "+version+" + riverdriver/riverpgxv5", "pinned in go.mod"),
 		seam.S("enqueue", "client.InsertManyTx on the business transaction (insert-only client, riverpgxv5.New(nil))", "River's transactional enqueue"),
 		seam.S("migrations", "rivermigrate up, all versions", "River's docs"),
 		seam.S("Queues", "default: MaxWorkers 100", "River's example value; with FetchCooldown 100ms it bounds the relay near 1000 jobs/s (make bench measures 1000)"),

@@ -41,7 +41,7 @@ func (Adapter) Name() string { return "sendrecord" }
 // Settings implements seam.Adapter.
 func (Adapter) Settings() []seam.Setting {
 	return []seam.Setting{
-		seam.S("design", "send, then record", "seed 000's batch before the outbox: the job calls the vendor, then inserts the history row"),
+		seam.S("design", "send, then record", "the batch as it was before the outbox: the job calls the vendor, then inserts the history row"),
 		seam.S("skip", "a history row for the notification's dedup_key", "the next run skips members with a history row of the day"),
 		seam.S("history", "notification_histories (SENT, or ERROR on an unknown outcome)", "the seed's history table; the record is an INSERT after the call"),
 		seam.S("vendor-request", "as our worker's, no expireat", "the seed sends without an acceptance deadline"),

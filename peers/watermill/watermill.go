@@ -79,7 +79,7 @@ func (a Adapter) Settings() []seam.Setting {
 		schema, offsets = "PostgreSQLQueueSchema", "PostgreSQLQueueOffsetsAdapter{DeleteOnAck: false}"
 	}
 	return []seam.Setting{
-		seam.S("versions", Versions, "issue 12"),
+		seam.S("versions", Versions, "pinned in go.mod"),
 		seam.S("sql.SchemaAdapter", schema, "the schema mode under test"),
 		seam.S("sql.OffsetsAdapter", offsets, "the matching offsets adapter"),
 		seam.S("sql.SubscriberConfig.ConsumerGroup", `""`, "one forwarder group (the queue adapter supports no groups)"),

@@ -18,7 +18,7 @@ import (
 // measureExplore runs n random schedules drawn from seed, one at a time,
 // with bin (the outboxchaos binary) as the pods, and sums what they cost.
 // Each schedule runs twice, one run after the other: on a schema of its
-// own, created and dropped (as before issue 23's pool), and on a kept one
+// own, created and dropped (as without the pool), and on a kept one
 // from a pool (as explore, scenario run, crashpoints and report run), so
 // the two rows are measured side by side in one bench run.
 func measureExplore(ctx context.Context, bin string, n int, seed int64, pgURL, amqpURL string, progress io.Writer) *bench.ExploreCost {
