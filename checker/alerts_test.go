@@ -80,3 +80,29 @@ func TestDefectsBeforeTheirFix(t *testing.T) {
 		}
 	}
 }
+
+// TestParkedCopyToldByItsRowsAlert: a worker killed right after it put a
+// refused message on the parking queue, before the park was on record,
+// leaves its claim SENDING; cleanup turns it into ERROR with a
+// SENDING_TIMEOUT alert. That alert tells the loss of the parked copy
+// too: the run (recorded when the contract still asked for a PARKED
+// alert as well) keeps the contract, and a parked copy whose row no
+// alert of its kind names still breaks it.
+func TestParkedCopyToldByItsRowsAlert(t *testing.T) {
+	t.Parallel()
+	rec := loadRun(t, "worker-crash-after-parking-copy-seed5")
+	if v := Judge(rec.History, rec.Faults, rec.State); !v.OK() || v.LostVisibly != 1 {
+		t.Errorf("verdict %s, want the contract kept with one visible loss", v)
+	}
+	s := rec.State
+	var alerts []AlertRecord
+	for _, a := range s.Alerts {
+		if a.Kind != AlertSendingTimeout {
+			alerts = append(alerts, a)
+		}
+	}
+	s.Alerts = append(alerts, AlertRecord{Kind: AlertReconciledFailed, MessageID: "notification-outbox-1"})
+	if got := AlertContract(s); len(got) == 0 {
+		t.Error("a parked copy of an ERROR row told only by a RECONCILED_FAILED alert kept the contract")
+	}
+}
