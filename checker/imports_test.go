@@ -8,7 +8,8 @@ import (
 
 // TestImportsNoIO: the checker's purity is enforced by its import graph, as
 // porcupine's is: no database, broker or HTTP client among its
-// dependencies, so a verdict never depends on a live system.
+// dependencies, so a verdict never depends on a live system. The auditor
+// the checker imports is held to the same by the same list.
 func TestImportsNoIO(t *testing.T) {
 	t.Parallel()
 	out, err := exec.Command("go", "list", "-deps", ".").Output()

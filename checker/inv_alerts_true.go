@@ -22,12 +22,6 @@ var trueAlerts = Invariant{
 	Doc:   "no loss alert (EXPIRED, RELAY_FAILED, PARKED, RECONCILED_FAILED, ANNIVERSARY_LOST) names a message that reached a phone",
 	Needs: needsHarness,
 	Check: func(in Input) []string {
-		got := map[string]int{} // dedup key -> times it reached a phone
-		for _, e := range in.State.Ledger {
-			if row, ok := in.Tally.ByMID[e.RefKey]; ok {
-				got[row.DedupKey]++
-			}
-		}
 		replayed := map[string]bool{}
 		for _, f := range in.Faults {
 			if f.Kind == "replay-parked" && f.Fired {
@@ -40,7 +34,7 @@ var trueAlerts = Invariant{
 				continue
 			}
 			row, ok := alertRow(in.Tally, a)
-			if !ok || got[row.DedupKey] == 0 || (a.Kind == AlertParked && replayed[MessageID(row.ID)]) {
+			if !ok || in.Tally.Reached[row.DedupKey] == 0 || (a.Kind == AlertParked && replayed[MessageID(row.ID)]) {
 				continue
 			}
 			out = append(out, fmt.Sprintf("false alarm: %s alert for %s (%s), which reached a phone", a.Kind, MessageID(row.ID), row.DedupKey))

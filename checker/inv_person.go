@@ -19,9 +19,8 @@ var rightPerson = Invariant{
 	Check: func(in Input) []string {
 		h := in.State.Harness
 		var out []string
-		for _, e := range in.State.Ledger {
-			row, ok := in.Tally.ByMID[e.RefKey]
-			if !ok || row.MemberID == 0 {
+		for e, row := range in.Tally.Owned(in.State.Ledger) {
+			if row.MemberID == 0 {
 				continue
 			}
 			w, withdrew := h.Withdrawn(row.MemberID)

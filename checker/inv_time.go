@@ -21,9 +21,8 @@ var rightTime = Invariant{
 	Check: func(in Input) []string {
 		h := in.State.Harness
 		var out []string
-		for _, e := range in.State.Ledger {
-			row, ok := in.Tally.ByMID[e.RefKey]
-			if !ok || !auditor.Advertising(row.Kind) || e.At.IsZero() || sentBySkewed(in.History, h, e.RefKey) {
+		for e, row := range in.Tally.Owned(in.State.Ledger) {
+			if !auditor.Advertising(row.Kind) || e.At.IsZero() || sentBySkewed(in.History, h, e.RefKey) {
 				continue
 			}
 			if !h.Hours.MaySend(e.At) {

@@ -2,6 +2,7 @@ package checker
 
 import (
 	"fmt"
+	"iter"
 	"sort"
 )
 
@@ -43,6 +44,9 @@ type Tally struct {
 	// other message_id format for a row whose dedup key it claimed.
 	ByMID      map[string]OutboxRow
 	Registered map[string]bool
+	// Reached counts, per dedup key, the handset deliveries its outbox
+	// row owns.
+	Reached map[string]int
 	// Audit is the auditor's expectation matched to the outbox (nil: the
 	// run has no harness record).
 	Audit *Audit
@@ -53,7 +57,7 @@ type Tally struct {
 // business rows call for, as recorded), plus every outbox row enqueued
 // without a known intent (still owed).
 func NewTally(s State) Tally {
-	t := Tally{ByMID: map[string]OutboxRow{}, Registered: map[string]bool{}, Audit: NewAudit(s)}
+	t := Tally{ByMID: map[string]OutboxRow{}, Registered: map[string]bool{}, Reached: map[string]int{}, Audit: NewAudit(s)}
 	if t.Audit != nil {
 		s.Intents = t.Audit.Intents()
 	}
@@ -77,12 +81,12 @@ func NewTally(s State) Tally {
 	for _, p := range s.Registered {
 		t.Registered[p] = true
 	}
-	handset, keyHandset := map[string]int{}, map[string]int{}
+	handset := map[string]int{}
 	for _, e := range s.Ledger {
 		handset[e.RefKey]++
-		if row, ok := t.ByMID[e.RefKey]; ok {
-			keyHandset[row.DedupKey]++
-		}
+	}
+	for _, row := range t.Owned(s.Ledger) {
+		t.Reached[row.DedupKey]++
 	}
 	alerted := alerts(s.Alerts)
 	workerSkip := map[string]bool{}
@@ -119,12 +123,24 @@ func NewTally(s State) Tally {
 			continue
 		}
 		mid := MessageID(f.Row.ID)
-		f.Handset = max(handset[mid], keyHandset[key])
+		f.Handset = max(handset[mid], t.Reached[key])
 		f.Inbox, f.HasInbox = inbox[mid]
 		f.Fate, f.Detail = fate(s, t, f, alerted, workerSkip, parked)
 		t.Intents = append(t.Intents, f)
 	}
 	return t
+}
+
+// Owned yields each handset delivery of ledger that an outbox row owns,
+// with that row; a delivery no row owns is nothing-unexpected's.
+func (t Tally) Owned(ledger []LedgerEntry) iter.Seq2[LedgerEntry, OutboxRow] {
+	return func(yield func(LedgerEntry, OutboxRow) bool) {
+		for _, e := range ledger {
+			if row, ok := t.ByMID[e.RefKey]; ok && !yield(e, row) {
+				return
+			}
+		}
+	}
 }
 
 // fate decides the fate of an enqueued intent.

@@ -21,9 +21,8 @@ var crashSample = map[string]int{"one": 20, "each-kind": 14, "unknown": 10, "rej
 func TestCrashPointsSample(t *testing.T) {
 	testenv.Require(t)
 	t.Parallel() // beside the suite's other tests: -parallel bounds them all
-	o := scenarios.DefaultOptions()
-	o.PGURL, o.AMQPURL, o.Bin, o.Artifacts, o.Seed = testenv.PGURL(), testenv.AMQPURL(), bin, "../artifacts", 1
-	o.Sandboxes = kept()
+	o := suiteOptions()
+	o.Seed = 1
 	total, index := 0, 0
 	for _, w := range scenarios.CrashWorkloads {
 		k, ok := crashSample[w.Name]

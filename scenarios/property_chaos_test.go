@@ -99,9 +99,7 @@ func checkProperty(t *testing.T, lane int, started ...func()) {
 		if s.Swarm == nil {
 			s.Reconcile = scenarios.ReconcileModes[n%len(scenarios.ReconcileModes)]
 		}
-		o := scenarios.DefaultOptions()
-		o.PGURL, o.AMQPURL, o.Bin, o.Artifacts = testenv.PGURL(), testenv.AMQPURL(), bin, "../artifacts"
-		o.Sandboxes = kept()
+		o := suiteOptions()
 		res := scenarios.Run(context.Background(), s.Scenario(fmt.Sprintf("property-%d-%d", lane, n)), o)
 		t.Logf("check %d seed=%d: %s\n  %.1fs: %s", n, res.Seed, s, res.Duration.Seconds(), res.Verdict)
 		if res.Err != nil {
@@ -136,9 +134,7 @@ func TestPropertyFailfiles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		o := scenarios.DefaultOptions()
-		o.PGURL, o.AMQPURL, o.Bin, o.Artifacts = testenv.PGURL(), testenv.AMQPURL(), bin, "../artifacts"
-		o.Sandboxes = kept()
+		o := suiteOptions()
 		res := scenarios.Run(context.Background(), s.Scenario(fmt.Sprintf("failfile-%d", i)), o)
 		t.Logf("%s seed=%d: %s\n  %.1fs: %s", filepath.Base(f), res.Seed, s, res.Duration.Seconds(), res.Verdict)
 		if res.Err != nil {

@@ -78,6 +78,14 @@ func kept() *sandbox.Pool {
 	return pool
 }
 
+// suiteOptions are the options every run of the suite starts from: the
+// test services, the built binary, artifacts beside the repository's,
+// migrated schemas from the suite's pool.
+func suiteOptions() scenarios.Options {
+	o := suiteOptions()
+	return o
+}
+
 // TestScenario runs every named scenario against the real services; each
 // must match its row of the SPEC failure table. A run whose clock jumped
 // while it settled (jump.go) runs again without jumps and must reach the
@@ -91,9 +99,7 @@ func TestScenario(t *testing.T) {
 		}
 		t.Run(s.Name, func(t *testing.T) {
 			t.Parallel()
-			o := scenarios.DefaultOptions()
-			o.PGURL, o.AMQPURL, o.Bin, o.Artifacts = testenv.PGURL(), testenv.AMQPURL(), bin, "../artifacts"
-			o.Sandboxes = kept()
+			o := suiteOptions()
 			res := scenarios.Run(context.Background(), s, o)
 			t.Logf("%s seed=%d %.1fs: %s\n  cost: %s", s.Name, res.Seed, res.Duration.Seconds(), res.Verdict, res.Cost)
 			if !res.Pass() {

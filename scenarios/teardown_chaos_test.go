@@ -37,9 +37,7 @@ func TestVerdictFixedAtLastStep(t *testing.T) {
 			{Do: "await", Cond: &scenarios.Cond{Paused: "worker-1"}},
 		},
 	}
-	o := scenarios.DefaultOptions()
-	o.PGURL, o.AMQPURL, o.Bin = testenv.PGURL(), testenv.AMQPURL(), bin
-	o.Sandboxes = kept()
+	o := suiteOptions()
 	res := scenarios.Run(context.Background(), s, o)
 	if res.Err != nil && !res.State.Settled {
 		t.Fatalf("the run did not settle before its teardown: %v\n%s", res.Err, res.Timeline)
@@ -70,9 +68,8 @@ func TestUninjectableFaultNotJudged(t *testing.T) {
 			{Do: "inject", Faults: []faults.Spec{{Kind: "withdraw-consent", Member: 999}}},
 		},
 	}
-	o := scenarios.DefaultOptions()
-	o.PGURL, o.AMQPURL, o.Bin, o.Artifacts = testenv.PGURL(), testenv.AMQPURL(), bin, t.TempDir()
-	o.Sandboxes = kept()
+	o := suiteOptions()
+	o.Artifacts = t.TempDir()
 	res := scenarios.Run(context.Background(), s, o)
 	if res.Outcome() != scenarios.OutcomeError || res.NotJudged == nil {
 		t.Fatalf("outcome %s (not judged: %v, err: %v), want ERROR\n%s", res.Outcome(), res.NotJudged, res.Err, res.Timeline)

@@ -63,14 +63,11 @@ func checkLaterWindow(t *testing.T, res []publisher.Result, allowIndefinite bool
 	}
 }
 
-// Window A is nacked (a bounded queue refuses it) while window B, sent
-// before A is awaited, carries an unroutable message. Every answer of both
-// windows is in before A is awaited, so A's Await reads B's return off the
-// channel, and its nack replaces the channel before B is awaited.
-func TestAwait_NackedWindowKeepsLaterWindowsReturn(t *testing.T) {
-	t.Parallel()
-	ch, n, _ := setup(t)
-	p := newPub(t, n, time.Minute)
+// nackedThenLater sends window A, which a full bounded queue nacks, then
+// window B before A is awaited; once every answer of both is in, it
+// awaits A (which must come back nacked) and returns B's results.
+func nackedThenLater(t *testing.T, ch *amqp.Channel, p *publisher.Publisher, n broker.Names) []publisher.Result {
+	t.Helper()
 	fullQueue(t, ch, p, n, "full")
 	ctx := context.Background()
 	a, err := p.Send(ctx, msgs(2, "full")[1:])
@@ -86,7 +83,18 @@ func TestAwait_NackedWindowKeepsLaterWindowsReturn(t *testing.T) {
 	if res := p.Await(ctx, a); len(res) != 1 || res[0].Outcome != publisher.Nacked {
 		t.Fatalf("window A: %+v, want nacked", res)
 	}
-	checkLaterWindow(t, p.Await(ctx, b), false)
+	return p.Await(ctx, b)
+}
+
+// Window A is nacked (a bounded queue refuses it) while window B, sent
+// before A is awaited, carries an unroutable message. Every answer of both
+// windows is in before A is awaited, so A's Await reads B's return off the
+// channel, and its nack replaces the channel before B is awaited.
+func TestAwait_NackedWindowKeepsLaterWindowsReturn(t *testing.T) {
+	t.Parallel()
+	ch, n, _ := setup(t)
+	p := newPub(t, n, time.Minute)
+	checkLaterWindow(t, nackedThenLater(t, ch, p, n), false)
 }
 
 // The SharedReturns canary, chosen when the publisher is built, restores
@@ -101,22 +109,7 @@ func TestSharedReturnsCanary(t *testing.T) {
 	}
 	p := newPub(t, n, time.Minute)
 	_ = canary.Arm("")
-	fullQueue(t, ch, p, n, "full")
-	ctx := context.Background()
-	a, err := p.Send(ctx, msgs(2, "full")[1:])
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := p.Send(ctx, laterWindow())
-	if err != nil {
-		t.Fatal(err)
-	}
-	a.WaitConfirms()
-	b.WaitConfirms()
-	if res := p.Await(ctx, a); res[0].Outcome != publisher.Nacked {
-		t.Fatalf("window A: %+v, want nacked", res)
-	}
-	if res := p.Await(ctx, b); res[0].Outcome != publisher.Confirmed {
+	if res := nackedThenLater(t, ch, p, n); res[0].Outcome != publisher.Confirmed {
 		t.Fatalf("window B's unroutable message with the canary armed: %s, want confirmed (its return dropped with A's channel)", res[0].Outcome)
 	}
 }
