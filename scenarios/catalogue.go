@@ -368,7 +368,7 @@ func tableCatalogue() []*Scenario {
 			Steps: []Step{
 				enqueue(), pipeline(), await(podEvent(history.ConsumeStart, "worker-", 1)),
 				inject(poison("unknown-kind"), poison("missing-template"), poison("long-fallback"), poison("malformed"), poison("long-message-id")),
-				await(events(history.Park, 5)),
+				await(Cond{Event: &EventCond{Name: history.Park, N: 5}}),
 			},
 			Expect: rules(allOnce, checker.Rule{Rule: "parked", N: 5}, alerts(checker.AlertParked, 5), handsets(6)),
 		},

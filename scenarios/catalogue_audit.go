@@ -39,7 +39,7 @@ func auditCatalogue() []*Scenario {
 			Steps: []Step{
 				Step{Do: "enqueue", Faults: fs(clockAt("20:39"))}, startWith("relay", clockAt("20:39")),
 				await(outboxRows("PUBLISHED", 2)), start("worker", "cleanup"),
-				await(anyOf(events(history.Park, 2), ledger(2))),
+				await(anyOf(Cond{Event: &EventCond{Name: history.Park, N: 2}}, ledger(2))),
 			},
 			Expect: rules(lost(2), alerts(checker.AlertParked, 2)),
 		},
@@ -63,7 +63,7 @@ func auditCatalogue() []*Scenario {
 			Fault:       "delivery-limit 1; pause-point worker.after-result (SIGSTOP) in worker-1, SIGKILLed once any ack it sent is at the broker",
 			Outcome:     "the redelivery's peek finds the history row and acks it: a copy of a message already sent is never parked, and no PARKED alert tells of a loss",
 			Steps: append(crashWorker(kp.WorkerAfterResult),
-				note(await(anyOf(peekSkipped(1), events(history.Park, 1))), "the redelivered copy acked at the peek, or parked")),
+				note(await(anyOf(peekSkipped(1), Cond{Event: &EventCond{Name: history.Park, N: 1}})), "the redelivered copy acked at the peek, or parked")),
 			Expect: rules(allOnce, peekSkips(1)),
 		},
 		{
@@ -77,12 +77,12 @@ func auditCatalogue() []*Scenario {
 			Steps: []Step{
 				enqueue(), start("worker", "cleanup"), await(podEvent(history.ConsumeStart, "worker-1", 1)),
 				note(during(fs(linkDown("postgres-worker")),
-					anyOf(events(history.PeekFailed, 4), eventOf(history.Park)),
+					anyOf(Cond{Event: &EventCond{Name: history.PeekFailed, N: 4}}, eventOf(history.Park)),
 					startWith("relay", kill(kp.RelayAfterPublish))),
 					"the first copy's peeks fail while the worker's database is down: held and asked again, or handed back until the limit parks it"),
 				await(killed("relay-1")),
 				start("relay"),
-				note(await(allOf(outboxRows("PUBLISHED", 1), anyOf(peekSkipped(1), events(history.Park, 1), ledger(1)))),
+				note(await(allOf(outboxRows("PUBLISHED", 1), anyOf(peekSkipped(1), Cond{Event: &EventCond{Name: history.Park, N: 1}}, ledger(1)))),
 					"relay-2 republished the message: the second copy is acked at the peek, or sent"),
 			},
 			Expect: rules(allOnce, handsets(1), alerts(checker.AlertParked, 0)),

@@ -46,7 +46,7 @@ func defectCatalogue() []*Scenario {
 			Outcome:     "the worker holds the delivery and asks again while its database fails: the outage is the worker's, not the message's, so it spends none of the delivery limit; sent once when the database answers, no PARKED alert",
 			Steps: []Step{
 				enqueue(), start("worker", "cleanup"), await(podEvent(history.ConsumeStart, "worker-", 1)),
-				during(fs(linkDown("postgres-worker")), anyOf(events(history.PeekFailed, 3), eventOf(history.Park)), start("relay")),
+				during(fs(linkDown("postgres-worker")), anyOf(Cond{Event: &EventCond{Name: history.PeekFailed, N: 3}}, eventOf(history.Park)), start("relay")),
 			},
 			Expect: rules(allOnce, handsets(1), alerts(checker.AlertParked, 0)),
 		},

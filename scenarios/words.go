@@ -58,14 +58,13 @@ func inboxRows(status string, n int) Cond {
 	return Cond{Rows: &Rows{Table: "inbox", Status: status, N: n}}
 }
 
-func ledger(n int) Cond              { return Cond{Ledger: n} }
-func killed(pod string) Cond         { return Cond{Killed: pod} }
-func anyOf(cs ...Cond) Cond          { return Cond{Any: cs} }
-func allOf(cs ...Cond) Cond          { return Cond{All: cs} }
-func peekSkipped(n int) Cond         { return Cond{PeekSkips: n} }
-func copiesSeen(n int) Cond          { return Cond{Copies: n} }
-func eventOf(name string) Cond       { return Cond{Event: &EventCond{Name: name}} }
-func events(name string, n int) Cond { return Cond{Event: &EventCond{Name: name, N: n}} }
+func ledger(n int) Cond        { return Cond{Ledger: n} }
+func killed(pod string) Cond   { return Cond{Killed: pod} }
+func anyOf(cs ...Cond) Cond    { return Cond{Any: cs} }
+func allOf(cs ...Cond) Cond    { return Cond{All: cs} }
+func peekSkipped(n int) Cond   { return Cond{PeekSkips: n} }
+func copiesSeen(n int) Cond    { return Cond{Copies: n} }
+func eventOf(name string) Cond { return Cond{Event: &EventCond{Name: name}} }
 func podEvent(name, pod string, n int) Cond {
 	return Cond{Event: &EventCond{Name: name, Pod: pod, N: n}}
 }
