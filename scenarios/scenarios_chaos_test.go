@@ -82,7 +82,9 @@ func kept() *sandbox.Pool {
 // test services, the built binary, artifacts beside the repository's,
 // migrated schemas from the suite's pool.
 func suiteOptions() scenarios.Options {
-	o := suiteOptions()
+	o := scenarios.DefaultOptions()
+	o.PGURL, o.AMQPURL, o.Bin, o.Artifacts = testenv.PGURL(), testenv.AMQPURL(), bin, "../artifacts"
+	o.Sandboxes = kept()
 	return o
 }
 
