@@ -29,7 +29,7 @@ GOTESTSUM := $(GO) tool gotestsum
 # make chaos draws a fresh seed each run and prints it; SEED=… replays one.
 CHAOSSEED := $(if $(SEED),$(SEED),$(shell date +%s%N | cut -c1-15))
 
-# The relays under test of issue 12 (peers/): Watermill in the root module,
+# The relays under test we did not write (peers/): Watermill in the root module,
 # River twice from one nested module (go.mod: v0.51.2, go047.mod: v0.47.0).
 PEER_BINS := bin/peer-watermill bin/peer-river047 bin/peer-river0512 bin/peer-sendrecord bin/peer-jetstream
 

@@ -33,6 +33,7 @@ var Catchers = map[string][]string{
 	canary.TrustFirstAnswer:    {"late-landing", "late-landing-no-resend", "report-disagrees"},
 	canary.ParkWithoutReason:   {"poison-messages"},
 	canary.NoAttemptsAlert:     {"relay-crash-after-attempt-alert"},
+	canary.AlertAfterCommit:    {"crash-before-expiry-alert"},
 	canary.ConsentFirstOnly:    {"consent-withdrawn"},
 	canary.FlatBackoff:         {"backoff-schedule"},
 	canary.AllOrNothing:        {"unroutable-mid-batch"},

@@ -22,6 +22,18 @@ func defectCatalogue() []*Scenario {
 	one := []notification.Kind{notification.GradeRenewal}
 	return []*Scenario{
 		{
+			Name: "crash-before-expiry-alert", Row: "2*", Kinds: one,
+			Description: "the relay dies the moment its EXPIRED for a row past its date is durable, before any step after the commit",
+			Fault:       "clock: the relays run the next day; crash point sql:commit:after, first hit (SIGKILL) in relay-1",
+			Outcome:     "the EXPIRED row is final, so its alert went out before the commit: the row is EXPIRED with its alert, nothing sent",
+			Steps: []Step{
+				enqueue(), start("worker", "cleanup"),
+				startWith("relay", clockAt("+1d 10:00"), faults.Spec{Kind: "crash-point", Point: "sql:commit:after", Hit: 1}), await(killed("relay-1")),
+				startWith("relay", clockAt("+1d 10:00")), await(outboxRows("EXPIRED", 1)),
+			},
+			Expect: rules(lost(1), alerts(checker.AlertExpired, 1), handsets(0)),
+		},
+		{
 			Name: "relay-crash-after-attempt-alert", Row: "§3", Kinds: one,
 			Config:      map[string]string{"alert-attempt": "1"},
 			Description: "the relay dies right after writing the failed publish that owes the attempts alert (alert-attempt at its minimum, 1)",

@@ -64,7 +64,10 @@ func (w CrashWorkload) roles() []string {
 // CrashWorkloads: one message, one of each kind, then one message down
 // each loss path: an unknown vendor outcome, a vendor that rejects it
 // until it is parked, a result write that fails (cleanup's sweep), an
-// unknown outcome a re-sending reconciler settles, a relay that first runs
+// unknown outcome a re-sending reconciler settles, a claim whose release
+// is lost, an unknown outcome the report shows received, one the report
+// never answers, a re-send whose outcome is unknown again, an anniversary
+// lost on purpose, a publish the broker returns, a relay that first runs
 // after its date; and a relay draining a small backlog batch after batch.
 var CrashWorkloads = []CrashWorkload{
 	{Name: "one", Desc: "one notification", Kinds: one, PerKind: 1, Migrate: true},
@@ -78,6 +81,24 @@ var CrashWorkloads = []CrashWorkload{
 	{Name: "reconcile", Desc: "one notification; the vendor answers 5xx once; a re-sending reconciler settles it (re-sent once)", Kinds: one, PerKind: 1,
 		Inject: []faults.Spec{{Kind: "vendor", Mode: string(fakevendor.Fail5xx), Msg: 1, Times: 1}},
 		Config: map[string]string{"reconcile-resend": "true"}, Reconciler: true},
+	{Name: "release-lost", Desc: "one notification; the vendor answers 429 once, and the worker's DELETE of its claim commits but its answer is lost (requeued + alert)", Kinds: one, PerKind: 1,
+		Inject: []faults.Spec{{Kind: "vendor", Mode: string(fakevendor.Status429), Msg: 1, Times: 1}},
+		Arm:    map[string][]faults.Spec{"worker": {{Kind: "failpoint", Point: killpoint.FailReleaseResponse}}}},
+	{Name: "settled", Desc: "one notification; the vendor records it and answers 500 once (ERROR + alert); a re-sending reconciler finds it received and settles it SENT (alert)", Kinds: one, PerKind: 1,
+		Inject: []faults.Spec{{Kind: "vendor", Mode: string(fakevendor.Accept5xx), Msg: 1, Times: 1}},
+		Config: map[string]string{"reconcile-resend": "true"}, Reconciler: true},
+	{Name: "resend-unknown", Desc: "one notification; the vendor answers 503 to the send and to the reconciler's re-send (ERROR + alert, twice), then takes the second re-send", Kinds: one, PerKind: 1,
+		Inject: []faults.Spec{{Kind: "vendor", Mode: string(fakevendor.Fail5xx), Msg: 1, Times: 2}},
+		Config: map[string]string{"reconcile-resend": "true"}, Reconciler: true},
+	{Name: "gives-up", Desc: "one notification; the vendor never answers it and its report answers 503 to every lookup: the reconciler stops after its tries (alert)", Kinds: one, PerKind: 1,
+		Inject: []faults.Spec{{Kind: "vendor", Mode: string(fakevendor.Hang), Msg: 1, Times: 1}, {Kind: "vendor", Mode: string(fakevendor.Lookup5xx), Msg: 1}},
+		Config: map[string]string{"reconcile-resend": "true"}, Reconciler: true},
+	{Name: "attempts", Desc: "one notification; the relay's first publish goes to a key nothing is bound to (returned: a failed attempt, alerted at the first)", Kinds: one, PerKind: 1,
+		Arm:    map[string][]faults.Spec{"relay": {{Kind: "failpoint", Point: killpoint.FailMisroute}}},
+		Config: map[string]string{"alert-attempt": "1"}},
+	{Name: "anniversary-lost", Desc: "two anniversaries; the outbox insert of the first fails after its coupon was issued (lost on purpose + alert)",
+		Kinds: []notification.Kind{notification.AnniversaryCoupon}, PerKind: 2,
+		Arm: map[string][]faults.Spec{"job": {{Kind: "failpoint", Point: killpoint.FailAnniversaryOutbox}}}},
 	{Name: "drain", Desc: "two notifications of each kind; the relay drains the backlog in batches of 2, claiming the next while the last awaits its confirms", PerKind: 2,
 		Config: map[string]string{"relay-drain": "true", "batch-size": "2"}},
 	{Name: "expired", Desc: "one notification; the relay first runs the next day (EXPIRED + alert)", Kinds: one, PerKind: 1,
@@ -254,17 +275,27 @@ func (d Discovered) Targets(bound int) []CrashTarget {
 // Discover runs the workload's discovery scenario and returns the points
 // it reached. The run itself must pass: it is the happy path.
 func Discover(ctx context.Context, w CrashWorkload, o Options) (Discovered, Result, error) {
+	var d Discovered
+	res, err := discover(ctx, w, o, func(dir string) (err error) {
+		d, err = readTraces(dir)
+		return err
+	})
+	return d, res, err
+}
+
+// discover runs the workload's discovery scenario in a temporary folder
+// of traces and hands the folder to read before removing it.
+func discover(ctx context.Context, w CrashWorkload, o Options, read func(dir string) error) (Result, error) {
 	dir, err := os.MkdirTemp("", "outboxchaos-crashpoints-")
 	if err != nil {
-		return nil, Result{}, fmt.Errorf("crash-point discovery: %w", err)
+		return Result{}, fmt.Errorf("crash-point discovery: %w", err)
 	}
 	defer os.RemoveAll(dir)
 	res := Run(ctx, w.DiscoveryScenario(dir), o)
 	if !res.Pass() {
-		return nil, res, fmt.Errorf("crash-point discovery of workload %s failed: %v %s", w.Name, res.Err, res.Verdict)
+		return res, fmt.Errorf("crash-point discovery of workload %s failed: %v %s", w.Name, res.Err, res.Verdict)
 	}
-	d, err := readTraces(dir)
-	return d, res, err
+	return res, read(dir)
 }
 
 // Sample picks k targets deterministically for seed: the k whose hash with

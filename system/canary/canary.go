@@ -177,13 +177,20 @@ const (
 	ParkUnrecorded = "park-unrecorded"
 )
 
+// AlertAfterCommit commits a row's final status (EXPIRED, FAILED) before
+// the relay sends the alert that tells of it: a relay that dies between
+// the commit and the post leaves a final row no one looks at again, and
+// no alert. Only a crash in that window shows it: the crash points that
+// lie between each state change and its alert, run in full.
+const AlertAfterCommit = "alert-after-commit"
+
 // Names lists every canary.
 var Names = []string{MarkBeforePublish, CheckThenAct, RetryUnknown, ReleaseOnCancel, NoSkipLocked,
 	NoClaimedBy, AckBeforeResult, FreshMessageID, ReturnedAsPublished, TimeoutAsConfirmed, NoCleanupAlert,
 	RateLimitAsUnknown, SilentAnniversary, NoAdDeferral, NoExpiry, PlainInsert, MigrateUnlocked, NoReconnect,
 	AutoAck, NoDedup, RecentOnly, TrustFirstAnswer, ParkWithoutReason, NoAttemptsAlert, ConsentFirstOnly, FlatBackoff, AllOrNothing,
 	AckFailedRelease, NewestFirst, AlertFirstStranded, ExpireTaken, DoubleEnqueue, AlertOnRetry, ConsentAtRelayOnly, AdHoursUTC, SharedReturns,
-	RequeueOnDBFailure, AlertBeforePark, ParkUnrecorded}
+	RequeueOnDBFailure, AlertBeforePark, ParkUnrecorded, AlertAfterCommit}
 
 // InfraNames lists the canaries only the infrastructure scenarios catch
 // (scenarios/infra: they need containers, so the canary sweep over Names

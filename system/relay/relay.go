@@ -62,6 +62,9 @@ type Relay struct {
 	// markBeforePublish marks the claimed rows PUBLISHED before publishing
 	// (the MarkBeforePublish canary).
 	markBeforePublish bool
+	// alertAfterCommit sends a final status's alert after its commit (the
+	// AlertAfterCommit canary).
+	alertAfterCommit bool
 	// attemptsAlert: the AlertAttempt-th failed publish raises an alert
 	// (the NoAttemptsAlert canary clears it).
 	attemptsAlert bool
@@ -88,8 +91,8 @@ func New(cfg config.Config, pool *pgxpool.Pool, pub Publisher, clk clock.Clock, 
 	r := &Relay{cfg: cfg, pool: pool, pub: pub, clock: clk, alerts: alerts, log: log.With("component", "relay"),
 		sql: statementsFor(bug), rules: rulesFor(cfg, bug), markBeforePublish: bug == canary.MarkBeforePublish,
 		attemptsAlert: bug != canary.NoAttemptsAlert, consentFirstOnly: bug == canary.ConsentFirstOnly,
-		allOrNothing: bug == canary.AllOrNothing,
-		messageID:    notification.MessageID}
+		allOrNothing: bug == canary.AllOrNothing, alertAfterCommit: bug == canary.AlertAfterCommit,
+		messageID: notification.MessageID}
 	r.claimSQL = withLookups(r.sql.claim, cfg.Production)
 	if bug == canary.FreshMessageID {
 		r.messageID = func(id int64) string { return fmt.Sprintf("%s-%d", notification.MessageID(id), time.Now().UnixNano()) }

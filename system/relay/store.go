@@ -99,11 +99,19 @@ func (r *Relay) finish(ctx context.Context, row claimed, status, reason, alertKi
 		r.log.Warn("lease lost, status not written", history.KeyEvent, history.LostLease, history.KeyOutboxID, row.id, history.KeyStatus, status)
 		return
 	}
-	if alertKind != "" {
-		r.alerts.Send(ctx, alert.Alert{Kind: alertKind, OutboxID: row.id, MessageID: notification.MessageID(row.id),
-			DedupKey: row.dedupKey, Reason: reason, Instance: r.cfg.Instance, At: now})
+	alerted := func() {
+		if alertKind != "" {
+			r.alerts.Send(ctx, alert.Alert{Kind: alertKind, OutboxID: row.id, MessageID: notification.MessageID(row.id),
+				DedupKey: row.dedupKey, Reason: reason, Instance: r.cfg.Instance, At: now})
+		}
+	}
+	if !r.alertAfterCommit {
+		alerted()
 	}
 	err = tx.Commit(ctx)
+	if err == nil && r.alertAfterCommit {
+		alerted()
+	}
 	if err == nil {
 		err = killpoint.Fail(killpoint.FailFinishResponse)
 	}
