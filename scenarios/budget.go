@@ -43,10 +43,11 @@ func ScheduleSeed(seed int64, i int) int64 {
 
 // BudgetSchedule is schedule i of a budget: drawn from its own seed, and
 // taking its turn among no reconciler, a settling one and a re-sending one
-// (a swarm schedule drew its own).
+// (a swarm schedule drew its own, and a held pair of reconcilers needs a
+// re-sending one).
 func BudgetSchedule(seed int64, i int) Schedule {
 	s := Generate(NewRandDraw(ScheduleSeed(seed, i)))
-	if s.Swarm == nil {
+	if s.Swarm == nil && s.Reconcile == "" {
 		s.Reconcile = ReconcileModes[i%len(ReconcileModes)]
 	}
 	return s

@@ -41,6 +41,8 @@ var addedDraws = map[string]int{
 	"start by a rule":                     2,
 	"consent withdrawn in flight":         3,
 	"second grade history":                2,
+	"vendor conversation":                 1,
+	"held pair":                           1,
 }
 
 type choice struct {

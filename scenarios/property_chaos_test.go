@@ -95,8 +95,8 @@ func checkProperty(t *testing.T, lane int, started ...func()) {
 		s := scenarios.Generate(rapidDraw{rt})
 		// Every third schedule runs without a reconciler, the others with
 		// one, settling only or re-sending too; a swarm schedule drew its
-		// own.
-		if s.Swarm == nil {
+		// own, and a held pair of reconcilers needs a re-sending one.
+		if s.Swarm == nil && s.Reconcile == "" {
 			s.Reconcile = scenarios.ReconcileModes[n%len(scenarios.ReconcileModes)]
 		}
 		o := suiteOptions()

@@ -38,7 +38,8 @@ type Draw interface {
 //     time axis, skipped if it cannot be put in place (links, nodes);
 //   - WhenEnd: injected after every window (a frozen pod's resume);
 //   - WhenPaused: a resume For after its pod froze at its pause-point (a
-//     "thaw" step beside the windows).
+//     "thaw" step beside the windows), with the Held faults in place
+//     meanwhile.
 type Timed struct {
 	faults.Spec
 	When  string          `json:"when"`
@@ -49,6 +50,11 @@ type Timed struct {
 	// the boundary its duration was drawn around, and the band.
 	Boundary string `json:"boundary,omitempty"`
 	Band     string `json:"band,omitempty"`
+	// Held are the faults in place while a WhenPaused resume's pod is
+	// frozen: a held pair (pairs.go) hits the other unit meanwhile.
+	Held []faults.Spec `json:"held,omitempty"`
+	// Pair names the held pair the fault belongs to.
+	Pair string `json:"pair,omitempty"`
 }
 
 // The When values of a Timed fault.
@@ -77,6 +83,15 @@ func (t Timed) String() string {
 	case WhenWindow:
 		return fmt.Sprintf("%s at +%s for %s", what, t.After, t.For)
 	case WhenPaused:
+		if len(t.Held) > 0 {
+			var held []string
+			for _, h := range t.Held {
+				if f, err := h.Build(); err == nil {
+					held = append(held, f.String())
+				}
+			}
+			return fmt.Sprintf("%s %s after it froze, meanwhile %s", what, t.For, strings.Join(held, " and "))
+		}
 		return fmt.Sprintf("%s %s after it froze", what, t.For)
 	}
 	return what
@@ -310,6 +325,8 @@ func Generate(d Draw) Schedule {
 	s.feed(d)
 	s.jobCut(d)
 	s.auditDraws(d)
+	s.conversation(d)
+	s.heldPair(d)
 	return s
 }
 
@@ -350,7 +367,7 @@ func (s Schedule) Scenario(name string) *Scenario {
 		case WhenArmedEvery:
 			every[f.Role] = append(every[f.Role], f.Spec)
 		case WhenPaused:
-			windows = append(windows, Step{Do: "thaw", Pod: f.Pod, For: f.For})
+			windows = append(windows, Step{Do: "thaw", Pod: f.Pod, For: f.For, Faults: f.Held})
 			// A thaw that saw the run quiescent before the pod froze gives
 			// up; a pod that freezes after that is continued once every
 			// window is over, or it would hold its work to the end.

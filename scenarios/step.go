@@ -72,7 +72,7 @@ func init() {
 		"restart":  {"start pod again without its kill-point or failpoints (new_name: as role-N+1)", needPod, (*runner).restart},
 		"replace":  {"wait until pod died at its crash point (or exited, or the run is quiescent); replace a dead pod by a new one of its role", needPod, (*runner).replace},
 		"stop":     {"stop pod (SIGTERM, then SIGKILL)", needPod, (*runner).stop},
-		"thaw":     {"wait until pod froze at its pause-point (or exited, or the run is quiescent), keep it frozen for \"for\", then resume it", validateThaw, (*runner).thaw},
+		"thaw":     {"wait until pod froze at its pause-point (or exited, or the run is quiescent), keep it frozen for \"for\" (with its faults in place meanwhile), then resume it", validateThaw, (*runner).thaw},
 	}
 }
 

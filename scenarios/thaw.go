@@ -20,7 +20,8 @@ func validateThaw(s Step) error {
 // ledger): a pause sized by a deadline. A pod that exits, or a run that
 // turns quiescent with no feed round still to come (or stays busy past the
 // wait's bound) before the pod froze, means the point was never reached:
-// nothing to thaw, not an error.
+// nothing to thaw, not an error. The step's faults, if any, are in place
+// while the pod is frozen and recovered before it continues.
 func (r *runner) thaw(ctx context.Context, st Step) error {
 	d := st.Timeout.D()
 	if d == 0 {
@@ -55,7 +56,13 @@ func (r *runner) thaw(ctx context.Context, st Step) error {
 		return nil
 	}
 	r.e.Logf("harness", "%s froze: continued in %s", st.Pod, st.For)
-	if err := r.pause(ctx, st.For.D()); err != nil {
+	if len(st.Faults) > 0 {
+		// The faults hit the pod's partner in the pipeline while it is
+		// held; one that cannot be put in place is skipped, as a window's.
+		if err := r.during(ctx, Step{Do: "during", Faults: st.Faults, For: st.For, Optional: true}); err != nil {
+			return err
+		}
+	} else if err := r.pause(ctx, st.For.D()); err != nil {
 		return err
 	}
 	f, _ := faults.Spec{Kind: "resume", Pod: st.Pod}.Build()
