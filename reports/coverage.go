@@ -61,6 +61,32 @@ func writeCoverage(p func(string, ...any), c *scenarios.Coverage) {
 		p("\n")
 	}
 	p("\n")
+	writeHeld(p, c)
+}
+
+// writeHeld renders the held pairs: per pair of concurrent units, the
+// schedules that drew it, that held one unit at its point, and that held
+// it while a fault of each family fired on the other.
+func writeHeld(p func(string, ...any), c *scenarios.Coverage) {
+	if len(c.Held) == 0 {
+		return
+	}
+	p("Held pairs: one unit of a pair the pipeline runs at once frozen at a point of its own while a fault hits the other, then " +
+		"resumed. Drawn, held (its pause-point fired), and held while a fault of each family fired on its partner.\n\n")
+	p("| pair | drawn | held | with a fault fired |\n|---|---:|---:|---|\n")
+	for _, pair := range scenarios.HeldPairs() {
+		var with []string
+		for _, f := range scenarios.Families {
+			if n := c.Held[pair+scenarios.HeldWith+f]; n > 0 {
+				with = append(with, f+" "+strconv.Itoa(n))
+			}
+		}
+		if len(with) == 0 {
+			with = []string{"·"}
+		}
+		p("| %s | %s | %s | %s |\n", pair, count(c.Held[pair+scenarios.HeldDrawn]), count(c.Held[pair+scenarios.HeldFroze]), strings.Join(with, ", "))
+	}
+	p("\n")
 }
 
 func count(n int) string {

@@ -34,6 +34,11 @@ type Coverage struct {
 	Pairs     map[string]int `json:"pairs"`  // "family@phase + family@phase", sorted
 	// FamilyPairs counts the same schedules by their two families only.
 	FamilyPairs map[string]int `json:"family_pairs"` // "family + family", sorted
+	// Held counts the held pairs (pairs.go): per pair, the schedules
+	// that drew it, that held its pod, and that held it while a fault of
+	// a family fired on its partner (the keys HeldDrawn, HeldFroze,
+	// HeldWith + family after the pair's name).
+	Held map[string]int `json:"held,omitempty"`
 }
 
 // NewCoverage returns an empty coverage.
@@ -118,6 +123,12 @@ func (c *Coverage) Merge(o *Coverage) {
 	}
 	for k, v := range o.FamilyPairs {
 		c.FamilyPairs[k] += v
+	}
+	for k, v := range o.Held {
+		if c.Held == nil {
+			c.Held = map[string]int{}
+		}
+		c.Held[k] += v
 	}
 }
 
@@ -293,6 +304,18 @@ func (c *Coverage) WriteTable(w io.Writer) {
 	fmt.Fprintf(w, "pairwise family@phase cells reached: %d of %d possible among the single cells reached\n", len(keys), cells*(cells+1)/2)
 	for _, k := range keys[:min(len(keys), 15)] {
 		fmt.Fprintf(w, "  %4d  %s\n", c.Pairs[k], k)
+	}
+	if len(c.Held) > 0 {
+		fmt.Fprintln(w, "\nheld pairs: one unit frozen at its own point while a fault hits its partner (drawn, held, held with a fault fired)")
+		for _, p := range HeldPairs() {
+			fmt.Fprintf(w, "  %-40s %4d drawn %4d held", p, c.Held[p+HeldDrawn], c.Held[p+HeldFroze])
+			for _, f := range Families {
+				if n := c.Held[p+HeldWith+f]; n > 0 {
+					fmt.Fprintf(w, "  %s %d", f, n)
+				}
+			}
+			fmt.Fprintln(w)
+		}
 	}
 }
 

@@ -2,8 +2,10 @@ package scenarios
 
 import (
 	"slices"
+	"strings"
 	"time"
 
+	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/faults"
 	"github.com/outboxchaos/outboxchaos/system/killpoint"
 	"github.com/outboxchaos/outboxchaos/world"
@@ -152,3 +154,60 @@ func (s *Schedule) heldPair(d Draw) {
 	s.Faults = append(s.Faults, Timed{Spec: faults.Spec{Kind: "resume", Pod: p.Role + "-1"}, When: WhenPaused,
 		For: faults.Duration(dur), Boundary: b.Name, Band: band, Held: held, Pair: p.Name})
 }
+
+// AddHeld counts a judged schedule's held pair, if it drew one: drawn,
+// held (its pod froze at the pair's point, by the fault ledger), and, of
+// a held one, each family of the faults on its partner that fired.
+func (c *Coverage) AddHeld(s Schedule, recs []checker.FaultRecord) {
+	var pause, resume *Timed
+	for i := range s.Faults {
+		t := &s.Faults[i]
+		switch {
+		case t.Pair == "":
+		case t.Kind == "pause-point":
+			pause = t
+		case t.When == WhenPaused:
+			resume = t
+		}
+	}
+	if pause == nil || resume == nil {
+		return
+	}
+	if c.Held == nil {
+		c.Held = map[string]int{}
+	}
+	c.Held[pause.Pair+HeldDrawn]++
+	froze := slices.ContainsFunc(recs, func(r checker.FaultRecord) bool {
+		return r.Kind == "pause-point" && r.Fired && strings.Contains(r.Detail, pause.Point)
+	})
+	if !froze {
+		return
+	}
+	c.Held[pause.Pair+HeldFroze]++
+	fired := map[string]bool{}
+	for _, h := range resume.Held {
+		for _, r := range recs {
+			if r.Kind == h.Kind && r.Fired && (r.Target == h.Link || r.Target == h.Pod) {
+				fired[h.Kind] = true
+			}
+		}
+	}
+	for _, t := range s.Faults {
+		if t.Pair == pause.Pair && t.Kind == "failpoint" && slices.ContainsFunc(recs, func(r checker.FaultRecord) bool {
+			return r.Kind == "failpoint" && r.Fired && strings.Contains(r.Detail, t.Point)
+		}) {
+			fired["failpoint"] = true
+		}
+	}
+	for f := range fired {
+		c.Held[pause.Pair+HeldWith+f]++
+	}
+}
+
+// The keys of Coverage.Held after a pair's name: drawn, held, and held
+// with a fault of a family on the partner fired.
+const (
+	HeldDrawn = " | drawn"
+	HeldFroze = " | held"
+	HeldWith  = " | with "
+)

@@ -1,8 +1,12 @@
 package scenarios
 
 import (
+	"maps"
 	"slices"
 	"testing"
+
+	"github.com/outboxchaos/outboxchaos/checker"
+	"github.com/outboxchaos/outboxchaos/faults"
 )
 
 // TestHeldPairs: about one schedule in three holds one unit of a pair of
@@ -68,4 +72,29 @@ func roleOfPointPod(s Schedule, resume Timed) string {
 		}
 	}
 	return ""
+}
+
+// AddHeld counts a pair drawn, held when its pause-point fired, and each
+// family of its partner's faults that fired while held.
+func TestAddHeld(t *testing.T) {
+	t.Parallel()
+	s := Schedule{Faults: []Timed{
+		{Spec: faults.Spec{Kind: "pause-point", Point: "relay.before-publish", Hit: 2}, When: WhenArmed, Role: "relay", Pair: "p"},
+		{Spec: faults.Spec{Kind: "failpoint", Point: "relay.misroute-publish", Hit: 3}, When: WhenArmed, Role: "relay", Pair: "p"},
+		{Spec: faults.Spec{Kind: "resume", Pod: "relay-1"}, When: WhenPaused, Pair: "p",
+			Held: []faults.Spec{{Kind: "down", Link: "rabbitmq-relay"}, {Kind: "kill", Pod: "relay-2"}}},
+	}}
+	c := NewCoverage()
+	c.AddHeld(s, []checker.FaultRecord{{Kind: "pause-point", Target: "relay", Fired: false, Detail: "pause-point relay.before-publish:2"}})
+	c.AddHeld(s, []checker.FaultRecord{
+		{Kind: "pause-point", Target: "relay", Fired: true, Detail: "pause-point relay.before-publish:2: relay-1 froze"},
+		{Kind: "failpoint", Target: "relay", Fired: true, Detail: "failpoint relay.misroute-publish:3"},
+		{Kind: "down", Target: "rabbitmq-relay", Fired: true},
+		{Kind: "kill", Target: "relay-2", Fired: false},
+	})
+	c.AddHeld(Schedule{}, nil)
+	want := map[string]int{"p" + HeldDrawn: 2, "p" + HeldFroze: 1, "p" + HeldWith + "down": 1, "p" + HeldWith + "failpoint": 1}
+	if !maps.Equal(c.Held, want) {
+		t.Errorf("held %v, want %v", c.Held, want)
+	}
 }

@@ -143,6 +143,7 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	for _, r := range runs {
 		if r.Result.Name != "" && r.Result.NotJudged == nil {
 			cov.Add(r.Result.Faults, r.Result.Events)
+			cov.AddHeld(r.Schedule, r.Result.Faults)
 		}
 	}
 	fmt.Fprintln(stdout)

@@ -130,6 +130,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	for _, r := range append(append([]reports.PropertyRun(nil), rep.Property...), rep.Reconciled...) {
 		if r.Result.NotJudged == nil {
 			cov.Add(r.Result.Faults, r.Result.Events)
+			cov.AddHeld(r.Schedule, r.Result.Faults)
 		}
 	}
 	if !*skipCanaries && ctx.Err() == nil {
