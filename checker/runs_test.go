@@ -181,3 +181,30 @@ func loadRun(t *testing.T, dir string) Record {
 	}
 	return rec
 }
+
+// TestAuditorCanariesCaughtAlone: the recorded run of each auditor
+// invariant's canary breaks that invariant and no other: what each
+// changes (what was sent, when, to whom, what an alert said) no count of
+// deliveries sees.
+func TestAuditorCanariesCaughtAlone(t *testing.T) {
+	t.Parallel()
+	for dir, want := range map[string]string{
+		"business-events-once-seed101800-double-enqueue":     "right-intents",
+		"ad-send-cutoff-seed390217-ad-hours-utc":             "right-time",
+		"consent-withdrawn-seed560171-consent-at-relay-only": "right-person",
+		"rejected-then-sent-seed161476-alert-on-retry":       "true-alerts",
+		"ad-confirmed-before-cutoff-seed71675-before-fix":    "statuses-agree",
+	} {
+		rec := loadRun(t, dir)
+		v := Judge(rec.History, rec.Faults, rec.State)
+		var broken []string
+		for _, r := range v.Invariants {
+			if !r.Valid {
+				broken = append(broken, r.Name)
+			}
+		}
+		if !slices.Equal(broken, []string{want}) {
+			t.Errorf("%s: broken %v, want %s alone", dir, broken, want)
+		}
+	}
+}
