@@ -193,7 +193,7 @@ func TestAuditorCanariesCaughtAlone(t *testing.T) {
 		"ad-send-cutoff-seed390217-ad-hours-utc":             "right-time",
 		"consent-withdrawn-seed560171-consent-at-relay-only": "right-person",
 		"rejected-then-sent-seed161476-alert-on-retry":       "true-alerts",
-		"ad-confirmed-before-cutoff-seed71675-before-fix":    "statuses-agree",
+		"ad-confirmed-before-cutoff-seed788335-expire-taken": "statuses-agree",
 	} {
 		rec := loadRun(t, dir)
 		v := Judge(rec.History, rec.Faults, rec.State)
