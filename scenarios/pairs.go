@@ -110,7 +110,8 @@ func HeldPairs() []string {
 // heldPair draws, after every older choice so saved failfiles keep their
 // schedules, one pair of concurrent units: the first pod of the pair's
 // role frozen at a point of its own, one or two faults on the other unit
-// while it is frozen, for a time drawn around a deadline, then resumed.
+// while it is frozen, for a time drawn around a deadline, then resumed
+// with the faults still in place for up to a second.
 // A schedule holds at most one pod: when a pause is drawn already, or a
 // swarm schedule left pauses out, the pair is left out (its draws still
 // taken).
@@ -127,6 +128,9 @@ func (s *Schedule) heldPair(d Draw) {
 		held = append(held, p.Faults[d.Int("pair fault", 0, len(p.Faults)-1)])
 	}
 	dur, b, band := drawAround(d)
+	// The faults outlast the hold by up to a second: the resumed pod's
+	// first steps (window B's publish, a stale write) meet them too.
+	overhang := time.Duration(d.Int("pair overhang ms", 0, 1000)) * time.Millisecond
 	for _, t := range s.Faults {
 		if t.Kind == "pause-point" {
 			return
@@ -152,7 +156,7 @@ func (s *Schedule) heldPair(d Draw) {
 		s.Faults = append(s.Faults, Timed{Spec: f, When: WhenArmed, Role: p.Role, Pair: p.Name})
 	}
 	s.Faults = append(s.Faults, Timed{Spec: faults.Spec{Kind: "resume", Pod: p.Role + "-1"}, When: WhenPaused,
-		For: faults.Duration(dur), Boundary: b.Name, Band: band, Held: held, Pair: p.Name})
+		For: faults.Duration(dur), Boundary: b.Name, Band: band, Held: held, Overhang: faults.Duration(overhang), Pair: p.Name})
 }
 
 // AddHeld counts a judged schedule's held pair, if it drew one: drawn,

@@ -51,8 +51,10 @@ type Timed struct {
 	Boundary string `json:"boundary,omitempty"`
 	Band     string `json:"band,omitempty"`
 	// Held are the faults in place while a WhenPaused resume's pod is
-	// frozen: a held pair (pairs.go) hits the other unit meanwhile.
-	Held []faults.Spec `json:"held,omitempty"`
+	// frozen, and Overhang after it resumed: a held pair (pairs.go) hits
+	// the other unit meanwhile, and the pod's first steps after.
+	Held     []faults.Spec   `json:"held,omitempty"`
+	Overhang faults.Duration `json:"overhang,omitempty"`
 	// Pair names the held pair the fault belongs to.
 	Pair string `json:"pair,omitempty"`
 }
@@ -90,7 +92,7 @@ func (t Timed) String() string {
 					held = append(held, f.String())
 				}
 			}
-			return fmt.Sprintf("%s %s after it froze, meanwhile %s", what, t.For, strings.Join(held, " and "))
+			return fmt.Sprintf("%s %s after it froze, meanwhile %s until %s after", what, t.For, strings.Join(held, " and "), t.Overhang)
 		}
 		return fmt.Sprintf("%s %s after it froze", what, t.For)
 	}
@@ -367,7 +369,7 @@ func (s Schedule) Scenario(name string) *Scenario {
 		case WhenArmedEvery:
 			every[f.Role] = append(every[f.Role], f.Spec)
 		case WhenPaused:
-			windows = append(windows, Step{Do: "thaw", Pod: f.Pod, For: f.For, Faults: f.Held})
+			windows = append(windows, Step{Do: "thaw", Pod: f.Pod, For: f.For, Faults: f.Held, Overhang: f.Overhang})
 			// A thaw that saw the run quiescent before the pod froze gives
 			// up; a pod that freezes after that is continued once every
 			// window is over, or it would hold its work to the end.

@@ -41,6 +41,9 @@ type Step struct {
 	// Optional: a fault that cannot be put in place (its link is already
 	// down) is skipped, not a failure (random schedules).
 	Optional bool `json:"optional,omitempty"`
+	// Overhang: a thaw step's faults stay in place this long after the
+	// pod resumed, so what it does first meets them too.
+	Overhang faults.Duration `json:"overhang,omitempty"`
 }
 
 // roles a start step may name.
@@ -72,7 +75,7 @@ func init() {
 		"restart":  {"start pod again without its kill-point or failpoints (new_name: as role-N+1)", needPod, (*runner).restart},
 		"replace":  {"wait until pod died at its crash point (or exited, or the run is quiescent); replace a dead pod by a new one of its role", needPod, (*runner).replace},
 		"stop":     {"stop pod (SIGTERM, then SIGKILL)", needPod, (*runner).stop},
-		"thaw":     {"wait until pod froze at its pause-point (or exited, or the run is quiescent), keep it frozen for \"for\" (with its faults in place meanwhile), then resume it", validateThaw, (*runner).thaw},
+		"thaw":     {"wait until pod froze at its pause-point (or exited, or the run is quiescent), keep it frozen for \"for\" (with its faults in place meanwhile, and \"overhang\" after), then resume it", validateThaw, (*runner).thaw},
 	}
 }
 

@@ -21,7 +21,7 @@ func validateThaw(s Step) error {
 // turns quiescent with no feed round still to come (or stays busy past the
 // wait's bound) before the pod froze, means the point was never reached:
 // nothing to thaw, not an error. The step's faults, if any, are in place
-// while the pod is frozen and recovered before it continues.
+// while the pod is frozen and for the step's overhang after it continued.
 func (r *runner) thaw(ctx context.Context, st Step) error {
 	d := st.Timeout.D()
 	if d == 0 {
@@ -56,15 +56,18 @@ func (r *runner) thaw(ctx context.Context, st Step) error {
 		return nil
 	}
 	r.e.Logf("harness", "%s froze: continued in %s", st.Pod, st.For)
+	resume := faults.Spec{Kind: "resume", Pod: st.Pod}
 	if len(st.Faults) > 0 {
 		// The faults hit the pod's partner in the pipeline while it is
-		// held; one that cannot be put in place is skipped, as a window's.
-		if err := r.during(ctx, Step{Do: "during", Faults: st.Faults, For: st.For, Optional: true}); err != nil {
-			return err
-		}
-	} else if err := r.pause(ctx, st.For.D()); err != nil {
+		// held, and the pod's own first steps for the overhang after; one
+		// that cannot be put in place is skipped, as a window's (the pod
+		// is then continued at the run's end).
+		return r.during(ctx, Step{Do: "during", Faults: st.Faults, For: st.Overhang, Optional: true,
+			Steps: []Step{{Do: "later", After: st.For, Steps: []Step{{Do: "inject", Faults: []faults.Spec{resume}}}}}})
+	}
+	if err := r.pause(ctx, st.For.D()); err != nil {
 		return err
 	}
-	f, _ := faults.Spec{Kind: "resume", Pod: st.Pod}.Build()
+	f, _ := resume.Build()
 	return r.eng.Inject(ctx, f)
 }
