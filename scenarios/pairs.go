@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/outboxchaos/outboxchaos/checker"
+	"github.com/outboxchaos/outboxchaos/fakevendor"
 	"github.com/outboxchaos/outboxchaos/faults"
 	"github.com/outboxchaos/outboxchaos/system/killpoint"
 	"github.com/outboxchaos/outboxchaos/world"
@@ -77,7 +78,7 @@ var heldPairs = []heldPair{
 		// reconciler looks it up, settles it or re-sends it.
 		Name: "a worker and the reconciler on one row", Role: "worker",
 		Points: []string{killpoint.WorkerAfterSend, killpoint.WorkerAfterClaim}, Hits: 2,
-		Shape: func(s *Schedule) { s.Reconcile = "resend" },
+		Shape: func(s *Schedule) { s.Reconcile = "resend"; s.unknownOutcome() },
 		Faults: []faults.Spec{
 			{Kind: "down", Link: "postgres-worker"},
 			{Kind: "down", Link: "vendor"},
@@ -89,13 +90,19 @@ var heldPairs = []heldPair{
 		// re-sends the same row.
 		Name: "two reconcilers", Role: "reconciler",
 		Points: []string{killpoint.ReconcileAfterLookup, killpoint.ReconcileBeforeSettle, killpoint.ReconcileAfterResendClaim, killpoint.ReconcileAfterResend}, Hits: 2,
-		Shape: func(s *Schedule) { s.Reconcile, s.Reconcilers = "resend", 2 },
+		Shape: func(s *Schedule) { s.Reconcile, s.Reconcilers = "resend", 2; s.unknownOutcome() },
 		Faults: []faults.Spec{
 			{Kind: "down", Link: "vendor"},
 			{Kind: "latency", Link: "vendor", Delay: faults.Duration(700 * time.Millisecond), Direction: string(world.Downstream)},
 			{Kind: "kill", Pod: "reconciler-2"},
 		},
 	},
+}
+
+// unknownOutcome gives the reconcilers a row to work: the vendor takes
+// message 1's first send and answers 500 (ERROR, its outcome unknown).
+func (s *Schedule) unknownOutcome() {
+	s.Faults = append(s.Faults, Timed{Spec: faults.Spec{Kind: "vendor", Mode: string(fakevendor.Accept5xx), Msg: 1, Times: 1}, When: WhenFirst})
 }
 
 // HeldPairs names the pairs a schedule may hold, in draw order.
@@ -125,7 +132,9 @@ func (s *Schedule) heldPair(d Draw) {
 	misrouteOffset := d.Int("pair failpoint offset", -1, 2)
 	var held []faults.Spec
 	for range d.Int("pair faults", 1, 2) {
-		held = append(held, p.Faults[d.Int("pair fault", 0, len(p.Faults)-1)])
+		if f := p.Faults[d.Int("pair fault", 0, len(p.Faults)-1)]; !slices.Contains(held, f) {
+			held = append(held, f)
+		}
 	}
 	dur, b, band := drawAround(d)
 	// The faults outlast the hold by up to a second: the resumed pod's
