@@ -68,6 +68,7 @@ func init() {
 		"report":      {"run scenarios, random schedules and canaries; write artifacts/RELIABILITY.md (make report: reports/)", runReport, false},
 		"peers":       {"run every relay under test (ours, Watermill, River) through the peer cases; write artifacts/PEERS.md (make peers: reports/)", runPeers, false},
 		"simulate":    {"simulate a production day on the real pipeline, compressed; write artifacts/SIMULATION.md (make simulate: reports/; capacity: the capacity table)", runSimulate, false},
+		"ledger":      {"fold the exploration ledgers of a budget's shards (explore --shard K/N on a CI matrix) into one: ledger merge", runLedger, false},
 		"audit":       {"judge a production outbox, inbox and the vendor's delivery report by the checker's invariants, read-only", runAudit, false},
 		"version":     {"print the module version, the commit it was built from and the Go version", runVersion, false},
 		"help":        {"show this help, the flags of one command (help scenario run), or every pipeline setting (help settings)", nil, false},
