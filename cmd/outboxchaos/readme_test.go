@@ -288,3 +288,12 @@ func TestReadmeAndDocLinksResolve(t *testing.T) {
 		}
 	}
 }
+
+// The README is for a newcomer: one page, at most 200 lines; the rest is
+// in docs/.
+func TestReadmeFitsOnePage(t *testing.T) {
+	t.Parallel()
+	if n := strings.Count(readRepoFile(t, "README.md"), "\n"); n > 200 {
+		t.Errorf("README.md has %d lines, more than 200: move the detail to docs/", n)
+	}
+}
