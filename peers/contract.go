@@ -60,6 +60,11 @@ func Describe(ctx context.Context, name string, command []string) (Peer, error) 
 			return Peer{}, fmt.Errorf("describe relay %s: its declaration is not the JSON object the contract asks for: %w", name, err)
 		}
 	}
+	for _, dl := range d.Deadlines {
+		if err := dl.validate(); err != nil {
+			return Peer{}, fmt.Errorf("describe relay %s: %w", name, err)
+		}
+	}
 	p := Peer{Name: name, Command: command, Status: d.Status, Features: d.Features, Deadlines: d.Deadlines}
 	if d.Migrate != "" {
 		p.Migrate = strings.Fields(d.Migrate)
@@ -69,4 +74,21 @@ func Describe(ctx context.Context, name string, command []string) (Peer, error) 
 		p.Settings = append(p.Settings, s.Name+"="+s.Value+"\t"+s.Why)
 	}
 	return p, nil
+}
+
+// validate says why a declared deadline cannot be drawn across: a deadline
+// needs a name, and a value that is a positive Go duration as the run
+// keeps it ("600ms", "1.5s"), "none", or the name of the variable the run
+// sets it from (OUTBOXCHAOS_CONFIRM_TIMEOUT).
+func (dl Deadline) validate() error {
+	if strings.TrimSpace(dl.Name) == "" {
+		return fmt.Errorf("a deadline without a name (value %q)", dl.Value)
+	}
+	if dl.Value == "none" || strings.HasPrefix(dl.Value, "OUTBOXCHAOS_") {
+		return nil
+	}
+	if d, err := time.ParseDuration(dl.Value); err != nil || d <= 0 {
+		return fmt.Errorf("deadline %s: value %q is not a positive Go duration (600ms, 1.5s), none, or the OUTBOXCHAOS_ variable it is set from", dl.Name, dl.Value)
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package peers
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -36,6 +37,15 @@ func TestDescribe(t *testing.T) {
 	}
 	if _, err := Describe(ctx, "z", []string{"false"}); err == nil {
 		t.Error("a describe that exits non-zero must be an error")
+	}
+	for _, bad := range []string{`{"name":"lease","value":"15 minutes"}`, `{"name":"lease","value":"-1s"}`, `{"name":"","value":"1s"}`} {
+		_, err := Describe(ctx, "d", []string{"echo", `{"deadlines":[` + bad + `]}`})
+		if err == nil || !strings.Contains(err.Error(), "deadline") {
+			t.Errorf("declared deadline %s: %v, want an error naming it", bad, err)
+		}
+	}
+	if _, err := Describe(ctx, "d", []string{"echo", `{"deadlines":[{"name":"confirm-timeout","value":"OUTBOXCHAOS_CONFIRM_TIMEOUT"},{"name":"x","value":"none"}]}`}); err != nil {
+		t.Errorf("a deadline set from the run's variable, or none: %v", err)
 	}
 }
 
