@@ -351,8 +351,8 @@ func (e *Env) lookOutbox(ctx context.Context, now time.Time, claims claimants, l
 		}
 		fmt.Fprintf(b, " o%d=%s", id, status)
 		switch {
-		case status == "PENDING" && next.Sub(now) < deferredHorizon:
-			l.earliest(next, fmt.Sprintf("outbox row %d's next attempt", id))
+		case status == "PENDING" && e.worksAt(next, now).Sub(now) < deferredHorizon:
+			l.earliest(e.worksAt(next, now), fmt.Sprintf("outbox row %d's next attempt (in the relay's window)", id))
 		case status == "PUBLISHING":
 			if p := claims.rows[id]; p == nil || !exited(p) {
 				l.busy = fmt.Sprintf("outbox row %d is being published", id)

@@ -17,19 +17,38 @@ import (
 // deferred (the ad cut-off), not stuck.
 const deferredHorizon = time.Hour
 
-// deferred reports whether an outbox row waits on purpose: PENDING and, on
-// the clock of every relay (relayNows), due past the horizon or outside
-// the relay's window.
+// deferred reports whether an outbox row waits on purpose: PENDING and,
+// on the clock of every relay (relayNows), worked only past the horizon
+// (worksAt). A row a relay outside its window works when the window opens
+// a moment later is not deferred: a run that started at 07:59:59 waits
+// for 08:00, or its verdict, read a moment after the settle's look, would
+// find the row due and call it stuck.
 func (e *Env) deferred(status string, due time.Time, relayNows []time.Time) bool {
 	if status != outbox.StatusPending {
 		return false
 	}
 	for _, now := range relayNows {
-		if !due.After(now.Add(deferredHorizon)) && e.Cfg.InRelayWindow(now) {
+		if !e.worksAt(due, now).After(now.Add(deferredHorizon)) {
 			return false
 		}
 	}
 	return true
+}
+
+// worksAt is when a relay whose clock reads now next works a PENDING row
+// due at due: at due inside its window, else not before the window opens.
+func (e *Env) worksAt(due, now time.Time) time.Time {
+	if e.Cfg.InRelayWindow(now) {
+		return due
+	}
+	open := e.Cfg.RelayFrom.On(now)
+	if !open.After(now) {
+		open = e.Cfg.RelayFrom.On(now.Add(24 * time.Hour))
+	}
+	if due.After(open) {
+		return due
+	}
+	return open
 }
 
 // relayNows are the clocks of the run's relays (those that ran as well as

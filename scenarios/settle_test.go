@@ -3,10 +3,12 @@ package scenarios
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"pgregory.net/rapid"
 
 	"github.com/outboxchaos/outboxchaos/checker"
+	"github.com/outboxchaos/outboxchaos/system/clock"
 )
 
 // settleView is what settleLook reads of a whole snapshot s: the rows'
@@ -74,4 +76,40 @@ func TestSettleLookDecidesAsSnapshot(t *testing.T) {
 			t.Fatalf("Quiescent: %v on the whole snapshot, %v on the settle's look\n%+v", whole, light, s)
 		}
 	})
+}
+
+// A PENDING row is deferred only when no relay works it within the
+// horizon: a relay outside its window works it when the window opens, so
+// a row due at 07:59:59 is not deferred (the window opens in a second),
+// one due at 21:00 is (until 08:00 the next day), and a row inside the
+// window is deferred only when it is due past the horizon.
+func TestDeferredByTheRelayWindow(t *testing.T) {
+	t.Parallel()
+	c := compressed()
+	e := &Env{Cfg: c}
+	at := func(s string) time.Time {
+		tm, err := time.ParseInLocation(time.DateTime, "2026-12-06 "+s, clock.Seoul)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tm
+	}
+	for _, tc := range []struct {
+		now, due string
+		want     bool
+	}{
+		{"07:59:59", "07:59:58", false},
+		{"07:30:00", "07:29:00", false},
+		{"06:30:00", "06:29:00", true},
+		{"21:00:00", "20:59:00", true},
+		{"12:00:00", "12:00:01", false},
+		{"12:00:00", "13:30:00", true},
+	} {
+		if got := e.deferred("PENDING", at(tc.due), []time.Time{at(tc.now)}); got != tc.want {
+			t.Errorf("now %s, due %s: deferred %v, want %v", tc.now, tc.due, got, tc.want)
+		}
+	}
+	if w := e.worksAt(at("07:59:58"), at("07:59:59")); !w.Equal(at("08:00:00")) {
+		t.Errorf("worked at %s, want 08:00", w)
+	}
 }
