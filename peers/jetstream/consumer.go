@@ -30,7 +30,7 @@ type consumer struct {
 	vendor *sms.Client
 }
 
-// Consume implements seam.Consumer: the seed's idempotent consumer, until
+// Consume implements seam.Consumer: the design's idempotent consumer, until
 // ctx is done. It pulls one message at a time from the durable consumer
 // and handles each to its ack before the next.
 func (Adapter) Consume(ctx context.Context, env seam.Env) error {
@@ -136,7 +136,7 @@ func (c consumer) handle(ctx context.Context, m js.Msg) {
 	}
 	if err := c.record(ctx, tx, mid, status, code); err != nil {
 		// Not acked: the copy comes back after the ack wait and, with no
-		// record committed, is sent again — the gap the seed's design
+		// record committed, is sent again — the gap the design
 		// leaves between the side effect and its record.
 		log.Error("record failed", history.KeyEvent, history.ResultFailed, history.KeyMessageID, mid, "err", err.Error())
 		return

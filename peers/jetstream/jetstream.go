@@ -1,5 +1,5 @@
-// Package jetstream is a JetStream-based outbox design run as a peer (SPEC §7, the
-// multi-replica write-up): an outbox relay that takes its rows with
+// Package jetstream is a JetStream-based outbox design run as a peer (a
+// multi-replica design): an outbox relay that takes its rows with
 // SELECT … FOR UPDATE SKIP LOCKED and holds the row locks across the
 // publish, sets published_at in the same transaction, and publishes to
 // NATS JetStream with the header Nats-Msg-Id = the outbox row's message id
@@ -17,7 +17,7 @@
 //     processed table is acked without a send — the consumer logs
 //     "already-processed".
 //
-// The seed's own text says the window is a time-limited net: a republish
+// The design's own text says the window is a time-limited net: a republish
 // later than the window is stored again and delivered, and only the
 // consumer stops it. And the consumer's table records the send after the
 // vendor call: a consumer killed between the two sends again.
@@ -72,7 +72,7 @@ const (
 	Durable      = "sms-sender"
 )
 
-// Deadlines, compressed as our timers are (SPEC §7's two-minute window).
+// Deadlines, compressed as our timers are (the design's two-minute window).
 const (
 	// DuplicateWindow is the stream's Duplicates: 2 min compressed 60×.
 	DuplicateWindow = 2 * time.Second
@@ -102,7 +102,7 @@ func (Adapter) Settings() []seam.Setting {
 	}
 }
 
-// migrateLock serialises the peer's schema creation (SPEC §7's fix for
+// migrateLock serialises the peer's schema creation (the design's fix for
 // concurrent CREATE TABLE IF NOT EXISTS).
 const migrateLock = 4004
 

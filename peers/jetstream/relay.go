@@ -14,7 +14,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/system/killpoint"
 )
 
-// Relay implements seam.Adapter: the seed's relay, every relay-interval
+// Relay implements seam.Adapter: the design's relay, every relay-interval
 // one transaction that locks a batch, publishes it and marks it.
 func (Adapter) Relay(ctx context.Context, env seam.Env) error {
 	pool, err := seam.OpenPool(ctx, env.Cfg.PGURL, nil, 2)

@@ -1,7 +1,7 @@
 'use strict';
 // A small outbox relay in Node.js (pg + amqplib) that keeps outboxchaos's
 // process contract (docs/relay-contract.md), to prove the contract is not
-// Go-shaped. It is seed 004's relay design: one transaction per batch that
+// Go-shaped. It is the lock-holding relay design: one transaction per batch that
 // locks PENDING rows of notification_outbox with FOR UPDATE SKIP LOCKED,
 // holds the locks across the publish, waits for the broker's confirms (up
 // to the confirm timeout) and marks the confirmed rows PUBLISHED in the

@@ -9,7 +9,7 @@
 // adds nothing; the "relay" pod is the batch's send loop: every
 // RelayInterval it reads the due rows without a history row, calls the
 // vendor (the same request our worker makes, refkey = message_id) and
-// records the history row in notification_histories — the seed's history
+// records the history row in notification_histories — the batch's history
 // table, which the outbox design later made its inbox. Kill-points: relay.after-claim once it read
 // the due list, relay.after-publish and relay.after-confirm once the vendor
 // answered, relay.before-mark right before the history row — the last
