@@ -16,6 +16,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/outboxchaos/outboxchaos/branches"
 )
 
 // Site is one alerts.Send call in system/.
@@ -80,10 +82,7 @@ func findFile(filename, rel string) ([]Site, error) {
 		if !ok || fn.Body == nil {
 			continue
 		}
-		name := fn.Name.Name
-		if fn.Recv != nil && len(fn.Recv.List) == 1 {
-			name = recvName(fn.Recv.List[0].Type) + "." + name
-		}
+		name := branches.FuncName(fn)
 		ast.Inspect(fn.Body, func(n ast.Node) bool {
 			call, ok := n.(*ast.CallExpr)
 			if !ok || len(call.Args) != 2 {
@@ -107,16 +106,4 @@ func findFile(filename, rel string) ([]Site, error) {
 		})
 	}
 	return out, nil
-}
-
-func recvName(e ast.Expr) string {
-	switch t := e.(type) {
-	case *ast.StarExpr:
-		return recvName(t.X)
-	case *ast.IndexExpr:
-		return recvName(t.X)
-	case *ast.Ident:
-		return t.Name
-	}
-	return "?"
 }

@@ -131,10 +131,7 @@ func findFile(filename, pkg, file string) ([]Branch, error) {
 		if !ok || fn.Body == nil {
 			continue
 		}
-		name := fn.Name.Name
-		if fn.Recv != nil && len(fn.Recv.List) == 1 {
-			name = recvName(fn.Recv.List[0].Type) + "." + name
-		}
+		name := FuncName(fn)
 		ast.Inspect(fn.Body, func(n ast.Node) bool {
 			var list []ast.Stmt
 			switch n := n.(type) {
@@ -175,6 +172,15 @@ func findFile(filename, pkg, file string) ([]Branch, error) {
 		})
 	}
 	return out, nil
+}
+
+// FuncName names a function as the maps of system/ do: Type.Method for a
+// method (of a pointer or generic receiver too), else its name.
+func FuncName(fn *ast.FuncDecl) string {
+	if fn.Recv != nil && len(fn.Recv.List) == 1 {
+		return recvName(fn.Recv.List[0].Type) + "." + fn.Name.Name
+	}
+	return fn.Name.Name
 }
 
 func recvName(e ast.Expr) string {
