@@ -19,7 +19,7 @@ var backoff = Invariant{
 // BackoffViolations lists the failed publishes (a relay's "publish-failed"
 // events) whose next attempt was not due exactly one backoff step after
 // the failure: the attempt-th failure waits backoff[attempt-1], the last
-// step repeating (SPEC: 1, 2, 4, 8, 16, then 30 minutes). The claim
+// step repeating (the design: 1, 2, 4, 8, 16, then 30 minutes). The claim
 // statement never takes a row before its next attempt is due, so the
 // schedule the events state is the schedule the row followed. Empty
 // backoff: not checked.

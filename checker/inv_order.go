@@ -11,7 +11,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/history"
 )
 
-// claimOrder is the age bound of sustained load: SPEC §3's claim takes the
+// claimOrder is the age bound of sustained load: design §3's claim takes the
 // due rows oldest first (ORDER BY next_attempt_at, id … FOR UPDATE SKIP
 // LOCKED), so the only claim that may pass over an older due row is one
 // that found it locked by another claim in flight — a claim that takes it

@@ -1,4 +1,4 @@
-// Package fakevendor owns the stand-in for the SMS vendor (SPEC §5): an HTTP
+// Package fakevendor owns the stand-in for the SMS vendor (design §5): an HTTP
 // server speaking the same token / send / report API as the real vendor
 // client in system/sms, with programmable faults, and the handset ledger —
 // the ground truth of what reached a customer's phone, recorded even when the

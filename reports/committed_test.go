@@ -58,7 +58,7 @@ func generated(t *testing.T) map[string]string {
 	}
 
 	cases := scenarios.PeerCases()
-	p := reports.Peers{Env: env, Command: "make peers", Cases: cases[:2], Impls: []reports.PeerImpl{{Name: "ours", Settings: []string{"batch-size=50\tSPEC"}}},
+	p := reports.Peers{Env: env, Command: "make peers", Cases: cases[:2], Impls: []reports.PeerImpl{{Name: "ours", Settings: []string{"batch-size=50\tdesign §3"}}},
 		Findings: map[string]reports.Finding{"ours/" + cases[1].Name: {Class: "documented limitation", How: "copies at the broker"}}}
 	p.SetCell(reports.PeerCell{Impl: "ours", Case: cases[0].Name, Err: "a step failed"})
 	p.SetCell(reports.PeerCell{Impl: "ours", Case: cases[1].Name, Verdict: checker.Verdict{Intents: 1, DeliveredOnce: 1}, Copies: 1})

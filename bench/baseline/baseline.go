@@ -1,7 +1,7 @@
 // Package baseline holds the two classic relay designs the benchmark compares
 // system/relay with. They exist only for the benchmark and must never be used
 // to relay real notifications: each is either slow or unsafe in a way the
-// pipeline's design (SPEC §3, §7) avoids.
+// pipeline's design (design §3, §7) avoids.
 //
 //   - SeedStyle claims a batch the way system/relay does, then publishes one
 //     row, waits for its confirm and marks that row before the next: safe,

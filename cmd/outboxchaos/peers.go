@@ -314,12 +314,12 @@ func implSettings(ctx context.Context, bin string, p peers.Peer) ([]string, erro
 		c := config.Default()
 		return []string{
 			"relay=system/relay (this repository)\tour own relay through the same seam",
-			"claim=one committed UPDATE … FOR UPDATE SKIP LOCKED, lease claimed_by/claimed_until\tSPEC §3",
-			fmt.Sprintf("batch-size=%d\tSPEC §3", c.BatchSize),
+			"claim=one committed UPDATE … FOR UPDATE SKIP LOCKED, lease claimed_by/claimed_until\tdesign §3",
+			fmt.Sprintf("batch-size=%d\tdesign §3", c.BatchSize),
 			"lease=1.5s (15 min compressed)\tthe scenarios' compression",
 			"confirm-timeout=600ms (5 s compressed)\tthe scenarios' compression",
 			"relay-interval=100ms (5 min compressed)\tthe scenarios' compression",
-			"marks=conditional: WHERE status='PUBLISHING' AND claimed_by=me\tSPEC §3",
+			"marks=conditional: WHERE status='PUBLISHING' AND claimed_by=me\tdesign §3",
 		}, nil
 	}
 	pb := filepath.Join(filepath.Dir(bin), name)

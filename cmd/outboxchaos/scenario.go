@@ -170,7 +170,7 @@ func scenarioRun(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			break // interrupted: the scenarios not started are not run
 		}
 		if !*quiet {
-			fmt.Fprintf(text, "=== %s (SPEC row %s)\n    %s\n    fault:    %s\n    expected: %s\n", s.Name, s.Row, s.Description, s.Fault, s.Outcome)
+			fmt.Fprintf(text, "=== %s (design row %s)\n    %s\n    fault:    %s\n    expected: %s\n", s.Name, s.Row, s.Description, s.Fault, s.Outcome)
 		}
 		res := scenarios.Run(ctx, s, o)
 		results = append(results, res)

@@ -91,13 +91,13 @@ func (Adapter) Name() string { return "jetstream" }
 func (Adapter) Settings() []seam.Setting {
 	return []seam.Setting{
 		seam.S("modules", Versions, "go.mod; the server is started per run on a private port"),
-		seam.S("claim", "SELECT … FROM js_outbox WHERE published_at IS NULL ORDER BY id LIMIT batch FOR UPDATE SKIP LOCKED", "SPEC §7: the row locks are held across the publish"),
-		seam.S("mark", "UPDATE js_outbox SET published_at = now() in the same transaction, then COMMIT", "SPEC §7: a crash after the publish and before the commit republishes"),
-		seam.S("publish", "jetstream.PublishMsg (writes and awaits the PubAck), Nats-Msg-Id = notification-outbox-{id}", "SPEC §7: broker-side dedup by message id"),
+		seam.S("claim", "SELECT … FROM js_outbox WHERE published_at IS NULL ORDER BY id LIMIT batch FOR UPDATE SKIP LOCKED", "design §7: the row locks are held across the publish"),
+		seam.S("mark", "UPDATE js_outbox SET published_at = now() in the same transaction, then COMMIT", "design §7: a crash after the publish and before the commit republishes"),
+		seam.S("publish", "jetstream.PublishMsg (writes and awaits the PubAck), Nats-Msg-Id = notification-outbox-{id}", "design §7: broker-side dedup by message id"),
 		seam.S("publish-timeout", "confirm-timeout (600 ms; nats.go's 5 s compressed)", "the scenarios' compression"),
-		seam.S("stream", Stream+" subjects notifications.>, file storage, 1 replica, duplicates "+DuplicateWindow.String(), "SPEC §7's 2-minute window compressed 60×"),
+		seam.S("stream", Stream+" subjects notifications.>, file storage, 1 replica, duplicates "+DuplicateWindow.String(), "design §7's 2-minute window compressed 60×"),
 		seam.S("consumer", "durable pull "+Durable+", ack explicit, ack wait "+AckWait.String()+", one message at a time", "JetStream's 30 s ack wait compressed; one at a time as our worker's prefetch 1"),
-		seam.S("idempotency", "INSERT the message id into notification_histories ON CONFLICT DO NOTHING, in a transaction held across the vendor call; committed after it; acked after the commit", "consumer idempotency as the last line (SPEC §7)"),
+		seam.S("idempotency", "INSERT the message id into notification_histories ON CONFLICT DO NOTHING, in a transaction held across the vendor call; committed after it; acked after the commit", "consumer idempotency as the last line (design §7)"),
 		seam.S("interval", "relay-interval (100 ms compressed)", "the relay's poll, compressed"),
 	}
 }

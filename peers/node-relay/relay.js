@@ -48,8 +48,8 @@ if (env.OUTBOXCHAOS_RELAY_DESCRIBE === '1') {
     settings: [
       { name: 'language', value: `Node.js ${process.version}, pg, amqplib`, why: 'peers/node-relay/package-lock.json' },
       { name: 'outbox', value: 'notification_outbox (ours)', why: 'the contract\'s default: no status query needed' },
-      { name: 'claim', value: 'SELECT … FOR UPDATE SKIP LOCKED held across the publish', why: 'seed 004\'s relay: no lease, the row lock is the claim' },
-      { name: 'mark', value: "status='PUBLISHED', published_at in the claim's transaction", why: 'seed 004' },
+      { name: 'claim', value: 'SELECT … FOR UPDATE SKIP LOCKED held across the publish', why: 'design §7: no lease, the row lock is the claim' },
+      { name: 'mark', value: "status='PUBLISHED', published_at in the claim's transaction", why: 'design §7' },
       { name: 'batch-size', value: String(batchSize), why: 'OUTBOXCHAOS_BATCH_SIZE' },
       { name: 'relay-window', value: 'ignored', why: 'this relay publishes at any hour (our relay keeps the quiet hours)' },
     ],

@@ -1,4 +1,4 @@
-// Package broker owns the RabbitMQ topology (SPEC §4–§5): one direct
+// Package broker owns the RabbitMQ topology (design §4–§5): one direct
 // exchange and three quorum queues, every name carrying a configurable prefix
 // so tests and scenarios never share them.
 //

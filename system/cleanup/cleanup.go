@@ -1,4 +1,4 @@
-// Package cleanup owns the sweep of stuck inbox claims (SPEC §5): SENDING
+// Package cleanup owns the sweep of stuck inbox claims (design §5): SENDING
 // rows older than the SENDING timeout become ERROR with an alert. Only one
 // instance runs at a time across processes, through a lock row with an
 // expiry in scheduler_locks (as ShedLock does), compared against the clock's

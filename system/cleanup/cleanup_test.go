@@ -46,7 +46,7 @@ func statuses(t *testing.T, db *testenv.DB) map[string]string {
 	return out
 }
 
-// SPEC §5 / §6 case 8: SENDING rows older than the SENDING timeout become
+// design §5 / §6 case 8: SENDING rows older than the SENDING timeout become
 // ERROR with a SENDING_TIMEOUT alert naming the message; younger SENDING
 // rows and finished rows are untouched.
 func TestRunOnce_OldSendingBecomesErrorWithAlert(t *testing.T) {
@@ -93,7 +93,7 @@ func TestRunOnce_OldSendingBecomesErrorWithAlert(t *testing.T) {
 	}
 }
 
-// SPEC §5: one cleanup at a time across instances. Concurrent TryLocks:
+// design §5: one cleanup at a time across instances. Concurrent TryLocks:
 // exactly one wins; the lock frees when it expires or its owner unlocks.
 func TestTryLock_OnlyOneConcurrentHolder(t *testing.T) {
 	t.Parallel()
@@ -236,7 +236,7 @@ func sweepThree(t *testing.T, db *testenv.DB, c *cleanup.Cleanup, now time.Time)
 	}
 }
 
-// SPEC §5: every row one sweep turns into ERROR gets its own
+// design §5: every row one sweep turns into ERROR gets its own
 // SENDING_TIMEOUT alert, not only the first.
 func TestRunOnce_EveryRowOfOneSweepAlerted(t *testing.T) {
 	t.Parallel()

@@ -2,7 +2,7 @@
 // queue-name prefix, every duration (relay interval, lease, batch size,
 // confirm timeout, backoff steps, retry TTL, SENDING timeout, cleanup
 // interval) and every time-of-day rule. Defaults are the production numbers
-// of SPEC §3–§5; scenarios compress them through the same fields.
+// of design §3–§5; scenarios compress them through the same fields.
 //
 // Values come from Default, then OUTBOXCHAOS_* environment variables
 // (FromEnv), then command-line flags (Bind). Validate reports the first bad
@@ -81,7 +81,7 @@ type Config struct {
 
 	Production bool // false: only registered numbers may receive messages
 
-	// Relay (SPEC §3, §4).
+	// Relay (design §3, §4).
 	RelayInterval   time.Duration
 	RelayFrom       TimeOfDay // relay runs between RelayFrom and RelayUntil
 	RelayUntil      TimeOfDay
@@ -106,7 +106,7 @@ type Config struct {
 	// their rows apart).
 	RelayDrainClaimers int
 
-	// Worker and inbox (SPEC §5).
+	// Worker and inbox (design §5).
 	AdSendFrom        TimeOfDay // advertising hours at the worker
 	AdSendUntil       TimeOfDay
 	DeliveryLimit     int // deliveries after which the worker parks a message itself
@@ -142,7 +142,7 @@ type Config struct {
 	AlertTimeout time.Duration
 }
 
-// Default returns the production configuration of SPEC §3–§5, pointed at the
+// Default returns the production configuration of design §3–§5, pointed at the
 // local services.
 func Default() Config {
 	host, _ := os.Hostname()

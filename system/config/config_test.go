@@ -22,7 +22,7 @@ func TestDefault_IsValidAndMatchesSpec(t *testing.T) {
 		c.AdPublishCutoff.String() != "20:40" || c.AdResumeAt.String() != "08:00" ||
 		c.AdSendFrom.String() != "08:00" || c.AdSendUntil.String() != "20:50" ||
 		c.RelayFrom.String() != "08:00" || c.RelayUntil.String() != "20:55" || c.Production {
-		t.Fatalf("defaults differ from SPEC §3–§5: %+v", c)
+		t.Fatalf("defaults differ from design §3–§5: %+v", c)
 	}
 	if got := c.Backoff.String(); got != "1m0s,2m0s,4m0s,8m0s,16m0s,30m0s" {
 		t.Fatalf("backoff %s", got)

@@ -1,4 +1,4 @@
-// Package inbox owns notification_histories, the worker side's table (SPEC
+// Package inbox owns notification_histories, the worker side's table (design
 // §5). Its partial UNIQUE index on message_id is the guard against sending
 // twice: a copy of a message may only call the vendor after its claim INSERT
 // ('SENDING' … ON CONFLICT (message_id) DO NOTHING) inserted a row.

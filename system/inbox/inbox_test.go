@@ -15,7 +15,7 @@ func claim(mid string) inbox.Claim {
 	return inbox.Claim{MessageID: mid, OutboxID: 1, DedupKey: "GRADE_RENEWAL:1", Kind: "GRADE_RENEWAL", Phone: "01000000001"}
 }
 
-// SPEC §5 step 3: the claim INSERT is the guard. Concurrent copies of one
+// design §5 step 3: the claim INSERT is the guard. Concurrent copies of one
 // message_id (all past the peek) get exactly one winner.
 func TestTryClaim_ConcurrentCopiesExactlyOneWins(t *testing.T) {
 	t.Parallel()

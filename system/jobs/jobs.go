@@ -1,4 +1,4 @@
-// Package jobs owns the batch jobs of SPEC §2: they read business rows and
+// Package jobs owns the batch jobs of design §2: they read business rows and
 // their only write is the outbox insert-ignore, in one transaction per job,
 // so a job that dies before commit leaves nothing and its re-run recomputes
 // the same dedup keys. The anniversary-coupon job is the exception: it

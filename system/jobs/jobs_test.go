@@ -70,7 +70,7 @@ func couponIDs(t *testing.T, pool *pgxpool.Pool) map[int64]int64 {
 	return out
 }
 
-// SPEC §2: re-running a job inserts 0 new rows for members already enqueued.
+// design §2: re-running a job inserts 0 new rows for members already enqueued.
 func TestRun_RerunInsertsNothingNew(t *testing.T) {
 	t.Parallel()
 	db := testenv.NewMigratedSchema(t)
@@ -141,7 +141,7 @@ func TestRun_RerunAfterPartialRunCompletesWithoutDuplicates(t *testing.T) {
 	}
 }
 
-// SPEC §2 table: the dedup keys are the documented formats, built from the
+// design §2 table: the dedup keys are the documented formats, built from the
 // business keys (written out here independently of the notification
 // package's helpers).
 func TestRun_DedupKeysMatchSpecFormats(t *testing.T) {
@@ -294,7 +294,7 @@ func runHelper(t *testing.T, db *testenv.DB, now time.Time, kinds []notification
 	return res
 }
 
-// SPEC §6 case 1: a job killed (SIGKILL) before its commit leaves no row;
+// design §6 case 1: a job killed (SIGKILL) before its commit leaves no row;
 // the re-run recomputes and inserts every row exactly once.
 func TestRun_KilledBeforeCommitLeavesNoRows(t *testing.T) {
 	t.Parallel()
@@ -358,7 +358,7 @@ func TestAnniversary_KilledAfterCouponCommitsNeither(t *testing.T) {
 	}
 }
 
-// SPEC §2 exception: the anniversary coupon is issued first; if the outbox
+// design §2 exception: the anniversary coupon is issued first; if the outbox
 // insert then fails, the notification is lost on purpose (never twice) and
 // an ANNIVERSARY_LOST alert names its dedup_key. The failpoint is armed in a
 // child process so it cannot affect other tests.

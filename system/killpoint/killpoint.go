@@ -3,7 +3,7 @@
 // code, sockets dropped), and failpoints, which return an injected error
 // instead (see Fail).
 //
-// The kill-points sit at each boundary of the SPEC §6 failure table. They
+// The kill-points sit at each boundary of the design §6 failure table. They
 // cost one atomic load when nothing is armed. A harness arms them for a
 // child process through its environment, which the process's entry point
 // (cmd/) hands to ArmFromEnv at start-up:
@@ -24,7 +24,7 @@ import (
 	"syscall"
 )
 
-// The named kill-points. Keep in step with the failure table (SPEC §6).
+// The named kill-points. Keep in step with the failure table (design §6).
 const (
 	JobBeforeCommit   = "job.before-commit"
 	JobAfterCoupon    = "job.after-coupon" // the anniversary coupon is committed, its outbox row not yet

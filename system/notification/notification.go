@@ -1,5 +1,5 @@
 // Package notification owns the message model shared by the outbox and the
-// worker: the notification kinds of SPEC §2, their deterministic dedup keys,
+// worker: the notification kinds of design §2, their deterministic dedup keys,
 // the payload written to the outbox and carried in the RabbitMQ body, the
 // message_id format, the templates, and the checks on what may be sent
 // (message_id length, EUC-KR fallback size).
@@ -20,7 +20,7 @@ import (
 // Kind names a notification type.
 type Kind string
 
-// The notification kinds (SPEC §2).
+// The notification kinds (design §2).
 const (
 	GradeRenewal          Kind = "GRADE_RENEWAL"
 	MonthlyAwardsWinning  Kind = "MONTHLY_AWARDS_WINNING"

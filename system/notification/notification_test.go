@@ -117,7 +117,7 @@ func TestDecode_RejectsUnknownFieldsAndTrailingData(t *testing.T) {
 	}
 }
 
-// SPEC §2 dedup_key formats and SPEC §4 message_id format: changing either
+// design §2 dedup_key formats and design §4 message_id format: changing either
 // breaks deduplication.
 func TestKeys_FormatsMatchSpec(t *testing.T) {
 	t.Parallel()

@@ -1,5 +1,5 @@
 // Package outbox owns the batch side's only write: the insert-ignore of a
-// notification into notification_outbox (SPEC §2). The same business event
+// notification into notification_outbox (design §2). The same business event
 // always yields the same dedup_key, so re-running a job that died half-way
 // inserts nothing new for members already enqueued.
 //
@@ -65,7 +65,7 @@ func (e Entry) Validate() error {
 	return nil
 }
 
-// insertSQL is the insert-ignore of SPEC §2: a second enqueue of the same
+// insertSQL is the insert-ignore of design §2: a second enqueue of the same
 // dedup_key inserts nothing.
 const insertSQL = `
 		INSERT INTO notification_outbox

@@ -22,7 +22,7 @@ func entry(key string) outbox.Entry {
 	}}
 }
 
-// SPEC §2 insertIgnore: the same dedup_key twice is one row; the second
+// design §2 insertIgnore: the same dedup_key twice is one row; the second
 // insert reports that nothing was inserted and changes nothing.
 func TestEnqueue_InsertIgnoreOnDedupKey(t *testing.T) {
 	t.Parallel()

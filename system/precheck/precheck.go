@@ -1,4 +1,4 @@
-// Package precheck owns step 2 of the worker (SPEC §5): the checks a message
+// Package precheck owns step 2 of the worker (design §5): the checks a message
 // passes before anyone may claim it and call the vendor — a message_id of
 // the right form, a payload that decodes and renders (template, fallback
 // within 2,000 EUC-KR bytes), advertising hours, the member's SMS consent

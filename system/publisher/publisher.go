@@ -2,7 +2,7 @@
 // publishes with publisher confirms, pipelined per batch (all messages out,
 // then each deferred confirm awaited against one timeout), and a NotifyReturn
 // listener so an unroutable message is a failure even when the broker then
-// acks it (SPEC §4). A window's publishes go out in one write (wire.go).
+// acks it (design §4). A window's publishes go out in one write (wire.go).
 // Each basic.return is filed under the window that sent its message
 // (returns.go), on whichever channel that window went out, so a window
 // never loses its returns to another window's failure.

@@ -66,7 +66,7 @@ func TestPublishBatch_RoutableMessageConfirmed(t *testing.T) {
 	}
 }
 
-// SPEC §4: an unroutable mandatory publish is returned; the broker still
+// design §4: an unroutable mandatory publish is returned; the broker still
 // acks it, but the outcome must be Returned (definite failure), and the
 // results of routable neighbours in the same batch are not confused with it.
 func TestPublishBatch_UnroutableIsReturnedDespiteAck(t *testing.T) {

@@ -30,7 +30,7 @@ func realPublisher(t *testing.T, cfg config.Config) *publisher.Publisher {
 	return p
 }
 
-// SPEC §4: an unroutable message (mandatory, returned) is a failure even
+// design §4: an unroutable message (mandatory, returned) is a failure even
 // though the broker acks it: the row is not PUBLISHED but PENDING with
 // backoff, and nothing is in the queue.
 func TestRealBroker_ReturnedMessageIsNotPublished(t *testing.T) {
@@ -68,7 +68,7 @@ func TestRealBroker_ReturnedMessageIsNotPublished(t *testing.T) {
 	}
 }
 
-// SPEC §4: a batch of 50 goes out with pipelined confirms; all are confirmed
+// design §4: a batch of 50 goes out with pipelined confirms; all are confirmed
 // and marked, and the queue holds exactly those 50 persistent messages with
 // message_id notification-outbox-{id}.
 func TestRealBroker_BatchOf50AllConfirmed(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/system/notification"
 )
 
-// The relay's per-row decisions (SPEC §3) are pure: they read a claimed
+// The relay's per-row decisions (design §3) are pure: they read a claimed
 // row, the consent and number lookups and the clock's time passed in by the
 // caller (never SQL now()), and touch neither the database nor the broker.
 

@@ -1,4 +1,4 @@
-// Package relay owns the outbox status transitions after enqueue (SPEC §3):
+// Package relay owns the outbox status transitions after enqueue (design §3):
 // it claims due PENDING rows with one committed SKIP LOCKED statement and a
 // lease, decides per row (expire, defer an ad, skip for consent or a
 // non-production number), publishes the batch with pipelined confirms, and

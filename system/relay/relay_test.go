@@ -20,7 +20,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/system/testenv"
 )
 
-// SPEC §3 / §6 case 6: two relay runs that overlap (both hold claims at the
+// design §3 / §6 case 6: two relay runs that overlap (both hold claims at the
 // same moment) take disjoint rows, and every row is published exactly once.
 func TestClaim_ConcurrentRelaysTakeDisjointRows(t *testing.T) {
 	t.Parallel()
@@ -111,7 +111,7 @@ func TestClaim_ConcurrentRelaysTakeDisjointRows(t *testing.T) {
 	}
 }
 
-// SPEC §3: every transition after the claim is conditional on
+// design §3: every transition after the claim is conditional on
 // claimed_by = this run. A run whose lease passed and whose rows were
 // reclaimed by another run writes nothing — neither PUBLISHED nor a failure.
 func TestLostLease_StaleRunWritesNothing(t *testing.T) {
@@ -203,7 +203,7 @@ func TestLostLease_StaleRunWritesNothing(t *testing.T) {
 	}
 }
 
-// SPEC §3: at the start of each run, PUBLISHING rows whose lease passed go
+// design §3: at the start of each run, PUBLISHING rows whose lease passed go
 // back to PENDING with reason CLAIM_EXPIRED; live leases and other statuses
 // are untouched.
 func TestReclaim_OnlyExpiredPublishingRows(t *testing.T) {
@@ -257,7 +257,7 @@ func TestReclaim_OnlyExpiredPublishingRows(t *testing.T) {
 	}
 }
 
-// SPEC §3 order: publish → confirm → mark. While the publish is in flight
+// design §3 order: publish → confirm → mark. While the publish is in flight
 // the row is PUBLISHING (never PUBLISHED before its confirm); a confirmed
 // row becomes PUBLISHED; the message carries message_id
 // notification-outbox-{id} and a body the worker's strict decoder accepts.
@@ -299,7 +299,7 @@ func TestPublish_MarkOnlyAfterConfirm(t *testing.T) {
 	}
 }
 
-// SPEC §3 failure: a publish that was not confirmed (nacked, returned or
+// design §3 failure: a publish that was not confirmed (nacked, returned or
 // timed out) puts the row back to PENDING with attempts+1 and backoff 1, 2,
 // 4, 8, 16, then 30 minutes; the fifth attempt raises exactly one alert.
 func TestPublish_FailureBacksOffAndAlertsOnFifthAttempt(t *testing.T) {
@@ -372,7 +372,7 @@ func TestPublish_BatchErrorReleasesWithBackoff(t *testing.T) {
 	}
 }
 
-// SPEC §3: a confirmed row is not released early when marking fails: it
+// design §3: a confirmed row is not released early when marking fails: it
 // stays PUBLISHING until its lease passes, then is republished with the
 // same message_id.
 func TestPublish_ConfirmedRowNotReleasedWhenMarkFails(t *testing.T) {
@@ -421,7 +421,7 @@ func TestPublish_ConfirmedRowNotReleasedWhenMarkFails(t *testing.T) {
 	}
 }
 
-// SPEC §3: advertising messages are not published at or after 20:40; they
+// design §3: advertising messages are not published at or after 20:40; they
 // move to 08:00 the next day (before 08:00 they wait until 08:00 today).
 // Non-advertising messages are unaffected.
 func TestAdCutoff_DeferredToEightNextDay(t *testing.T) {
@@ -474,7 +474,7 @@ func TestAdCutoff_DeferredToEightNextDay(t *testing.T) {
 	}
 }
 
-// SPEC §3: a row whose scheduled date has passed (Seoul calendar) becomes
+// design §3: a row whose scheduled date has passed (Seoul calendar) becomes
 // EXPIRED with an alert, and is not published. Today's rows are published
 // even just after midnight or just before it.
 func TestExpired_PastScheduledDateAlerts(t *testing.T) {
@@ -540,7 +540,7 @@ func TestExpired_AlertsWhenTheStatusAnswerIsLost(t *testing.T) {
 	}
 }
 
-// SPEC §3: the relay re-checks consent (and that the member still exists
+// design §3: the relay re-checks consent (and that the member still exists
 // and is active) and, outside production, blocks unregistered numbers.
 func TestSkip_ConsentAndNonProductionNumbers(t *testing.T) {
 	t.Parallel()
@@ -669,7 +669,7 @@ func TestInWindow(t *testing.T) {
 	}
 }
 
-// SPEC §3: a run claims at most BatchSize rows, oldest due first; the rest
+// design §3: a run claims at most BatchSize rows, oldest due first; the rest
 // stay PENDING for the next run.
 func TestClaim_AtMostBatchSize(t *testing.T) {
 	t.Parallel()

@@ -15,7 +15,7 @@ const reclaimSQL = `
 		 WHERE status = 'PUBLISHING' AND claimed_until < $1
 		RETURNING id`
 
-// ClaimSQL is the one-statement claim of SPEC §3 (exported for benchmarks and
+// ClaimSQL is the one-statement claim of design §3 (exported for benchmarks and
 // EXPLAIN). The locking subquery sits in ARRAY(...) so it runs exactly once
 // (an InitPlan): as "id IN (SELECT …)" the planner may pick a nested-loop
 // semi-join that rescans it per outer row, and each rescan skips the rows

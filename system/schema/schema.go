@@ -6,7 +6,7 @@
 // Migrate serialises schema creation with pg_advisory_lock, keyed by the
 // current schema: several instances starting at once against one database
 // would otherwise race in CREATE TABLE IF NOT EXISTS and fail with SQLSTATE
-// 23505 on pg_type_typname_nsp_index (SPEC §7).
+// 23505 on pg_type_typname_nsp_index (design §7).
 package schema
 
 import (

@@ -63,7 +63,7 @@ func tableCount(t *testing.T, db *testenv.DB) int {
 	return n
 }
 
-// SPEC §7: several instances starting at once against one database must all
+// design §7: several instances starting at once against one database must all
 // migrate successfully; the advisory lock serialises them. (Before Migrate
 // polled pg_try_advisory_lock, this failed every time with 40P01: waiters
 // blocked in pg_advisory_lock deadlocked with the holder's CREATE INDEX
@@ -134,7 +134,7 @@ func unlockedRaceIterations(t *testing.T, max int) (int, error) {
 	return 0, nil
 }
 
-// SPEC §7: without the advisory lock, concurrent CREATE TABLE IF NOT EXISTS
+// design §7: without the advisory lock, concurrent CREATE TABLE IF NOT EXISTS
 // fails with 23505 (pg_type_typname_nsp_index) or a duplicate object. This
 // is the proof that Migrate's lock is needed.
 //

@@ -39,7 +39,7 @@ type reportAnswer struct {
 	Count      int    `json:"count"`
 }
 
-// Lookup asks the vendor what it did with refkey (SPEC §8 reconciliation).
+// Lookup asks the vendor what it did with refkey (design §8 reconciliation).
 // A refkey the vendor never received gives Found == false and no error. Any
 // answer that is not a report — a non-200, a timeout, a malformed or
 // contradictory body (Found with a status other than the three, or not

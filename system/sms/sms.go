@@ -1,6 +1,6 @@
-// Package sms owns the SMS vendor client (SPEC §5, modelled on BizPpurio's
+// Package sms owns the SMS vendor client (design §5, modelled on BizPpurio's
 // v3 API): the access-token cache, the alimtalk send call with its SMS
-// fallback, the result lookup by refkey used for reconciliation (SPEC §8),
+// fallback, the result lookup by refkey used for reconciliation (design §8),
 // and — most importantly — the classification of every send into one of three
 // outcome classes: Sent, NotSent (definitely did not go out, safe to retry)
 // and Unknown (may have reached the phone, must never be retried).
@@ -37,7 +37,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/system/crashpoint"
 )
 
-// Outcome is the class of a send's result (SPEC §5).
+// Outcome is the class of a send's result (design §5).
 type Outcome int
 
 // The outcome classes.

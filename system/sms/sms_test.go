@@ -73,7 +73,7 @@ func TestOutcomeString(t *testing.T) {
 	}
 }
 
-// Every fault mode of the fake vendor maps to the outcome class of SPEC §5,
+// Every fault mode of the fake vendor maps to the outcome class of design §5,
 // the ledger shows whether the message really reached the phone, and the
 // client made exactly one send call (no automatic retry).
 func TestModeToOutcome(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 )
 
 // policy is how the worker acks, dedups, claims and classifies: the rules
-// of SPEC §5, or the armed canary's broken variant of one of them.
+// of design §5, or the armed canary's broken variant of one of them.
 type policy struct {
 	reconnect     bool // reconnect after the broker connection drops (NoReconnect: false)
 	ackOnDelivery bool // ack as soon as a delivery arrives (AutoAck)

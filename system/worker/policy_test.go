@@ -8,7 +8,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/system/canary"
 )
 
-// TestPolicyFor: with no canary the worker follows SPEC §5; each worker
+// TestPolicyFor: with no canary the worker follows design §5; each worker
 // canary changes exactly the rules it is meant to break; every other canary
 // leaves the worker alone.
 func TestPolicyFor(t *testing.T) {

@@ -1,4 +1,4 @@
-// Package worker owns the consumer side of the main queue (SPEC §5). Per
+// Package worker owns the consumer side of the main queue (design §5). Per
 // message, in order:
 //
 //  1. peek: a history row exists → ack (a fast path, not a guard);

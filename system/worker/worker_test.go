@@ -21,7 +21,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/system/testenv"
 )
 
-// SPEC §5 happy path: one message, one SENT history row, one handset
+// design §5 happy path: one message, one SENT history row, one handset
 // delivery with refkey = message_id.
 func TestHappyPath_SentOnce(t *testing.T) {
 	t.Parallel()
@@ -46,7 +46,7 @@ func TestHappyPath_SentOnce(t *testing.T) {
 	})
 }
 
-// SPEC §4–§5: republishes, redeliveries and replays carry the same
+// design §4–§5: republishes, redeliveries and replays carry the same
 // message_id; five copies reach the handset once.
 func TestDuplicateCopies_SentOnce(t *testing.T) {
 	t.Parallel()
@@ -70,7 +70,7 @@ func TestDuplicateCopies_SentOnce(t *testing.T) {
 	}
 }
 
-// SPEC §5: the peek is not a guard. Copies that all passed the peek and
+// design §5: the peek is not a guard. Copies that all passed the peek and
 // the pre-checks race on the claim; only the winner calls the vendor, and
 // every copy is acked. The claim INSERTs are held back by a SHARE lock on
 // the inbox (which the peek's SELECT does not conflict with) until every
@@ -147,7 +147,7 @@ func waitingClaims(t *testing.T, e *env, n int) {
 	})
 }
 
-// SPEC §5: steps 3–5 are not cancellable. A worker told to stop while its
+// design §5: steps 3–5 are not cancellable. A worker told to stop while its
 // claim is in flight still completes the claim, the send and the result.
 func TestStopAfterClaimStarted_StillCompletes(t *testing.T) {
 	t.Parallel()
@@ -241,7 +241,7 @@ func TestDeliveryLimit_WorkerParksWithReason(t *testing.T) {
 	}
 }
 
-// SPEC §5: cancelled before the claim → nothing was sent → requeue for
+// design §5: cancelled before the claim → nothing was sent → requeue for
 // another instance.
 func TestStopBeforeClaim_Requeues(t *testing.T) {
 	t.Parallel()
@@ -264,7 +264,7 @@ func TestStopBeforeClaim_Requeues(t *testing.T) {
 	}
 }
 
-// SPEC §5 / §6 case 9: a vendor timeout is an unknown outcome: ERROR plus a
+// design §5 / §6 case 9: a vendor timeout is an unknown outcome: ERROR plus a
 // VENDOR_UNKNOWN alert, never retried — not even when the same message
 // arrives again.
 func TestVendorTimeout_ErrorAlertNeverResent(t *testing.T) {
@@ -304,7 +304,7 @@ func TestVendorTimeout_ErrorAlertNeverResent(t *testing.T) {
 	}
 }
 
-// SPEC §5: 5xx is unknown: ERROR + alert, not retried (whether or not the
+// design §5: 5xx is unknown: ERROR + alert, not retried (whether or not the
 // vendor acted on it).
 func TestVendor5xx_ErrorNotRetried(t *testing.T) {
 	t.Parallel()
@@ -342,7 +342,7 @@ func TestVendor5xx_ErrorNotRetried(t *testing.T) {
 	}
 }
 
-// SPEC §5: 429 is definitely not sent: the claim is released and the
+// design §5: 429 is definitely not sent: the claim is released and the
 // message retried in-listener, reaching the handset once.
 func TestVendor429_RetriedInListenerSentOnce(t *testing.T) {
 	t.Parallel()
@@ -367,7 +367,7 @@ func TestVendor429_RetriedInListenerSentOnce(t *testing.T) {
 	}
 }
 
-// SPEC §5 / §6 case 12: a vendor that keeps answering 401 is retried
+// design §5 / §6 case 12: a vendor that keeps answering 401 is retried
 // in-listener twice, then through the retry queue up to RetryMax times, then
 // the message is parked with the reason in x-failure-reason. Nothing was
 // sent and no history row remains.
@@ -414,7 +414,7 @@ func TestVendor401Forever_RetryQueueThenParking(t *testing.T) {
 	}
 }
 
-// SPEC §5 step 2: permanent failures park the message (reason in
+// design §5 step 2: permanent failures park the message (reason in
 // x-failure-reason) before any claim: no history row, no vendor call.
 func TestPrecheck_PermanentFailuresParkedBeforeClaim(t *testing.T) {
 	t.Parallel()
@@ -458,7 +458,7 @@ func TestPrecheck_PermanentFailuresParkedBeforeClaim(t *testing.T) {
 	}
 }
 
-// SPEC §5: advertising messages are sent only 08:00–20:50 (worker clock);
+// design §5: advertising messages are sent only 08:00–20:50 (worker clock);
 // outside they are parked with OUTSIDE_AD_HOURS. Non-advertising messages
 // are sent at any hour.
 func TestAdHours_OutsideParked(t *testing.T) {
@@ -491,7 +491,7 @@ func TestAdHours_OutsideParked(t *testing.T) {
 	}
 }
 
-// SPEC §5 step 2 and the non-production layers: withdrawn consent, an
+// design §5 step 2 and the non-production layers: withdrawn consent, an
 // unknown member or an unregistered number outside production skip the
 // message — acked, no history row, not parked, not sent.
 func TestPrecheck_SkipsWithoutHistory(t *testing.T) {
@@ -530,7 +530,7 @@ func TestProduction_UnregisteredNumberSent(t *testing.T) {
 	e.waitStatus(mid, inbox.StatusSent)
 }
 
-// SPEC §5 step 5 and §6 case 11: the result is written before the ack, so
+// design §5 step 5 and §6 case 11: the result is written before the ack, so
 // a worker that dies between the two leaves a finished row that blocks the
 // redelivered copy (acking first would leave SENDING behind, or nothing
 // durable at all about the send).
