@@ -121,7 +121,10 @@ func cpuSince(s0 cpuSample) (CPU, bool) {
 	if !s0.ok || !s1.ok {
 		return CPU{}, false
 	}
-	c := CPU{Broker: s1.broker - s0.broker, Database: s1.db - s0.db, Self: s1.self - s0.self}
+	// A group's sum can fall: a backend the postmaster reaps while a
+	// sample is read (after the postmaster's stat, before its own) is in
+	// neither. What a group lost that way is not known, so a fall counts 0.
+	c := CPU{Broker: max(s1.broker-s0.broker, 0), Database: max(s1.db-s0.db, 0), Self: s1.self - s0.self}
 	c.Other = max(s1.machine-s0.machine-c.Broker-c.Database-c.Self, 0)
 	return c, true
 }
