@@ -183,7 +183,7 @@ var registry = []Peer{
 			PublishEvents: true, Consumer: true,
 			JetStream: &JetStream{Stream: "NOTIFICATIONS", ProbeSubject: "notifications.probe"}},
 		Deadlines: []Deadline{
-			{"duplicate-window", "2s", "the stream's Duplicates: SPEC §7's 2 minutes compressed 60×"},
+			{"duplicate-window", "2s", "the stream's Duplicates: design §7's 2 minutes compressed 60×"},
 			{"ack-wait", "3s", "the consumer's: JetStream's 30 s default compressed 10×"},
 			{"publish-timeout", "600ms", "our confirm timeout (nats.go's 5 s compressed)"},
 			{"relay-interval", "100ms", "5 min compressed"},
