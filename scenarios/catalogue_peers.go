@@ -74,6 +74,38 @@ func PeerCases() []*Scenario {
 			},
 		},
 		{
+			Name: "peer-unroutable", Row: "peer",
+			Kinds:       []notification.Kind{notification.GradeRenewal, notification.MonthlyAwardsWinning},
+			Description: "the main queue loses its binding while the relay publishes: a mandatory publish comes back returned, and is still confirmed",
+			Fault:       "the operator unbinds the main queue from before the second message is enqueued until the relay logged that publish's outcome",
+			Outcome:     "a returned publish is a failure and is published again once the binding is back; delivered once (a relay that trusts the confirm alone, or publishes without mandatory, loses it silently)",
+			Steps: []Step{
+				start("worker", "cleanup", "relay"),
+				{Do: "enqueue", Kinds: []notification.Kind{notification.GradeRenewal}},
+				note(awaitLong(ledger(1)), "the relay holds a live broker connection"),
+				{Do: "during", Faults: fs(faults.Spec{Kind: "unbind"}), Cond: &Cond{Any: publishOutcome(true)}, Timeout: long,
+					Steps: []Step{{Do: "enqueue", Kinds: []notification.Kind{notification.MonthlyAwardsWinning}}}},
+				awaitLong(ledger(2)),
+			},
+		},
+		{
+			Name: "peer-queue-full", Row: "peer", Kinds: []notification.Kind{notification.GradeRenewal}, PerKind: 3,
+			Config: map[string]string{"queue-max-length": "2"},
+			// The fault is the queue's own limit, not an injection.
+			AllowUnfired: true,
+			Description:  "the main queue is over its length limit when the relay publishes (x-max-length 2, reject-publish): RabbitMQ nacks",
+			Fault:        "queue-max-length 2; no worker consumes while three messages fill the queue to its limit or past it and three more are published",
+			Outcome:      "a nack is a failure: the refused messages are published again once the worker made room; each delivered once (a relay that takes a nack for a confirm loses them silently)",
+			Steps: []Step{
+				start("relay"), enqueue(),
+				note(awaitLong(anyOf(Cond{Queue: &QueueCond{Queue: "main", N: 2}}, Cond{Queue: &QueueCond{Queue: "main", N: 3}})),
+					"the queue is at its limit (a quorum queue may take a pipelined batch past it)"),
+				note(Step{Do: "during", Cond: &Cond{Any: publishOutcome(true)}, Timeout: long, Steps: []Step{enqueueN(6)}},
+					"three more are enqueued, and the relay logged a publish's outcome: the queue refuses those past its limit"),
+				start("worker", "cleanup"), awaitLong(ledger(6)),
+			},
+		},
+		{
 			Name: "peer-broker-cut", Row: "peer", PerKind: 5,
 			Description: "the relay's RabbitMQ connection is cut mid-stream and refused until a publish fails",
 			Fault:       "rabbitmq-relay down after the 5th message reached a handset",
@@ -178,8 +210,8 @@ var peerCaseWindows = map[string]string{
 // PeerCaseApplies reports whether case s can run against peer p, from what
 // the case uses and what the peer declares (peers.Features) — no peer
 // names: a kill- or pause-point the peer's relay (or its own consumer)
-// does not honour, a fault on the relay's broker link for a relay that
-// publishes nothing to RabbitMQ, a fault on JetStream (its node or links)
+// does not honour, a fault on the relay's broker link, the main queue's
+// binding or its length for a relay that publishes nothing to RabbitMQ, a fault on JetStream (its node or links)
 // or a wait on its duplicate window for a peer without one, a wait for
 // publish outcomes a relay does not log, or a window only another peer
 // has, is not applicable (and why).
@@ -187,6 +219,9 @@ func PeerCaseApplies(s *Scenario, p peers.Peer) (bool, string) {
 	f := p.Features
 	if w, ok := peerCaseWindows[s.Name]; ok && !f.HasWindow(w) {
 		return false, fmt.Sprintf("forces the %s window, which %s does not declare", w, p.Name)
+	}
+	if s.Config["queue-max-length"] != "" && !f.Broker {
+		return false, fmt.Sprintf("bounds RabbitMQ's main queue, and %s publishes nothing to RabbitMQ", p.Name)
 	}
 	var why string
 	walkSteps(s.Steps, func(st Step) {
@@ -203,6 +238,8 @@ func PeerCaseApplies(s *Scenario, p peers.Peer) (bool, string) {
 				}
 			case (sp.Kind == "kill-point" || sp.Kind == "pause-point") && !f.HasKillPoint(sp.Point):
 				why = fmt.Sprintf("%s %s: %s declares no such point in its relay", sp.Kind, sp.Point, p.Name)
+			case sp.Kind == "unbind" && !f.Broker:
+				why = fmt.Sprintf("unbinds RabbitMQ's main queue, and %s publishes nothing to RabbitMQ", p.Name)
 			case strings.HasPrefix(sp.Link, "rabbitmq-relay") && !f.Broker:
 				why = fmt.Sprintf("faults the relay's RabbitMQ link, and %s publishes nothing to RabbitMQ", p.Name)
 			case (strings.HasPrefix(sp.Link, "nats-") || sp.Node == natsNode) && f.JetStream == nil:

@@ -8,10 +8,11 @@ import (
 
 	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/peers"
+	"github.com/outboxchaos/outboxchaos/system/app"
 	"github.com/outboxchaos/outboxchaos/system/broker"
 )
 
-// The relay under test (issues 12 and 25): with Options.Impl naming a peer
+// The relay under test: with Options.Impl naming a peer
 // of the registry (peers.Lookup), the relay pods run the peer — a seam
 // binary's relay (peers/seam.Main), whose job and migrate pods also
 // enqueue into and create its own outbox, or a relay given as a command
@@ -65,11 +66,23 @@ func (e *Env) podBinary(role string, args []string) (string, []string) {
 	return e.Bin, args
 }
 
-// migratePeer creates the peer's tables (and ours again, harmlessly), or
-// runs a command-line relay's own migration.
+// migratePeer declares the broker's topology for a peer that publishes to
+// RabbitMQ, then creates the peer's tables (and ours again, harmlessly),
+// or runs a command-line relay's own migration.
 func (e *Env) migratePeer(ctx context.Context) error {
 	if !e.peer() {
 		return nil
+	}
+	// The harness declares the broker's topology before the relay under
+	// test starts: a relay that publishes before any worker ran must find
+	// the main queue bound (and bounded, where the run bounds it), as ours
+	// does by declaring it itself.
+	if e.Peer.Features.Broker {
+		c := e.Cfg
+		c.AMQPURL = e.SB.AMQPURL
+		if err := app.DeclareTopology(c); err != nil {
+			return fmt.Errorf("declare the topology before the relay under test starts: %w", err)
+		}
 	}
 	if m := e.Peer.Migrate; len(m) > 0 {
 		_, err := e.Run(ctx, "migrate", podSpec{command: m})

@@ -65,6 +65,12 @@ func TestPeerCaseApplies(t *testing.T) {
 		{"peer-broker-cut", "jetstream", nil, false},
 		{"peer-crash-after-publish", "jetstream", nil, true},
 		{"peer-random-2", "jetstream", nil, false},
+		{"peer-unroutable", "jetstream", nil, false},
+		{"peer-unroutable", "sendrecord", nil, false},
+		{"peer-unroutable", "river0512", nil, true},
+		{"peer-queue-full", "jetstream", nil, false},
+		{"peer-queue-full", "", &noBroker, false},
+		{"peer-queue-full", "watermill-queue-confirm", nil, true},
 	} {
 		s, ok := LookupPeerCase(c.name)
 		if !ok {

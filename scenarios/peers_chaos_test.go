@@ -69,14 +69,26 @@ func registerNodeRelay() error {
 			return fmt.Errorf("npm ci in %s: %w", dir, err)
 		}
 	}
-	p, err := peers.Describe(context.Background(), "node-relay", []string{"node", filepath.Join(dir, "relay.js")})
-	if err != nil {
-		return err
+	relay := filepath.Join(dir, "relay.js")
+	for _, r := range []struct{ name, flaw string }{
+		{"node-relay", ""}, {"node-relay-ignores-returns", "ignore-returns"}, {"node-relay-nack-as-success", "nack-as-success"},
+	} {
+		command := []string{"node", relay}
+		if r.flaw != "" {
+			command = append(command, "--flaw="+r.flaw)
+		}
+		p, err := peers.Describe(context.Background(), r.name, command)
+		if err != nil {
+			return err
+		}
+		if err := peers.Add(p); err != nil {
+			return err
+		}
 	}
-	return peers.Add(p)
+	return nil
 }
 
-// TestPeers is CI's sample of make peers (issues 12 and 25): a crash before
+// TestPeers is CI's sample of make peers: a crash before
 // the "done" write against Watermill's queue schema with confirms, against
 // the Node.js relay judged through the process contract, and against the
 // send-then-record design the outbox replaced — which must send one
@@ -86,7 +98,11 @@ func registerNodeRelay() error {
 // rule: an already-processed event); and River's rescuer race against
 // both versions — v0.51.2 must keep the rule that a completed job is not
 // published again, v0.47.0 (before the fix of River #1302) must break it,
-// or the harness could not tell them apart.
+// or the harness could not tell them apart. The Node.js relay also meets an
+// unroutable publish and a full queue, which it must survive, and so must
+// each of its two flawed builds fail: one that ignores returns loses the
+// returned message silently, one that takes a nack for a confirm loses
+// the refused ones.
 func TestPeers(t *testing.T) {
 	testenv.Require(t)
 	t.Parallel() // beside the suite's other tests: -parallel bounds them all
@@ -98,13 +114,20 @@ func TestPeers(t *testing.T) {
 		// dup: the failing run breaks the contract with exactly this many
 		// messages at the handset twice (0: the contract must hold).
 		dup int
+		// lost: the failing run breaks the contract by losing messages
+		// silently, and sends none twice.
+		lost bool
 	}{
-		{"watermill-queue-confirm", "peer-crash-before-mark", true, "", 0},
-		{"node-relay", "peer-crash-before-mark", true, "", 0},
-		{"sendrecord", "peer-crash-before-mark", false, "", 1},
-		{"jetstream", "peer-js-resend-outside-window", true, "", 0},
-		{"river0512", "peer-rescuer-race", true, "", 0},
-		{"river047", "peer-rescuer-race", false, "confirmed publishes of notification-outbox-1", 0},
+		{"watermill-queue-confirm", "peer-crash-before-mark", true, "", 0, false},
+		{"node-relay", "peer-crash-before-mark", true, "", 0, false},
+		{"sendrecord", "peer-crash-before-mark", false, "", 1, false},
+		{"jetstream", "peer-js-resend-outside-window", true, "", 0, false},
+		{"river0512", "peer-rescuer-race", true, "", 0, false},
+		{"river047", "peer-rescuer-race", false, "confirmed publishes of notification-outbox-1", 0, false},
+		{"node-relay", "peer-unroutable", true, "", 0, false},
+		{"node-relay-ignores-returns", "peer-unroutable", false, "", 0, true},
+		{"node-relay", "peer-queue-full", true, "", 0, false},
+		{"node-relay-nack-as-success", "peer-queue-full", false, "", 0, true},
 	}
 	for _, c := range cases {
 		t.Run(c.impl+"/"+c.name, func(t *testing.T) {
@@ -122,9 +145,11 @@ func TestPeers(t *testing.T) {
 				t.Errorf("%s × %s failed (seed %d): %s\n  %s\n--- timeline\n%s", c.impl, c.name, res.Seed, res.Why(), res.Verdict.Details, res.Timeline)
 			case !c.pass && res.Pass():
 				t.Errorf("%s × %s passed: the harness did not catch the peer's known bug\n--- timeline\n%s", c.impl, c.name, res.Timeline)
+			case !c.pass && c.lost && (res.Verdict.LostSilently == 0 || res.Verdict.Duplicated != 0):
+				t.Errorf("%s × %s: want messages lost silently and none sent twice, got %s", c.impl, c.name, res.Verdict)
 			case !c.pass && c.dup > 0 && (res.Err != nil || res.Verdict.Duplicated != c.dup):
 				t.Errorf("%s × %s: want exactly %d message(s) at a handset twice and no harness error, got %v %s", c.impl, c.name, c.dup, res.Err, res.Verdict)
-			case !c.pass && c.dup == 0 && (res.Err == nil || !strings.Contains(res.Err.Error(), c.failure) || !res.Verdict.OK()):
+			case !c.pass && !c.lost && c.dup == 0 && (res.Err == nil || !strings.Contains(res.Err.Error(), c.failure) || !res.Verdict.OK()):
 				t.Errorf("%s × %s failed for another reason than %q (the contract must still hold): %v %s", c.impl, c.name, c.failure, res.Err, res.Verdict)
 			}
 		})

@@ -69,7 +69,7 @@ func init() {
 		"await":    {"wait until cond holds (timeout, default 30 s)", needCond, (*runner).awaitStep},
 		"assert":   {"cond must hold now", needCond, (*runner).assert},
 		"inject":   {"put faults in place until the end of the run", validateInject, (*runner).inject},
-		"during":   {"put faults in place, run steps, wait for cond (or for \"for\", after \"after\"), then recover them", Step.validateDuring, (*runner).during},
+		"during":   {"put faults in place, run steps, wait for cond (or for \"for\", after \"after\"), then recover them; without faults, run steps and wait for cond, its fresh events counted from before them", Step.validateDuring, (*runner).during},
 		"parallel": {"run steps concurrently and wait for all", validateParallel, (*runner).parallelStep},
 		"later":    {"wait \"after\", then run steps in order (sustained load's job runs inside a parallel step)", validateLater, (*runner).later},
 		"restart":  {"start pod again without its kill-point or failpoints (new_name: as role-N+1)", needPod, (*runner).restart},
@@ -142,6 +142,11 @@ func (s Step) validateDuring() error {
 		if err := s.Cond.validate(); err != nil {
 			return err
 		}
+	}
+	if len(s.Faults) == 0 && len(s.Steps) > 0 && s.Cond != nil {
+		// No faults: run the steps and wait for cond, its fresh events
+		// counted from before the steps ran.
+		return validSteps(s.Steps)
 	}
 	return errors.Join(liveFaults(s.Faults), validSteps(s.Steps))
 }

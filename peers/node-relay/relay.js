@@ -13,6 +13,21 @@ const { Client } = require('pg');
 const amqp = require('amqplib');
 
 const env = process.env;
+
+// A flaw, given as --flaw=NAME, makes this relay a test peer that breaks
+// the contract on purpose, so the harness can show it catches the break:
+// ignore-returns counts a confirmed publish as done although the broker
+// returned it unroutable; nack-as-success counts a nacked publish as done.
+const FLAWS = {
+  'ignore-returns': 'a publish the broker returned unroutable counts as done once confirmed',
+  'nack-as-success': 'a publish the broker nacked counts as done',
+};
+const flawArg = process.argv.slice(2).find((a) => a.startsWith('--flaw='));
+const flaw = flawArg ? flawArg.slice('--flaw='.length) : '';
+if (flaw && !FLAWS[flaw]) {
+  process.stderr.write(`unknown flaw ${JSON.stringify(flaw)} (known: ${Object.keys(FLAWS).join(', ')})\n`);
+  process.exit(2);
+}
 const KILLPOINTS = ['relay.after-claim', 'relay.after-publish', 'relay.after-confirm', 'relay.before-mark'];
 
 // duration parses a Go duration ("600ms", "1.5s", "1m30s") into ms.
@@ -52,6 +67,7 @@ if (env.OUTBOXCHAOS_RELAY_DESCRIBE === '1') {
       { name: 'mark', value: "status='PUBLISHED', published_at in the claim's transaction", why: 'design §7' },
       { name: 'batch-size', value: String(batchSize), why: 'OUTBOXCHAOS_BATCH_SIZE' },
       { name: 'relay-window', value: 'ignored', why: 'this relay publishes at any hour (our relay keeps the quiet hours)' },
+      ...(flaw ? [{ name: 'flaw', value: flaw, why: `a test peer: ${FLAWS[flaw]}` }] : []),
     ],
   }) + '\n');
   process.exit(0);
@@ -143,8 +159,8 @@ function publish(c, id, body) {
       c.publish(exchange, routingKey, Buffer.from(body), {
         messageId, persistent: true, contentType: 'application/json', mandatory: true, timestamp: Math.floor(Date.now() / 1000),
       }, (err) => {
-        if (err) resolve('nacked');
-        else if (returned.delete(messageId)) resolve('returned');
+        if (err) resolve(flaw === 'nack-as-success' ? 'confirmed' : 'nacked');
+        else if (returned.delete(messageId) && flaw !== 'ignore-returns') resolve('returned');
         else resolve('confirmed');
       });
     } catch (err) {
