@@ -67,7 +67,7 @@ infra-replay:
 	TESTCONTAINERS_RYUK_DISABLED=true OUTBOXCHAOS_SCHEDULE=$(abspath $(SCHEDULE)) OUTBOXCHAOS_REPLAYS=$(REPLAYS) \
 		$(GO) test -count=1 -timeout 60m -parallel $(INFRA_PAR) -tags containers -run '^TestInfraReplay$$' -v ./scenarios/infra/
 
-## peer-bins: the peer relays' binaries (Watermill, River v0.47.0 and v0.51.2, send-then-record, seed 004's JetStream system) and the Node.js relay's packages
+## peer-bins: the peer relays' binaries (Watermill, River v0.47.0 and v0.51.2, send-then-record, the JetStream design) and the Node.js relay's packages
 peer-bins: build
 	$(GO) build -o bin/peer-watermill ./peers/cmd/peer-watermill
 	$(GO) build -o bin/peer-sendrecord ./peers/cmd/peer-sendrecord

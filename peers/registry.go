@@ -197,8 +197,8 @@ var registry = []Peer{
 }
 
 // sendRecordStatus: a message is done once its history row is recorded
-// (peers/sendrecord records notification_histories, the seed's history
-// table).
+// (peers/sendrecord records notification_histories, the history table of
+// the send-then-record design).
 const sendRecordStatus = `SELECT o.id, CASE WHEN h.dedup_key IS NULL THEN 'PENDING' ELSE 'PUBLISHED' END
 	FROM notification_outbox o LEFT JOIN notification_histories h ON h.dedup_key = o.dedup_key`
 

@@ -20,7 +20,7 @@ var PeerFindings = map[string]Finding{
 	},
 	"jetstream/peer-consumer-crash-after-send": {
 		Class: "limitation of the design (not documented)",
-		How: "Consumer idempotency is the seed's last line, and it is written after the side effect: worker-1 called the vendor for notification-outbox-1, the vendor accepted it, and worker-1 died at `worker.after-send` before its processed-table row committed and before the ack. " +
+		How: "Consumer idempotency is the JetStream design's last line, and it is written after the side effect: worker-1 called the vendor for notification-outbox-1, the vendor accepted it, and worker-1 died at `worker.after-send` before its processed-table row committed and before the ack. " +
 			"JetStream redelivered the copy after the ack wait (deliveries=2); the table had no row, so worker-2 called the vendor again: one message reached a phone twice. No other order helps: recording before the call loses the message on the same crash. " +
 			"Told from an adapter mistake by the timeline (vendor-call SENT in worker-1, KILLPOINT, redelivery, vendor-call SENT in worker-2) and by our worker on the same case: its claim commits before the vendor call, so the redelivery is acked at the peek and the cleanup turns the SENDING row into ERROR with a SENDING_TIMEOUT alert — delivered once, the unknown outcome told.",
 	},
@@ -28,7 +28,7 @@ var PeerFindings = map[string]Finding{
 		Class: "documented limitation of the design (the JetStream design: broker-side dedup is a time-limited net; consumer idempotency stays the last line)",
 		How: "The window was forced by the broker's own word, not a sleep: relay-1 published notification-outbox-1 and froze before its commit, holding the row lock; the harness waited until JetStream stored a probe id again (dedup_expired), then killed relay-1. " +
 			"Its transaction rolled back, relay-2 took the row and republished it: JetStream acked it as new (`duplicate=false`, a second stream sequence) and delivered it again; the consumer found the id in its table (`already-processed`) and acked without a send. " +
-			"Delivered once; the layer that stopped it is the consumer's, as the seed's text says it must be past the window.",
+			"Delivered once; the layer that stopped it is the consumer's, as the JetStream design says it must be past the window.",
 	},
 	"jetstream/peer-js-crash": {
 		Class: "observation (kept the contract)",
@@ -84,7 +84,7 @@ func sendRecordCrash(point string) Finding {
 	return Finding{
 		Class: "documented limitation of the design (the send-then-record design: a crash between the call and the record sends twice — the reason the outbox exists)",
 		How: "The batch called the vendor for notification-outbox-1, the vendor accepted it (the handset ledger has it), and relay-1 died at `" + point + "` before writing its history row; relay-2's run found no row and called the vendor again: one message reached the phone twice. " +
-			"Told from an adapter mistake by the timeline (vendor-call SENT for the same id in relay-1 and relay-2, KILLPOINT between them) and by the adapter being the seed's two steps in the seed's order (vendor call, then INSERT of the history row, peers/sendrecord); " +
+			"Told from an adapter mistake by the timeline (vendor-call SENT for the same id in relay-1 and relay-2, KILLPOINT between them) and by the adapter being the design's two steps in the design's order (vendor call, then INSERT of the history row, peers/sendrecord); " +
 			"our relay on the same case puts copies on the broker, which the worker's inbox absorbs: none at the handset.",
 	}
 }

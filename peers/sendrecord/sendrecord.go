@@ -43,8 +43,8 @@ func (Adapter) Settings() []seam.Setting {
 	return []seam.Setting{
 		seam.S("design", "send, then record", "the batch as it was before the outbox: the job calls the vendor, then inserts the history row"),
 		seam.S("skip", "a history row for the notification's dedup_key", "the next run skips members with a history row of the day"),
-		seam.S("history", "notification_histories (SENT, or ERROR on an unknown outcome)", "the seed's history table; the record is an INSERT after the call"),
-		seam.S("vendor-request", "as our worker's, no expireat", "the seed sends without an acceptance deadline"),
+		seam.S("history", "notification_histories (SENT, or ERROR on an unknown outcome)", "the send-then-record design's history table; the record is an INSERT after the call"),
+		seam.S("vendor-request", "as our worker's, no expireat", "the send-then-record design sends without an acceptance deadline"),
 		seam.S("interval", "RelayInterval (100 ms compressed)", "the batch's schedule, compressed"),
 	}
 }
