@@ -30,6 +30,9 @@ type Record struct {
 	Seed     int64  `json:"seed"`
 	// Bug is the canary armed in every pod, if any.
 	Bug string `json:"bug,omitempty"`
+	// Impl is the relay under test when it is not ours (a peer of the
+	// registry, or a relay given as a command line).
+	Impl string `json:"impl,omitempty"`
 	// ScenarioSpec is the scenario that ran, as its JSON, for replay.
 	ScenarioSpec json.RawMessage `json:"scenario_spec,omitempty"`
 	// Expect are the scenario's row-specific rules, beyond the contract.

@@ -3,6 +3,8 @@ package scenarios
 import (
 	"context"
 	"errors"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -82,5 +84,24 @@ func TestSweepCatcherNotJudged(t *testing.T) {
 	caught := CanaryResult{CaughtBy: []string{"x"}, NotJudged: []string{"y"}}
 	if caught.Outcome() != OutcomePass || (CanaryResult{}).Outcome() != OutcomeFail {
 		t.Fatal("a catcher that went red catches; no red and no error is a survivor")
+	}
+}
+
+// TestArtifactsNamedByRelay: the records of one peer case run against
+// several relays under one seed each get a folder of their own.
+func TestArtifactsNamedByRelay(t *testing.T) {
+	dir := t.TempDir()
+	var folders []string
+	for _, impl := range []string{"", "watermill-queue", "node-relay"} {
+		r := Result{Name: "peer-unroutable", Seed: 7, Record: checker.Record{Scenario: "peer-unroutable", Seed: 7, Impl: impl}}
+		f, err := WriteArtifacts(dir, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		folders = append(folders, filepath.Base(f))
+	}
+	want := []string{"peer-unroutable-seed7", "peer-unroutable-watermill-queue-seed7", "peer-unroutable-node-relay-seed7"}
+	if !slices.Equal(folders, want) {
+		t.Errorf("folders %v, want %v", folders, want)
 	}
 }

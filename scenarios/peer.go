@@ -66,6 +66,14 @@ func (e *Env) podBinary(role string, args []string) (string, []string) {
 	return e.Bin, args
 }
 
+// peerName is the relay under test when it is not ours, "" for ours.
+func (e *Env) peerName() string {
+	if !e.peer() {
+		return ""
+	}
+	return e.Impl
+}
+
 // migratePeer declares the broker's topology for a peer that publishes to
 // RabbitMQ, then creates the peer's tables (and ours again, harmlessly),
 // or runs a command-line relay's own migration.

@@ -231,7 +231,7 @@ func Run(ctx context.Context, s *Scenario, o Options) (res Result) {
 	}
 	st.Settled = settled
 	spec, _ := json.Marshal(s)
-	rec := checker.Record{Scenario: s.Name, Row: s.Row, Seed: o.Seed, Bug: o.Bug, ScenarioSpec: spec,
+	rec := checker.Record{Scenario: s.Name, Row: s.Row, Seed: o.Seed, Bug: o.Bug, Impl: e.peerName(), ScenarioSpec: spec,
 		Expect: s.Expect, AllowUnfired: s.AllowUnfired, History: e.history(), Faults: eng.Records(), State: st}
 	if herr != nil {
 		rec.HarnessError = herr.Error()
@@ -296,9 +296,17 @@ func (e *Env) drive(ctx context.Context, eng *faults.Engine, cost *Cost, m *mete
 
 // WriteArtifacts writes a run's record (run.json: the checker's input and
 // the scenario to replay), the scenario alone (scenario.json) and its
-// timeline into a new folder under dir, and returns the folder.
+// timeline into a new folder under dir, named by the scenario, the relay
+// under test when it is not ours, the seed and the canary, and returns
+// the folder.
 func WriteArtifacts(dir string, r Result) (string, error) {
-	name := fmt.Sprintf("%s-seed%d", r.Name, r.Seed)
+	name := r.Name
+	if r.Record.Impl != "" {
+		// Every relay runs a peer case under one seed: its name keeps
+		// their records apart.
+		name += "-" + r.Record.Impl
+	}
+	name += fmt.Sprintf("-seed%d", r.Seed)
 	if r.Record.Bug != "" {
 		name += "-" + r.Record.Bug
 	}

@@ -143,6 +143,13 @@ func scenarioRun(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		if *bug == "" {
 			o.Bug = recorded.Bug
 		}
+		if *impl == "" && recorded.Impl != "" {
+			if _, err := peers.Lookup(recorded.Impl); err != nil {
+				return usagef("the run was recorded against the relay %s, which is not in the registry: replay it with outboxchaos peers --relay-cmd CMD --relay-name %s --cases %s --seed %d",
+					recorded.Impl, recorded.Impl, recorded.Scenario, recorded.Seed)
+			}
+			o.Impl = recorded.Impl
+		}
 	}
 	if *seed != 0 {
 		o.Seed = *seed
