@@ -35,8 +35,14 @@ var PeerFindings = map[string]Finding{
 		How: "Copies at the consumer with no republish behind them: messages the consumer had processed and acked came back after JetStream was SIGKILLed and started on its store, with `deliveries=1` — nats-server v2.9.10's file store had not yet written the durable consumer's delivered and ack state, so the restarted server delivered them as new (one ack was even sent while the server was down; nats.go's Ack does not wait for the server). " +
 			"The consumer's table stopped every one (`already-processed`). The relay's publish that timed out during the outage had been stored: its republish was answered as a duplicate (broker dedup). Told by the timeline of the run (acked, SIGKILL, already-processed with deliveries=1).",
 	},
-	"sendrecord/peer-random-1": sendRecordRandom,
-	"sendrecord/peer-random-3": sendRecordRandom,
+	"watermill-offsets/peer-unroutable":         watermillUnroutable,
+	"watermill-offsets-confirm/peer-unroutable": watermillUnroutable,
+	"watermill-queue/peer-unroutable":           watermillUnroutable,
+	"watermill-queue-confirm/peer-unroutable":   watermillUnroutable,
+	"watermill-offsets/peer-queue-full":         watermillNoConfirms,
+	"watermill-queue/peer-queue-full":           watermillNoConfirms,
+	"sendrecord/peer-random-1":                  sendRecordRandom,
+	"sendrecord/peer-random-3":                  sendRecordRandom,
 	"node-relay/peer-crash-after-publish": {
 		Class: "observation (kept the contract)",
 		How: "No copy at the broker, where our relay shows six: relay-1 died at `relay.after-publish` and no delivery of its batch reached the worker before relay-2 published it once. " +
@@ -95,4 +101,21 @@ var sendRecordRandom = Finding{
 	Class: "documented limitation of the send-then-record design, compounded by overlapping runs",
 	How: "Two or three supervised batch runs with kill-points after the call: each kill between a vendor call and its history row sends that member again, and runs alive at the same time send the same due members (no claim). " +
 		"Every duplicate in the timeline is a vendor-call SENT by two runs for one id; our relay, River and Watermill keep the contract on the same schedule.",
+}
+
+// watermillUnroutable is the finding of every Watermill configuration on
+// an unroutable publish.
+var watermillUnroutable = Finding{
+	Class: "limitation of the library (not documented)",
+	How: "watermill-amqp v3.0.2 publishes with `Publish.Mandatory` false unless told otherwise (our adapter keeps the default) and listens for no returns (the package calls no `NotifyReturn`): with the main queue unbound, RabbitMQ dropped notification-outbox-2 — and confirmed it, where confirms are on — and the forwarder counted it published. Lost silently. " +
+		"Setting Mandatory alone would not help: the return would reach a channel nobody reads, and the confirm that follows a return still counts as delivered. " +
+		"Told by the timeline (the publish logged without error while the binding was gone, no delivery at the worker) and by our relay and the Node.js relay on the same case, which see the return and publish again once the binding is back.",
+}
+
+// watermillNoConfirms is the finding of a Watermill configuration without
+// publisher confirms on a full queue.
+var watermillNoConfirms = Finding{
+	Class: "documented limitation (confirms off)",
+	How: "With `ConfirmDelivery` false, Publish returns once the frame is written: the full queue (x-max-length 2, reject-publish) nacked the publishes past its limit, nobody waited for the nack, and the forwarder counted them published. Lost silently. " +
+		"watermill-amqp documents the choice on ConfirmDelivery (\"Setting this value to true may negatively impact performance but will increase reliability\"); the same Watermill configurations with confirms see the nack as an error and publish again.",
 }
