@@ -78,7 +78,7 @@ func Build(d Data, set Settings) Snapshot {
 			mid = checker.MessageID(a.OutboxID)
 		}
 		if mid != "" {
-			s.Parked = append(s.Parked, checker.ParkedRecord{MessageID: mid, Reason: a.Reason})
+			s.Parked = append(s.Parked, checker.ParkedRecord{MessageID: mid, Reason: a.Reason, OutboxID: a.OutboxID})
 		}
 	}
 	for _, r := range d.Outbox {

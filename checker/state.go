@@ -134,6 +134,20 @@ type AlertRecord struct {
 type ParkedRecord struct {
 	MessageID string `json:"message_id"`
 	Reason    string `json:"reason"`
+	// OutboxID is the outbox row the copy's body names (0: unknown). A
+	// relay that publishes a row under another message_id than
+	// notification-outbox-{id} has its copies parked by the worker
+	// (MESSAGE_ID_MISMATCH); they still account for that row.
+	OutboxID int64 `json:"outbox_id,omitempty"`
+}
+
+// Row is the message_id of the outbox row the parked copy stands for: the
+// row its body names, else its own message_id.
+func (p ParkedRecord) Row() string {
+	if p.OutboxID != 0 {
+		return MessageID(p.OutboxID)
+	}
+	return p.MessageID
 }
 
 // QueueDepths are the ready counts at the end.
@@ -183,6 +197,7 @@ func Quiescent(s State) bool {
 	accounted := map[string]bool{}
 	for _, p := range s.Parked {
 		accounted[p.MessageID] = true
+		accounted[p.Row()] = true
 	}
 	for _, m := range s.WorkerSkips {
 		accounted[m] = true

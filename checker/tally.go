@@ -96,6 +96,11 @@ func NewTally(s State) Tally {
 	parked := map[string]string{}
 	for _, p := range s.Parked {
 		parked[p.MessageID] = p.Reason
+		if row := p.Row(); row != p.MessageID && parked[row] == "" {
+			// Published under another message_id: the row's loss is
+			// told by the parked copy, under the id it carried.
+			parked[row] = p.Reason + ", published as " + p.MessageID
+		}
 	}
 
 	intents := append([]string(nil), s.Intents...)

@@ -61,6 +61,11 @@ type Features struct {
 	// Broker: the relay publishes to our RabbitMQ exchange (the
 	// rabbitmq-relay link carries its traffic).
 	Broker bool `json:"broker"`
+	// NoConfirms: the relay publishes without publisher confirms (a
+	// publish is done once written), which the contract allows. A case
+	// whose fault delays what RabbitMQ sends the relay (its confirms) has
+	// nothing to delay, and is not applicable.
+	NoConfirms bool `json:"no_confirms,omitempty"`
 	// PublishEvents: the relay logs each publish's outcome as a JSON line
 	// {"event":"publish","outcome":"confirmed|failed|timed-out|nacked|…"}.
 	PublishEvents bool `json:"publish_events"`
@@ -150,7 +155,8 @@ const (
 // the publish and the confirm.
 func watermill(name, status, why string) Peer {
 	return Peer{Name: name, Binary: "peer-watermill", Status: status,
-		Features:  Features{KillPoints: []string{kp.RelayAfterClaim, kp.RelayAfterConfirm, kp.RelayBeforeMark}, Broker: true, PublishEvents: true},
+		Features: Features{KillPoints: []string{kp.RelayAfterClaim, kp.RelayAfterConfirm, kp.RelayBeforeMark}, Broker: true, PublishEvents: true,
+			NoConfirms: why == noConfirms},
 		Deadlines: []Deadline{{"confirm-timeout", "none", why}}}
 }
 

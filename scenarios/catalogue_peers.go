@@ -242,6 +242,8 @@ func PeerCaseApplies(s *Scenario, p peers.Peer) (bool, string) {
 				why = fmt.Sprintf("unbinds RabbitMQ's main queue, and %s publishes nothing to RabbitMQ", p.Name)
 			case strings.HasPrefix(sp.Link, "rabbitmq-relay") && !f.Broker:
 				why = fmt.Sprintf("faults the relay's RabbitMQ link, and %s publishes nothing to RabbitMQ", p.Name)
+			case strings.HasPrefix(sp.Link, "rabbitmq-relay") && sp.Kind == "latency" && sp.Direction == string(world.Downstream) && f.NoConfirms:
+				why = fmt.Sprintf("delays what RabbitMQ sends the relay (its confirms), and %s publishes without confirms: nothing it waits for comes back", p.Name)
 			case (strings.HasPrefix(sp.Link, "nats-") || sp.Node == natsNode) && f.JetStream == nil:
 				why = fmt.Sprintf("faults JetStream (%s%s), and %s publishes nothing to JetStream", sp.Link, sp.Node, p.Name)
 			}

@@ -179,7 +179,7 @@ func (e *Env) queues(ctx context.Context) (parked []checker.ParkedRecord, d chec
 			// x-delivery-limit) carries x-death but no reason, and the
 			// operator who finds it cannot tell why (the alert contract).
 			reason, _ := msg.Headers[broker.HeaderFailureReason].(string)
-			parked = append(parked, checker.ParkedRecord{MessageID: msg.MessageId, Reason: reason})
+			parked = append(parked, checker.ParkedRecord{MessageID: msg.MessageId, Reason: reason, OutboxID: bodyOutboxID(msg.Body)})
 		}
 		return nil
 	})
@@ -200,6 +200,18 @@ func (e *Env) queues(ctx context.Context) (parked []checker.ParkedRecord, d chec
 		return back >= len(parked), werr
 	})
 	return parked, d, err
+}
+
+// bodyOutboxID is the outbox id a message's body names (0 when it names
+// none, or is not JSON: a malformed message is parked for that).
+func bodyOutboxID(body []byte) int64 {
+	var b struct {
+		OutboxID int64 `json:"outbox_id"`
+	}
+	if json.Unmarshal(body, &b) != nil {
+		return 0
+	}
+	return b.OutboxID
 }
 
 // awaitReleased waits, once the pods stopped, until the broker has let go

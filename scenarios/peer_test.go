@@ -71,6 +71,12 @@ func TestPeerCaseApplies(t *testing.T) {
 		{"peer-queue-full", "jetstream", nil, false},
 		{"peer-queue-full", "", &noBroker, false},
 		{"peer-queue-full", "watermill-queue-confirm", nil, true},
+		{"peer-confirm-late", "watermill-queue", nil, false},
+		{"peer-stale", "watermill-offsets", nil, false},
+		{"peer-confirm-late", "watermill-queue-confirm", nil, true},
+		{"peer-stale", "ours", nil, true},
+		{"peer-publish-lost", "watermill-queue", nil, true},
+		{"peer-queue-full", "watermill-queue", nil, true},
 	} {
 		s, ok := LookupPeerCase(c.name)
 		if !ok {

@@ -70,12 +70,13 @@ func registerNodeRelay() error {
 		}
 	}
 	relay := filepath.Join(dir, "relay.js")
-	for _, r := range []struct{ name, flaw string }{
-		{"node-relay", ""}, {"node-relay-ignores-returns", "ignore-returns"}, {"node-relay-nack-as-success", "nack-as-success"},
+	for _, r := range []struct{ name, arg string }{
+		{"node-relay", ""}, {"node-relay-ignores-returns", "--flaw=ignore-returns"}, {"node-relay-nack-as-success", "--flaw=nack-as-success"},
+		{"node-relay-random-id", "--flaw=random-id"}, {"node-relay-no-confirms", "--no-confirms"},
 	} {
 		command := []string{"node", relay}
-		if r.flaw != "" {
-			command = append(command, "--flaw="+r.flaw)
+		if r.arg != "" {
+			command = append(command, r.arg)
 		}
 		p, err := peers.Describe(context.Background(), r.name, command)
 		if err != nil {
@@ -102,7 +103,11 @@ func registerNodeRelay() error {
 // unroutable publish and a full queue, which it must survive, and so must
 // each of its two flawed builds fail: one that ignores returns loses the
 // returned message silently, one that takes a nack for a confirm loses
-// the refused ones.
+// the refused ones. A build that publishes each message under a random
+// message_id has every copy parked by the worker with its alert: lost
+// visibly, never silently, and the run settles. A build without confirms,
+// which the contract allows, passes, and the cases that delay confirms do
+// not apply to it.
 func TestPeers(t *testing.T) {
 	testenv.Require(t)
 	t.Parallel() // beside the suite's other tests: -parallel bounds them all
@@ -117,17 +122,22 @@ func TestPeers(t *testing.T) {
 		// lost: the failing run breaks the contract by losing messages
 		// silently, and sends none twice.
 		lost bool
+		// parked: the failing run parks every message with its alert, and
+		// loses none silently, leaves none stuck, sends none twice.
+		parked bool
 	}{
-		{"watermill-queue-confirm", "peer-crash-before-mark", true, "", 0, false},
-		{"node-relay", "peer-crash-before-mark", true, "", 0, false},
-		{"sendrecord", "peer-crash-before-mark", false, "", 1, false},
-		{"jetstream", "peer-js-resend-outside-window", true, "", 0, false},
-		{"river0512", "peer-rescuer-race", true, "", 0, false},
-		{"river047", "peer-rescuer-race", false, "confirmed publishes of notification-outbox-1", 0, false},
-		{"node-relay", "peer-unroutable", true, "", 0, false},
-		{"node-relay-ignores-returns", "peer-unroutable", false, "", 0, true},
-		{"node-relay", "peer-queue-full", true, "", 0, false},
-		{"node-relay-nack-as-success", "peer-queue-full", false, "", 0, true},
+		{"watermill-queue-confirm", "peer-crash-before-mark", true, "", 0, false, false},
+		{"node-relay", "peer-crash-before-mark", true, "", 0, false, false},
+		{"sendrecord", "peer-crash-before-mark", false, "", 1, false, false},
+		{"jetstream", "peer-js-resend-outside-window", true, "", 0, false, false},
+		{"river0512", "peer-rescuer-race", true, "", 0, false, false},
+		{"river047", "peer-rescuer-race", false, "confirmed publishes of notification-outbox-1", 0, false, false},
+		{"node-relay", "peer-unroutable", true, "", 0, false, false},
+		{"node-relay-ignores-returns", "peer-unroutable", false, "", 0, true, false},
+		{"node-relay", "peer-queue-full", true, "", 0, false, false},
+		{"node-relay-nack-as-success", "peer-queue-full", false, "", 0, true, false},
+		{"node-relay-random-id", "peer-happy", false, "", 0, false, true},
+		{"node-relay-no-confirms", "peer-happy", true, "", 0, false, false},
 	}
 	for _, c := range cases {
 		t.Run(c.impl+"/"+c.name, func(t *testing.T) {
@@ -145,13 +155,39 @@ func TestPeers(t *testing.T) {
 				t.Errorf("%s × %s failed (seed %d): %s\n  %s\n--- timeline\n%s", c.impl, c.name, res.Seed, res.Why(), res.Verdict.Details, res.Timeline)
 			case !c.pass && res.Pass():
 				t.Errorf("%s × %s passed: the harness did not catch the peer's known bug\n--- timeline\n%s", c.impl, c.name, res.Timeline)
+			case !c.pass && c.parked && (res.Verdict.LostVisibly != res.Verdict.Intents || res.Verdict.LostSilently+res.Verdict.Stuck+res.Verdict.Duplicated != 0):
+				t.Errorf("%s × %s: want every message parked with its alert (lost visibly), none lost silently, stuck or sent twice, got %s", c.impl, c.name, res.Verdict)
 			case !c.pass && c.lost && (res.Verdict.LostSilently == 0 || res.Verdict.Duplicated != 0):
 				t.Errorf("%s × %s: want messages lost silently and none sent twice, got %s", c.impl, c.name, res.Verdict)
 			case !c.pass && c.dup > 0 && (res.Err != nil || res.Verdict.Duplicated != c.dup):
 				t.Errorf("%s × %s: want exactly %d message(s) at a handset twice and no harness error, got %v %s", c.impl, c.name, c.dup, res.Err, res.Verdict)
-			case !c.pass && !c.lost && c.dup == 0 && (res.Err == nil || !strings.Contains(res.Err.Error(), c.failure) || !res.Verdict.OK()):
+			case !c.pass && !c.lost && !c.parked && c.dup == 0 && (res.Err == nil || !strings.Contains(res.Err.Error(), c.failure) || !res.Verdict.OK()):
 				t.Errorf("%s × %s failed for another reason than %q (the contract must still hold): %v %s", c.impl, c.name, c.failure, res.Err, res.Verdict)
 			}
 		})
+	}
+}
+
+// TestConfirmLessRelayApplies: a relay that declares it publishes without
+// confirms is not run on the cases whose fault delays what RabbitMQ sends
+// it, which would never fire (a "fault never fired" failure is not a
+// verdict on the relay); the other cases apply as to any relay.
+func TestConfirmLessRelayApplies(t *testing.T) {
+	buildPeers(t)
+	p, err := peers.Lookup("node-relay-no-confirms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Features.NoConfirms {
+		t.Fatalf("node relay --no-confirms declares %+v", p.Features)
+	}
+	for name, want := range map[string]bool{"peer-confirm-late": false, "peer-stale": false, "peer-happy": true, "peer-queue-full": true, "peer-publish-lost": true} {
+		s, ok := scenarios.LookupPeerCase(name)
+		if !ok {
+			t.Fatalf("no peer case %s", name)
+		}
+		if got, why := scenarios.PeerCaseApplies(s, p); got != want {
+			t.Errorf("%s applies to the confirm-less relay: %v (%s), want %v", name, got, why, want)
+		}
 	}
 }

@@ -8,6 +8,7 @@
 // same transaction. A crash after the publish and before the commit
 // publishes the batch again: the worker's inbox absorbs the copies.
 
+const crypto = require('crypto');
 const fs = require('fs');
 const { Client } = require('pg');
 const amqp = require('amqplib');
@@ -17,16 +18,28 @@ const env = process.env;
 // A flaw, given as --flaw=NAME, makes this relay a test peer that breaks
 // the contract on purpose, so the harness can show it catches the break:
 // ignore-returns counts a confirmed publish as done although the broker
-// returned it unroutable; nack-as-success counts a nacked publish as done.
+// returned it unroutable; nack-as-success counts a nacked publish as done;
+// random-id publishes each message under a fresh random message_id.
 const FLAWS = {
   'ignore-returns': 'a publish the broker returned unroutable counts as done once confirmed',
   'nack-as-success': 'a publish the broker nacked counts as done',
+  'random-id': 'each publish carries a fresh random message_id, not notification-outbox-{id}',
 };
-const flawArg = process.argv.slice(2).find((a) => a.startsWith('--flaw='));
+const args = process.argv.slice(2);
+const flawArg = args.find((a) => a.startsWith('--flaw='));
 const flaw = flawArg ? flawArg.slice('--flaw='.length) : '';
 if (flaw && !FLAWS[flaw]) {
   process.stderr.write(`unknown flaw ${JSON.stringify(flaw)} (known: ${Object.keys(FLAWS).join(', ')})\n`);
   process.exit(2);
+}
+// --no-confirms publishes without publisher confirms, which the contract
+// allows: a publish is done once written, and the relay declares it.
+const noConfirms = args.includes('--no-confirms');
+for (const a of args) {
+  if (a !== '--no-confirms' && !a.startsWith('--flaw=')) {
+    process.stderr.write(`unknown argument ${JSON.stringify(a)} (known: --flaw=NAME, --no-confirms)\n`);
+    process.exit(2);
+  }
 }
 const KILLPOINTS = ['relay.after-claim', 'relay.after-publish', 'relay.after-confirm', 'relay.before-mark'];
 
@@ -55,8 +68,9 @@ if (env.OUTBOXCHAOS_RELAY_DESCRIBE === '1') {
     killpoints: KILLPOINTS,
     broker: true,
     publish_events: true,
+    no_confirms: noConfirms,
     deadlines: [
-      { name: 'confirm-timeout', value: 'OUTBOXCHAOS_CONFIRM_TIMEOUT', why: 'confirms awaited this long, then the batch is published again on a new channel' },
+      ...(noConfirms ? [] : [{ name: 'confirm-timeout', value: 'OUTBOXCHAOS_CONFIRM_TIMEOUT', why: 'confirms awaited this long, then the batch is published again on a new channel' }]),
       { name: 'relay-interval', value: 'OUTBOXCHAOS_RELAY_INTERVAL', why: 'the poll interval when the outbox is drained' },
       { name: 'query-timeout', value: '5s', why: "pg's client-side query_timeout: a stalled database connection is given up after it" },
     ],
@@ -67,6 +81,7 @@ if (env.OUTBOXCHAOS_RELAY_DESCRIBE === '1') {
       { name: 'mark', value: "status='PUBLISHED', published_at in the claim's transaction", why: 'design §7' },
       { name: 'batch-size', value: String(batchSize), why: 'OUTBOXCHAOS_BATCH_SIZE' },
       { name: 'relay-window', value: 'ignored', why: 'this relay publishes at any hour (our relay keeps the quiet hours)' },
+      ...(noConfirms ? [{ name: 'confirms', value: 'off', why: 'a publish is done once written (the contract allows it)' }] : []),
       ...(flaw ? [{ name: 'flaw', value: flaw, why: `a test peer: ${FLAWS[flaw]}` }] : []),
     ],
   }) + '\n');
@@ -143,7 +158,7 @@ async function connect() {
     const cn = await amqp.connect(url);
     cn.on('error', (err) => log('WARN', 'broker connection error', { event: 'broker-error', err: String(err) }));
     cn.on('close', () => { if (conn === cn) { conn = null; ch = null; } });
-    const c = await cn.createConfirmChannel();
+    const c = noConfirms ? await cn.createChannel() : await cn.createConfirmChannel();
     c.on('error', (err) => log('WARN', 'broker channel error', { event: 'broker-error', err: String(err) }));
     c.on('return', (msg) => returned.add(msg.properties.messageId));
     conn = cn;
@@ -153,12 +168,20 @@ async function connect() {
 
 // publish sends one message and resolves with its outcome.
 function publish(c, id, body) {
-  const messageId = `notification-outbox-${id}`;
+  const messageId = flaw === 'random-id' ? crypto.randomUUID() : `notification-outbox-${id}`;
+  const props = { messageId, persistent: true, contentType: 'application/json', mandatory: true, timestamp: Math.floor(Date.now() / 1000) };
+  if (noConfirms) {
+    // Done once written: nothing comes back to wait for.
+    try {
+      c.publish(exchange, routingKey, Buffer.from(body), props);
+      return Promise.resolve('confirmed');
+    } catch (err) {
+      return Promise.resolve('failed');
+    }
+  }
   return new Promise((resolve) => {
     try {
-      c.publish(exchange, routingKey, Buffer.from(body), {
-        messageId, persistent: true, contentType: 'application/json', mandatory: true, timestamp: Math.floor(Date.now() / 1000),
-      }, (err) => {
+      c.publish(exchange, routingKey, Buffer.from(body), props, (err) => {
         if (err) resolve(flaw === 'nack-as-success' ? 'confirmed' : 'nacked');
         else if (returned.delete(messageId) && flaw !== 'ignore-returns') resolve('returned');
         else resolve('confirmed');
