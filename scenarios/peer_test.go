@@ -37,6 +37,7 @@ func TestPeerCasesValidate(t *testing.T) {
 // rest apply.
 func TestPeerCaseApplies(t *testing.T) {
 	noBroker := peers.Peer{Name: "x", Features: peers.Features{KillPoints: []string{kp.RelayAfterClaim}}}
+	confirmLess := peers.Peer{Name: "y", Features: peers.Features{Broker: true, PublishEvents: true, NoConfirms: true}}
 	for _, c := range []struct {
 		name, impl string
 		peer       *peers.Peer
@@ -71,8 +72,11 @@ func TestPeerCaseApplies(t *testing.T) {
 		{"peer-queue-full", "jetstream", nil, false},
 		{"peer-queue-full", "", &noBroker, false},
 		{"peer-queue-full", "watermill-queue-confirm", nil, true},
-		{"peer-confirm-late", "watermill-queue", nil, false},
-		{"peer-stale", "watermill-offsets", nil, false},
+		{"peer-confirm-late", "watermill-queue", nil, true},
+		{"peer-stale", "watermill-offsets", nil, true},
+		{"peer-confirm-late", "", &confirmLess, false},
+		{"peer-stale", "", &confirmLess, false},
+		{"peer-happy", "", &confirmLess, true},
 		{"peer-confirm-late", "watermill-queue-confirm", nil, true},
 		{"peer-stale", "ours", nil, true},
 		{"peer-publish-lost", "watermill-queue", nil, true},
