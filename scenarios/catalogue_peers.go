@@ -181,6 +181,7 @@ func PeerCases() []*Scenario {
 			Expect: rules(checker.Rule{Rule: "confirmed-publishes", Msg: 1, N: 1}),
 		},
 	}
+	out = append(out, outsideKillCases(awaitLong)...)
 	out = append(out, consumerCases(awaitLong)...)
 	out = append(out, jetStreamCases(awaitLong)...)
 	for _, seed := range peerRandomSeeds {

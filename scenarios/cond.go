@@ -32,6 +32,9 @@ type Cond struct {
 	Queue     *QueueCond `json:"queue,omitempty"`      // a queue holds exactly n ready messages
 	Blocked   string     `json:"blocked,omitempty"`    // the pod's connection waits on the step's hold
 	Fired     bool       `json:"fired,omitempty"`      // every fault of the during step met the pipeline
+	// Traffic: a link carried n protocol messages of a kind since the
+	// step began.
+	Traffic *TrafficCond `json:"traffic,omitempty"`
 	// DedupExpired: the run's JetStream forgot every message id published
 	// before the wait began (its duplicate window passed, as a probe id
 	// shows).
@@ -72,6 +75,8 @@ var conditions = map[string]condition{
 	"queue":      {"a queue holds exactly n ready messages", func(c *Cond) bool { return c.Queue != nil }, describeQueue, holdsQueue, validateQueue},
 	"blocked":    {"the pod's connection waits on the step's hold", func(c *Cond) bool { return c.Blocked != "" }, describeBlocked, holdsBlocked, nil},
 	"fired":      {"every fault of the during step met the pipeline", func(c *Cond) bool { return c.Fired }, describeFired, holdsFired, nil},
+	"traffic": {"a link carried n publish, confirm, return or statement messages since the step began",
+		func(c *Cond) bool { return c.Traffic != nil }, describeTraffic, holdsTraffic, validateTraffic},
 	"dedup_expired": {"the run's JetStream forgot every message id published before the wait (its duplicate window passed)",
 		func(c *Cond) bool { return c.DedupExpired }, describeDedupExpired, holdsDedupExpired, nil},
 }
@@ -219,16 +224,23 @@ func (c Cond) String() string {
 // probe evaluates a condition against the live run. base holds, for each
 // fresh event condition, the count when the step began.
 type probe struct {
-	r      *runner
-	base   map[*EventCond]int
-	dedup  *dedupProbe    // a dedup_expired wait's probe
-	faults []faults.Fault // a during step's faults, for fired
+	r    *runner
+	base map[*EventCond]int
+	// traffic holds each traffic condition's count when the probe began.
+	traffic map[*TrafficCond]int64
+	dedup   *dedupProbe    // a dedup_expired wait's probe
+	faults  []faults.Fault // a during step's faults, for fired
 }
 
 func (r *runner) newProbe(c *Cond) *probe {
-	p := &probe{r: r, base: map[*EventCond]int{}}
+	p := &probe{r: r, base: map[*EventCond]int{}, traffic: map[*TrafficCond]int64{}}
 	var walk func(c *Cond)
 	walk = func(c *Cond) {
+		if c.Traffic != nil {
+			if n, err := r.trafficCount(c.Traffic); err == nil {
+				p.traffic[c.Traffic] = n
+			}
+		}
 		if c.Event != nil && c.Event.Fresh {
 			p.base[c.Event] = checker.Count(r.e.history(), c.Event.Name, c.Event.Pod, c.Event.Attrs)
 		}

@@ -73,11 +73,9 @@ func registerNodeRelay() error {
 	for _, r := range []struct{ name, arg string }{
 		{"node-relay", ""}, {"node-relay-ignores-returns", "--flaw=ignore-returns"}, {"node-relay-nack-as-success", "--flaw=nack-as-success"},
 		{"node-relay-random-id", "--flaw=random-id"}, {"node-relay-no-confirms", "--no-confirms"},
+		{"node-relay-no-points", "--no-killpoints"}, {"node-relay-mark-first", "--no-killpoints --flaw=mark-first"},
 	} {
-		command := []string{"node", relay}
-		if r.arg != "" {
-			command = append(command, r.arg)
-		}
+		command := append([]string{"node", relay}, strings.Fields(r.arg)...)
 		p, err := peers.Describe(context.Background(), r.name, command)
 		if err != nil {
 			return err
@@ -107,7 +105,11 @@ func registerNodeRelay() error {
 // message_id has every copy parked by the worker with its alert: lost
 // visibly, never silently, and the run settles. A build without confirms,
 // which the contract allows, passes, and the cases that delay confirms do
-// not apply to it.
+// not apply to it. A build that declares no kill-point is killed from
+// outside at the four moments of its seam and passes; the same build
+// flawed to commit a batch as published before publishing it passes
+// without faults and loses a message silently when killed from outside
+// after its claim.
 func TestPeers(t *testing.T) {
 	testenv.Require(t)
 	t.Parallel() // beside the suite's other tests: -parallel bounds them all
@@ -138,6 +140,12 @@ func TestPeers(t *testing.T) {
 		{"node-relay-nack-as-success", "peer-queue-full", false, "", 0, true, false},
 		{"node-relay-random-id", "peer-happy", false, "", 0, false, true},
 		{"node-relay-no-confirms", "peer-happy", true, "", 0, false, false},
+		{"node-relay-no-points", "peer-kill-after-claim", true, "", 0, false, false},
+		{"node-relay-no-points", "peer-kill-after-publish", true, "", 0, false, false},
+		{"node-relay-no-points", "peer-kill-after-confirm", true, "", 0, false, false},
+		{"node-relay-no-points", "peer-kill-after-mark", true, "", 0, false, false},
+		{"node-relay-mark-first", "peer-happy", true, "", 0, false, false},
+		{"node-relay-mark-first", "peer-kill-after-claim", false, "", 0, true, false},
 	}
 	for _, c := range cases {
 		t.Run(c.impl+"/"+c.name, func(t *testing.T) {
@@ -168,6 +176,30 @@ func TestPeers(t *testing.T) {
 	}
 }
 
+// TestPointlessRelayApplies: a relay that declares no kill-point is not
+// run on the kill-point cases, which could not arm it, and is run on the
+// cases that kill it from outside.
+func TestPointlessRelayApplies(t *testing.T) {
+	buildPeers(t)
+	p, err := peers.Lookup("node-relay-no-points")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Features.KillPoints) != 0 {
+		t.Fatalf("node relay --no-killpoints declares %v", p.Features.KillPoints)
+	}
+	for name, want := range map[string]bool{"peer-crash-after-claim": false, "peer-crash-before-mark": false,
+		"peer-kill-after-claim": true, "peer-kill-after-publish": true, "peer-kill-after-confirm": true, "peer-kill-after-mark": true} {
+		s, ok := scenarios.LookupPeerCase(name)
+		if !ok {
+			t.Fatalf("no peer case %s", name)
+		}
+		if got, why := scenarios.PeerCaseApplies(s, p); got != want {
+			t.Errorf("%s applies to the relay without kill-points: %v (%s), want %v", name, got, why, want)
+		}
+	}
+}
+
 // TestConfirmLessRelayApplies: a relay that declares it publishes without
 // confirms is not run on the cases whose fault delays what RabbitMQ sends
 // it, which would never fire (a "fault never fired" failure is not a
@@ -181,7 +213,8 @@ func TestConfirmLessRelayApplies(t *testing.T) {
 	if !p.Features.NoConfirms {
 		t.Fatalf("node relay --no-confirms declares %+v", p.Features)
 	}
-	for name, want := range map[string]bool{"peer-confirm-late": false, "peer-stale": false, "peer-happy": true, "peer-queue-full": true, "peer-publish-lost": true} {
+	for name, want := range map[string]bool{"peer-confirm-late": false, "peer-stale": false, "peer-happy": true, "peer-queue-full": true, "peer-publish-lost": true,
+		"peer-kill-after-claim": true, "peer-kill-after-publish": false} {
 		s, ok := scenarios.LookupPeerCase(name)
 		if !ok {
 			t.Fatalf("no peer case %s", name)

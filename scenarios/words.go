@@ -37,6 +37,9 @@ func startEnv(role string, env ...string) Step {
 // inject puts faults in place for the rest of the run.
 func inject(fs ...faults.Spec) Step { return Step{Do: "inject", Faults: fs} }
 
+// recoverFaults takes away faults an inject step put in place.
+func recoverFaults(fs ...faults.Spec) Step { return Step{Do: "recover", Faults: fs} }
+
 // during holds fs in place while steps run and until c holds.
 func during(fs []faults.Spec, c Cond, steps ...Step) Step {
 	return Step{Do: "during", Faults: fs, Cond: &c, Steps: steps}
@@ -58,8 +61,12 @@ func inboxRows(status string, n int) Cond {
 	return Cond{Rows: &Rows{Table: "inbox", Status: status, N: n}}
 }
 
-func ledger(n int) Cond        { return Cond{Ledger: n} }
-func killed(pod string) Cond   { return Cond{Killed: pod} }
+func ledger(n int) Cond         { return Cond{Ledger: n} }
+func killed(pod string) Cond    { return Cond{Killed: pod} }
+func exitedPod(pod string) Cond { return Cond{Exited: pod} }
+func traffic(link string, m world.Message) Cond {
+	return Cond{Traffic: &TrafficCond{Link: link, Message: string(m)}}
+}
 func anyOf(cs ...Cond) Cond    { return Cond{Any: cs} }
 func allOf(cs ...Cond) Cond    { return Cond{All: cs} }
 func peekSkipped(n int) Cond   { return Cond{PeekSkips: n} }

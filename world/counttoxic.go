@@ -14,12 +14,13 @@ const countToxicType = "outboxchaos_count"
 // toxics from JSON, so the id is how a toxic finds its Proxy's counter.
 var counters sync.Map // string → *flowCounter
 
-// flowCounter counts one direction of a proxy: bytes read and links (one per
-// connection) opened and closed.
+// flowCounter counts one direction of a proxy: bytes read, links (one per
+// connection) opened and closed, and the protocol messages read.
 type flowCounter struct {
-	bytes  atomic.Int64
-	opened atomic.Int64
-	closed atomic.Int64
+	bytes    atomic.Int64
+	opened   atomic.Int64
+	closed   atomic.Int64
+	messages messageCounts
 }
 
 func (c *flowCounter) open() int64 { return c.opened.Load() - c.closed.Load() }
@@ -31,7 +32,8 @@ func lookupCounter(id string) *flowCounter {
 	return new(flowCounter) // the proxy is gone; count into the void
 }
 
-// countToxic passes data through unchanged, counting bytes and connections.
+// countToxic passes data through unchanged, counting bytes, connections
+// and protocol messages (see frameReader).
 type countToxic struct {
 	Counter string `json:"counter"`
 }
@@ -39,12 +41,13 @@ type countToxic struct {
 // NewState is called once per connection for toxics present when it opens.
 func (t *countToxic) NewState() any {
 	lookupCounter(t.Counter).opened.Add(1)
-	return nil
+	return new(frameReader)
 }
 
 // Pipe relays chunks like Toxiproxy's noop toxic, counting them.
 func (t *countToxic) Pipe(stub *toxics.ToxicStub) {
 	c := lookupCounter(t.Counter)
+	frames, _ := stub.State.(*frameReader)
 	for {
 		select {
 		case <-stub.Interrupt:
@@ -56,6 +59,9 @@ func (t *countToxic) Pipe(stub *toxics.ToxicStub) {
 				return
 			}
 			c.bytes.Add(int64(len(chunk.Data)))
+			if frames != nil {
+				frames.feed(chunk.Data, c.messages.add)
+			}
 			stub.Output <- chunk
 		}
 	}

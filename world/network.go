@@ -207,6 +207,14 @@ func (p *Proxy) BytesThrough() int64 {
 	return p.counters[Upstream].bytes.Load() + p.counters[Downstream].bytes.Load()
 }
 
+// Messages returns the protocol messages of kind m read so far from dir's
+// side of every connection through the proxy, counted as they arrive
+// (before any fault acts on them): what the harness sees a pod ask for on
+// its link, whatever language the pod is written in.
+func (p *Proxy) Messages(dir Direction, m Message) int64 {
+	return p.counters[dir].messages.get(m)
+}
+
 // openConns returns the connections currently relayed.
 func (p *Proxy) openConns() int64 {
 	return max(p.counters[Upstream].open(), p.counters[Downstream].open())

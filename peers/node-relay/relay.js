@@ -19,11 +19,13 @@ const env = process.env;
 // the contract on purpose, so the harness can show it catches the break:
 // ignore-returns counts a confirmed publish as done although the broker
 // returned it unroutable; nack-as-success counts a nacked publish as done;
-// random-id publishes each message under a fresh random message_id.
+// random-id publishes each message under a fresh random message_id;
+// mark-first commits a batch's rows as published before publishing them.
 const FLAWS = {
   'ignore-returns': 'a publish the broker returned unroutable counts as done once confirmed',
   'nack-as-success': 'a publish the broker nacked counts as done',
   'random-id': 'each publish carries a fresh random message_id, not notification-outbox-{id}',
+  'mark-first': 'a batch is committed as published before it is published',
 };
 const args = process.argv.slice(2);
 const flawArg = args.find((a) => a.startsWith('--flaw='));
@@ -35,13 +37,16 @@ if (flaw && !FLAWS[flaw]) {
 // --no-confirms publishes without publisher confirms, which the contract
 // allows: a publish is done once written, and the relay declares it.
 const noConfirms = args.includes('--no-confirms');
+// --no-killpoints declares and honours no kill-point, as a relay written
+// without the harness in mind: the harness can only kill it from outside.
+const noKillpoints = args.includes('--no-killpoints');
 for (const a of args) {
-  if (a !== '--no-confirms' && !a.startsWith('--flaw=')) {
-    process.stderr.write(`unknown argument ${JSON.stringify(a)} (known: --flaw=NAME, --no-confirms)\n`);
+  if (a !== '--no-confirms' && a !== '--no-killpoints' && !a.startsWith('--flaw=')) {
+    process.stderr.write(`unknown argument ${JSON.stringify(a)} (known: --flaw=NAME, --no-confirms, --no-killpoints)\n`);
     process.exit(2);
   }
 }
-const KILLPOINTS = ['relay.after-claim', 'relay.after-publish', 'relay.after-confirm', 'relay.before-mark'];
+const KILLPOINTS = noKillpoints ? [] : ['relay.after-claim', 'relay.after-publish', 'relay.after-confirm', 'relay.before-mark'];
 
 // duration parses a Go duration ("600ms", "1.5s", "1m30s") into ms.
 function duration(s, def) {
@@ -81,6 +86,7 @@ if (env.OUTBOXCHAOS_RELAY_DESCRIBE === '1') {
       { name: 'mark', value: "status='PUBLISHED', published_at in the claim's transaction", why: 'design §7' },
       { name: 'batch-size', value: String(batchSize), why: 'OUTBOXCHAOS_BATCH_SIZE' },
       { name: 'relay-window', value: 'ignored', why: 'this relay publishes at any hour (our relay keeps the quiet hours)' },
+      ...(noKillpoints ? [{ name: 'kill-points', value: 'none', why: 'a relay written without the harness in mind: it can only be killed from outside' }] : []),
       ...(noConfirms ? [{ name: 'confirms', value: 'off', why: 'a publish is done once written (the contract allows it)' }] : []),
       ...(flaw ? [{ name: 'flaw', value: flaw, why: `a test peer: ${FLAWS[flaw]}` }] : []),
     ],
@@ -202,6 +208,11 @@ async function pass() {
       `SELECT id, dedup_key, payload FROM notification_outbox WHERE status = 'PENDING' ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`, [batchSize]);
     if (rows.length === 0) { await db.query('COMMIT'); return 0; }
     hit('relay.after-claim');
+    if (flaw === 'mark-first') {
+      await db.query(`UPDATE notification_outbox SET status = 'PUBLISHED', published_at = now(), updated_at = now(), attempts = attempts + 1 WHERE id = ANY($1)`, [rows.map((r) => r.id)]);
+      await db.query('COMMIT');
+      await db.query('BEGIN');
+    }
     const pending = rows.map((r) => {
       const body = JSON.stringify({ ...r.payload, outbox_id: Number(r.id), dedup_key: r.dedup_key });
       return publish(c, r.id, body);
@@ -217,7 +228,7 @@ async function pass() {
       if (outcomes[i] === 'confirmed') done.push(r.id);
     });
     hit('relay.after-confirm');
-    if (done.length > 0) {
+    if (done.length > 0 && flaw !== 'mark-first') {
       hit('relay.before-mark');
       await db.query(`UPDATE notification_outbox SET status = 'PUBLISHED', published_at = now(), updated_at = now(), attempts = attempts + 1 WHERE id = ANY($1)`, [done]);
     }
