@@ -46,6 +46,11 @@ type PeerCell struct {
 	// Layers is where the run's duplicates were stopped, from the history
 	// (shown for a peer with JetStream).
 	Layers *Layers `json:"layers,omitempty"`
+	// Fired and Unfired are the run's faults ("kind target") that met the
+	// pipeline and those that never did: a cell whose faults did not fire
+	// judged a run without them.
+	Fired   []string `json:"fired,omitempty"`
+	Unfired []string `json:"unfired,omitempty"`
 }
 
 // NewPeerCell keeps what the report needs of a run.
@@ -53,6 +58,14 @@ func NewPeerCell(impl, name string, r scenarios.Result) PeerCell {
 	c := PeerCell{Impl: impl, Case: name, Seed: r.Seed, Seconds: r.Duration.Seconds(), Verdict: r.Verdict,
 		Copies: checker.Copies(r.Events), Timeline: excerpt(r.Timeline, 40)}
 	c.Layers = NewLayers(r.Events, c.Copies, r.Verdict.Duplicated)
+	for _, f := range r.Faults {
+		name := f.Kind + " " + f.Target
+		if f.Fired {
+			c.Fired = append(c.Fired, name)
+		} else {
+			c.Unfired = append(c.Unfired, name)
+		}
+	}
 	if r.Err != nil {
 		c.Err = r.Err.Error()
 	}
@@ -60,6 +73,38 @@ func NewPeerCell(impl, name string, r scenarios.Result) PeerCell {
 		c.NotJudged = r.NotJudged.Error()
 	}
 	return c
+}
+
+// firedMark is " ⚡k/n" for a run with n recorded faults, k of them fired.
+func (c PeerCell) firedMark() string {
+	n := len(c.Fired) + len(c.Unfired)
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" ⚡%d/%d", len(c.Fired), n)
+}
+
+// writeUnfired lists the judged cells with a fault that never met the
+// pipeline, and which.
+func (p Peers) writeUnfired(f func(string, ...any)) {
+	var lines []string
+	for _, c := range p.Cells {
+		if c.NA == "" && c.NotJudged == "" && len(c.Unfired) > 0 {
+			lines = append(lines, fmt.Sprintf("- `%s` × `%s`: %s did not fire (fired: %s)\n", c.Impl, c.Case,
+				strings.Join(c.Unfired, ", "), orNone(strings.Join(c.Fired, ", "))))
+		}
+	}
+	if len(lines) == 0 {
+		return
+	}
+	f("### Faults that did not fire\n\nA random case may draw a fault its run never meets (a kill-point past the run's last batch, a link fault after the last message); the cell judged the run without it.\n\n%s\n", strings.Join(lines, ""))
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
 }
 
 // BrokerCopies counts messages a worker received more than once: copies
@@ -184,12 +229,13 @@ func (p Peers) Write(w io.Writer) error {
 				if c.Violation() {
 					mark = "✗"
 				}
-				f(" %s %d / %d / %d / %d / %d |", mark, v.DeliveredOnce, c.BrokerCopies(), v.Duplicated, v.LostSilently, v.Stuck)
+				f(" %s %d / %d / %d / %d / %d%s |", mark, v.DeliveredOnce, c.BrokerCopies(), v.Duplicated, v.LostSilently, v.Stuck, c.firedMark())
 			}
 		}
 		f("\n")
 	}
-	f("\nCell: delivered / dup@broker / dup@handset / lost silently / stuck.\n\n")
+	f("\nCell: delivered / dup@broker / dup@handset / lost silently / stuck; ⚡k/n: k of the run's n faults met the pipeline (none shown: the case puts in no fault, or the cell was run before faults were recorded).\n\n")
+	p.writeUnfired(f)
 	f("### Not applicable\n\n")
 	for _, c := range p.Cells {
 		if c.NA != "" {

@@ -71,3 +71,25 @@ func TestPeersReportNotJudged(t *testing.T) {
 		}
 	}
 }
+
+// A cell says how many of its run's faults met the pipeline, and one whose
+// fault never did is listed with the fault that did not fire: a ✓ judged
+// on a run without its fault is not taken for one with it.
+func TestPeersReportFiredFaults(t *testing.T) {
+	t.Parallel()
+	random, _ := scenarios.LookupPeerCase("peer-random-outside-1")
+	p := Peers{Cases: []*scenarios.Scenario{random}, Command: "make peers", Impls: []PeerImpl{{Name: "ours"}}}
+	p.SetCell(NewPeerCell("ours", random.Name, scenarios.Result{Seed: 3, Verdict: checker.Verdict{Intents: 24, DeliveredOnce: 24},
+		Faults: []checker.FaultRecord{{Kind: "kill", Target: "relay-1", Fired: true}, {Kind: "down", Target: "rabbitmq-relay"}}}))
+	var b strings.Builder
+	if err := p.Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"| `peer-random-outside-1` | ✓ 24 / 0 / 0 / 0 / 0 ⚡1/2 |",
+		"- `ours` × `peer-random-outside-1`: down rabbitmq-relay did not fire (fired: kill relay-1)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+}

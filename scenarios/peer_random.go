@@ -55,3 +55,53 @@ func peerRandom(seed uint64) *Scenario {
 		Steps:       steps,
 	}
 }
+
+// peerRandomOutside draws a random relay-side schedule that kills from
+// outside, for every relay that publishes to RabbitMQ whether or not it
+// declares kill-points: two or three supervised relays, one link fault as
+// in peerRandom, and one to three SIGKILLs, each once the relays' links
+// carried a drawn number more publishes (or Postgres statements) — or
+// every message reached a handset, so a kill never waits on traffic that
+// cannot come.
+func peerRandomOutside(seed uint64) *Scenario {
+	rng := rand.New(rand.NewChaCha8([32]byte{byte(seed), byte(seed >> 8), 0x0c, 0x75}))
+	perKind := 3 + rng.IntN(3)
+	all := 6 * perKind
+	steps := []Step{enqueueN(perKind), start("worker", "cleanup")}
+	relays := 2 + rng.IntN(2)
+	for range relays {
+		steps = append(steps, Step{Do: "start", Roles: []string{"relay"}, Supervise: true})
+	}
+	link := []faults.Spec{
+		linkDown("rabbitmq-relay"),
+		latency("rabbitmq-relay", world.Downstream, 1500*time.Millisecond),
+		stall("postgres-relay", world.Upstream),
+	}[rng.IntN(3)]
+	after := time.Duration(rng.IntN(1500)) * time.Millisecond
+	hold := time.Duration(500+rng.IntN(2500)) * time.Millisecond
+	var kills []Step
+	var desc []string
+	for i := range 1 + rng.IntN(3) {
+		pod := fmt.Sprintf("relay-%d", 1+i%relays)
+		wait := TrafficCond{Link: "rabbitmq-relay", Message: string(world.Publish), N: 1 + rng.IntN(8)}
+		if rng.IntN(2) == 0 {
+			wait = TrafficCond{Link: "postgres-relay", Message: string(world.Statement), N: 1 + rng.IntN(12)}
+		}
+		kills = append(kills,
+			Step{Do: "await", Cond: &Cond{Any: []Cond{{Traffic: &wait}, {Ledger: all}}}, Timeout: faults.Duration(60 * time.Second)},
+			inject(faults.Spec{Kind: "kill", Pod: pod}))
+		desc = append(desc, fmt.Sprintf("SIGKILL %s after %d more %s on %s", pod, wait.N, wait.Message, wait.Link))
+	}
+	steps = append(steps, Step{Do: "parallel", Steps: []Step{
+		{Do: "during", Faults: fs(link), After: faults.Duration(after), For: faults.Duration(hold), Optional: true},
+		{Do: "later", After: faults.Duration(time.Duration(1+rng.IntN(500)) * time.Millisecond), Steps: kills},
+	}})
+	steps = append(steps, Step{Do: "await", Cond: &Cond{Ledger: all}, Timeout: faults.Duration(80 * time.Second)})
+	return &Scenario{
+		Name: fmt.Sprintf("peer-random-outside-%d", seed), Row: "peer", PerKind: perKind, AllowUnfired: true,
+		Description: fmt.Sprintf("random relay-side schedule %d, killed from outside: %d messages, %d supervised relays, one link fault", seed, all, relays),
+		Fault:       fmt.Sprintf("%v; %s %s on %s after %s for %s", desc, link.Kind, link.Direction, link.Link, after, hold),
+		Outcome:     "every message delivered once at the handset",
+		Steps:       steps,
+	}
+}

@@ -29,6 +29,7 @@ func runPeers(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	seed := fs.Int64("seed", 0, "seed for every run (0: from the time)")
 	artifacts := fs.String("artifacts", "artifacts", "directory for the records of failed runs")
 	list := fs.Bool("list", false, "list the implementations and cases, and exit")
+	verbose := fs.Bool("v", false, "after each run, print its whole timeline (every line every pod wrote, the relay under test's own output among them), its faults and final state")
 	save := fs.String("save", "artifacts/peers/matrix.json", "where to save the runs' results (\"\": nowhere; make peers: reports/peers/matrix.json, the committed one)")
 	into := fs.String("into", "", "add the runs to this saved matrix.json (replacing the cells run again) instead of starting afresh")
 	from := fs.String("from", "", "render the report from a saved matrix.json (with the current findings) instead of running")
@@ -162,7 +163,11 @@ func runPeers(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				status = "FAIL"
 				violations++
 			}
-			fmt.Fprintf(stdout, "%-7s %-26s %-26s %.1fs dup@broker=%d %s\n", status, impl, s.Name, c.Seconds, c.BrokerCopies(), c.Verdict)
+			if *verbose {
+				printResult(stdout, res, true)
+			}
+			fmt.Fprintf(stdout, "%-7s %-26s %-26s %.1fs dup@broker=%d faults_fired=%d/%d %s\n", status, impl, s.Name, c.Seconds, c.BrokerCopies(),
+				len(c.Fired), len(c.Fired)+len(c.Unfired), c.Verdict)
 			for _, why := range []string{c.Err, c.NotJudged} {
 				if why != "" {
 					fmt.Fprintf(stdout, "        %s\n", strings.ReplaceAll(why, "\n", "\n        "))
