@@ -190,6 +190,13 @@ func PeerCases() []*Scenario {
 	for _, seed := range peerRandomSeeds {
 		out = append(out, peerRandomOutside(seed))
 	}
+	// Drawn across a relay's own deadlines: listed as ours draws them,
+	// drawn anew for each relay when it runs (ForPeer).
+	if ours, err := peers.Lookup(peers.Ours); err == nil {
+		for _, seed := range peerRandomSeeds {
+			out = append(out, peerDeadline(seed, ours))
+		}
+	}
 	// River's rescuer runs every 30 s (not configurable): a job a killed
 	// relay left running is rescued and worked again only at the first
 	// tick RescueStuckJobsAfter past its attempt, so a run may settle up
@@ -298,6 +305,10 @@ var peerCaseWindows = map[string]string{
 // publish outcomes a relay does not log, or a window only another peer
 // has, is not applicable (and why).
 func PeerCaseApplies(s *Scenario, p peers.Peer) (bool, string) {
+	if strings.HasPrefix(s.Name, peerDeadlinePrefix) && len(crossable(p)) == 0 {
+		return false, fmt.Sprintf("is drawn across the relay's declared deadlines, and %s declares none a run can cross (a duration of at most %s)", p.Name, maxDrawn)
+	}
+	s = ForPeer(s, p)
 	f := p.Features
 	if w, ok := peerCaseWindows[s.Name]; ok && !f.HasWindow(w) {
 		return false, fmt.Sprintf("forces the %s window, which %s does not declare", w, p.Name)

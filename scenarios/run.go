@@ -13,6 +13,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/faults"
 	"github.com/outboxchaos/outboxchaos/history"
+	"github.com/outboxchaos/outboxchaos/peers"
 	"github.com/outboxchaos/outboxchaos/system/app"
 	"github.com/outboxchaos/outboxchaos/system/preflight"
 )
@@ -146,6 +147,9 @@ func Run(ctx context.Context, s *Scenario, o Options) (res Result) {
 			res.NotJudged = fmt.Errorf("interrupted: %w", context.Cause(parent))
 		}
 	}()
+	if p, err := peers.Lookup(o.Impl); o.Impl != "" && err == nil {
+		s = ForPeer(s, p)
+	}
 	if err := s.Validate(); err != nil {
 		res.NotJudged = fmt.Errorf("set up: %w", err)
 		return res
