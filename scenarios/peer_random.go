@@ -37,13 +37,7 @@ func peerRandom(seed uint64) *Scenario {
 			Faults: fs(faults.Spec{Kind: "kill-point", Point: p, Hit: hit})})
 		desc = append(desc, fmt.Sprintf("relay-%d %s:%d", i+1, p, hit))
 	}
-	link := []faults.Spec{
-		linkDown("rabbitmq-relay"),
-		latency("rabbitmq-relay", world.Downstream, 1500*time.Millisecond),
-		stall("postgres-relay", world.Upstream),
-	}[rng.IntN(3)]
-	after := time.Duration(rng.IntN(1500)) * time.Millisecond
-	hold := time.Duration(500+rng.IntN(2500)) * time.Millisecond
+	link, after, hold := drawLinkFault(rng)
 	steps = append(steps,
 		Step{Do: "during", Faults: fs(link), After: faults.Duration(after), For: faults.Duration(hold), Optional: true},
 		Step{Do: "await", Cond: &Cond{Ledger: 6 * perKind}, Timeout: faults.Duration(80 * time.Second)})
@@ -72,13 +66,7 @@ func peerRandomOutside(seed uint64) *Scenario {
 	for range relays {
 		steps = append(steps, Step{Do: "start", Roles: []string{"relay"}, Supervise: true})
 	}
-	link := []faults.Spec{
-		linkDown("rabbitmq-relay"),
-		latency("rabbitmq-relay", world.Downstream, 1500*time.Millisecond),
-		stall("postgres-relay", world.Upstream),
-	}[rng.IntN(3)]
-	after := time.Duration(rng.IntN(1500)) * time.Millisecond
-	hold := time.Duration(500+rng.IntN(2500)) * time.Millisecond
+	link, after, hold := drawLinkFault(rng)
 	var kills []Step
 	var desc []string
 	for i := range 1 + rng.IntN(3) {
@@ -104,4 +92,18 @@ func peerRandomOutside(seed uint64) *Scenario {
 		Outcome:     "every message delivered once at the handset",
 		Steps:       steps,
 	}
+}
+
+// drawLinkFault draws a random peer schedule's one link fault: the relays'
+// broker link down, 1.5 s confirm latency, or their Postgres link
+// stalled, put in place after up to 1.5 s for 0.5–3 s.
+func drawLinkFault(rng *rand.Rand) (link faults.Spec, after, hold time.Duration) {
+	link = []faults.Spec{
+		linkDown("rabbitmq-relay"),
+		latency("rabbitmq-relay", world.Downstream, 1500*time.Millisecond),
+		stall("postgres-relay", world.Upstream),
+	}[rng.IntN(3)]
+	after = time.Duration(rng.IntN(1500)) * time.Millisecond
+	hold = time.Duration(500+rng.IntN(2500)) * time.Millisecond
+	return link, after, hold
 }
