@@ -278,6 +278,8 @@ func TestVacuousRequests_Exit2(t *testing.T) {
 		want string
 	}{
 		{[]string{"explore", "--checks", "0"}, "--checks 0"},
+		{[]string{"explore", "--bug", "nosuch"}, "unknown canary \"nosuch\""},
+		{[]string{"explore", "--bug", "shared-returns", "--ledger", "x.jsonl"}, "--bug with --ledger"},
 		{[]string{"explore", "--checks", "2", "--shard", "3/8"}, "shard 3/8 of a budget of 2 schedules holds none"},
 		{[]string{"scenario", "run", "confirm-timeout", "--shard", "2/3"}, "shard 2/3 of the 1 scenarios selected holds none"},
 		{[]string{"report", "--run", "^no-such-scenario$"}, "matches no scenario"},

@@ -11,6 +11,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/reports"
 	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/system/canary"
 	"github.com/outboxchaos/outboxchaos/world"
 )
 
@@ -33,9 +34,16 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	guided := fs.Bool("guided", false, "coverage-guided: keep the schedules whose pods reached an error branch first and mutate them for half the later ones (needs --cover-dir)")
 	coverArg := fs.String("cover-dir", "", "give the pods this empty folder as GOCOVERDIR and map the error branches of system/ they reached (the binary built with -cover: make cover-bin)")
 	coverage := fs.String("coverage", "", "also write the fault family × phase coverage (single and pairwise, by fired evidence) to this JSON file")
+	bug := fs.String("bug", "", "arm this canary bug in every pod of every schedule (not with --ledger): how many schedules the search needs to find a known defect, unaided")
 	fresh := freshSchemasFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *bug != "" && !canary.Known(*bug) {
+		return usagef("unknown canary %q (known: %s)", *bug, strings.Join(canary.Names, ", "))
+	}
+	if *bug != "" && *ledger != "" {
+		return usagef("--bug with --ledger: a budget run with a canary bug is not the pipeline's exploration; leave out --ledger")
 	}
 	if *explain >= 0 {
 		fmt.Fprint(stdout, scenarios.Explain(scenarios.BudgetSchedule(*seed, *explain)))
@@ -64,7 +72,7 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	o.Artifacts, o.RecordAll, o.NoJumps = *artifacts, *recordAll, *noJumps
+	o.Artifacts, o.RecordAll, o.NoJumps, o.Bug = *artifacts, *recordAll, *noJumps, *bug
 	if o.CoverDir, err = coverDir(*coverArg); err != nil {
 		return err
 	}
@@ -120,6 +128,9 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	for _, r := range append(failed, errored...) {
 		replay := r.Replay(*seed)
+		if *bug != "" {
+			replay += " --bug " + *bug
+		}
 		if mutated[r.Index] {
 			replay = "outboxchaos scenario run --file " + r.Result.Artifacts + " (a mutated schedule: its record holds it)"
 		}
