@@ -18,6 +18,9 @@ type Budget struct {
 	Parallel int   // schedules run at once (default 1)
 	// Only, if >= 0, runs schedule Only alone (a replay); -1: the budget.
 	Only int
+	// Pairs makes the budget the held-pair sweep (PairCells): schedule i
+	// is cell i's, and Checks is the number of cells.
+	Pairs bool
 }
 
 // ScheduleRun is one explored schedule.
@@ -25,11 +28,28 @@ type ScheduleRun struct {
 	Index    int
 	Schedule Schedule
 	Result   Result
+	Pairs    bool // a cell of the held-pair sweep
 }
 
 // Replay is the command that runs this schedule again, alone.
 func (r ScheduleRun) Replay(seed int64) string {
+	if r.Pairs {
+		return fmt.Sprintf("outboxchaos explore --pairs --seed %d --only %d", seed, r.Index)
+	}
 	return fmt.Sprintf("outboxchaos explore --seed %d --only %d", seed, r.Index)
+}
+
+// Schedule is schedule i of the budget and the seed its run's network is
+// drawn from; an error if the sweep's cell i has no schedule.
+func (b Budget) Schedule(i int) (Schedule, int64, error) {
+	if !b.Pairs {
+		return BudgetSchedule(b.Seed, i), ScheduleSeed(b.Seed, i), nil
+	}
+	s, seed, ok := PairSchedule(b.Seed, i)
+	if !ok {
+		return s, 0, fmt.Errorf("held-pair cell %d: no schedule of %d drawn kept its pair", i, pairSeedTries)
+	}
+	return s, seed, nil
 }
 
 // ScheduleSeed is the seed schedule i of a budget seeded seed is drawn
@@ -82,10 +102,19 @@ func RunBudget(ctx context.Context, b Budget, o Options, progress func(ScheduleR
 		wg.Go(func() {
 			for k := range jobs {
 				i := idx[k]
-				s := BudgetSchedule(b.Seed, i)
+				s, seed, err := b.Schedule(i)
 				oi := o
-				oi.Seed = ScheduleSeed(b.Seed, i) % 1_000_000
-				r := ScheduleRun{Index: i, Schedule: s, Result: Run(ctx, s.Scenario(fmt.Sprintf("schedule-%d", i)), oi)}
+				oi.Seed = seed % 1_000_000
+				name := fmt.Sprintf("schedule-%d", i)
+				if b.Pairs {
+					name = fmt.Sprintf("pair-%d", i)
+				}
+				r := ScheduleRun{Index: i, Schedule: s, Pairs: b.Pairs}
+				if err != nil {
+					r.Result = Result{Name: name, NotJudged: err}
+				} else {
+					r.Result = Run(ctx, s.Scenario(name), oi)
+				}
 				out[k] = r
 				if progress != nil {
 					mu.Lock()

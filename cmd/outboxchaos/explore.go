@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -34,6 +35,7 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	guided := fs.Bool("guided", false, "coverage-guided: keep the schedules whose pods reached an error branch first and mutate them for half the later ones (needs --cover-dir)")
 	coverArg := fs.String("cover-dir", "", "give the pods this empty folder as GOCOVERDIR and map the error branches of system/ they reached (the binary built with -cover: make cover-bin)")
 	coverage := fs.String("coverage", "", "also write the fault family × phase coverage (single and pairwise, by fired evidence) to this JSON file")
+	pairs := fs.Bool("pairs", false, fmt.Sprintf("run the held-pair sweep instead of random schedules: each pair of concurrent units of work × the point one is held at × the fault the other meets, one schedule each (%d; --checks is then that number)", len(scenarios.PairCells())))
 	bug := fs.String("bug", "", "arm this canary bug in every pod of every schedule (not with --ledger): how many schedules the search needs to find a known defect, unaided")
 	fresh := freshSchemasFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -45,8 +47,20 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *bug != "" && *ledger != "" {
 		return usagef("--bug with --ledger: a budget run with a canary bug is not the pipeline's exploration; leave out --ledger")
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if *pairs {
+		if set["checks"] || *guided {
+			return usagef("--pairs runs the whole sweep (%d schedules): leave out --checks and --guided", len(scenarios.PairCells()))
+		}
+		*checks = len(scenarios.PairCells())
+	}
 	if *explain >= 0 {
-		fmt.Fprint(stdout, scenarios.Explain(scenarios.BudgetSchedule(*seed, *explain)))
+		s, _, err := scenarios.Budget{Seed: *seed, Pairs: *pairs}.Schedule(*explain)
+		if err != nil {
+			return usageError{err}
+		}
+		fmt.Fprint(stdout, scenarios.Explain(s))
 		return nil
 	}
 	if fs.NArg() > 0 {
@@ -76,7 +90,10 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if o.CoverDir, err = coverDir(*coverArg); err != nil {
 		return err
 	}
-	b := scenarios.Budget{Seed: *seed, Checks: *checks, Shard: shard, Parallel: *parallel, Only: *only}
+	b := scenarios.Budget{Seed: *seed, Checks: *checks, Shard: shard, Parallel: *parallel, Only: *only, Pairs: *pairs}
+	if *pairs && *only >= *checks {
+		return usagef("--only %d: the sweep has cells 0 to %d", *only, *checks-1)
+	}
 	idx := b.Indexes()
 	if len(idx) == 0 {
 		return usagef("shard %s of a budget of %d schedules holds none: nothing to run", shard, *checks)
