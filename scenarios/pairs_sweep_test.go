@@ -43,7 +43,9 @@ func TestPairSweep(t *testing.T) {
 			continue
 		}
 		inHeld := slices.ContainsFunc(resume.Held, func(f faults.Spec) bool { return faultName(f) == c.Fault })
-		armed := slices.ContainsFunc(s.Faults, func(t Timed) bool { return t.Pair == c.Pair && t.Kind == "failpoint" && t.Point == heldPairs[c.pair].Faults[c.fault].Point })
+		armed := slices.ContainsFunc(s.Faults, func(t Timed) bool {
+			return t.Pair == c.Pair && t.Kind == "failpoint" && t.Point == heldPairs[c.pair].Faults[c.fault].Point
+		})
 		if !inHeld && !armed {
 			t.Errorf("cell %d (%s): the partner's fault is missing from %s", i, c, s)
 		}
