@@ -3,6 +3,7 @@ package audit_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -20,10 +21,17 @@ import (
 // run audits db with the files, as the command would.
 func run(t *testing.T, url, schema string, f audittest.Files, allowWrite bool) (audit.Result, error) {
 	t.Helper()
+	return runInChunks(t, url, schema, f, allowWrite, 0)
+}
+
+// runInChunks audits as run does, reading chunks of rows outbox ids (0:
+// the default).
+func runInChunks(t *testing.T, url, schema string, f audittest.Files, allowWrite bool, rows int64) (audit.Result, error) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	return audit.Run(ctx, audit.Options{Query: audit.Query{URL: url, Schema: schema, AllowWriteRole: allowWrite},
-		ReportPath: f.Report, AlertsPath: f.Alerts, Settings: audit.Defaults()})
+		ReportPath: f.Report, AlertsPath: f.Alerts, Settings: audit.Defaults(), ChunkRows: rows})
 }
 
 // A clean data set passes every judged invariant, as a read-only role,
@@ -57,12 +65,20 @@ func TestAuditCleanDataSetPasses(t *testing.T) {
 
 // Every planted anomaly is found, each by its invariant, exactly: the
 // right number of violations naming the right messages, and nothing
-// else broken.
+// else broken; whether the audit reads its rows whole or in chunks as
+// small as one outbox id (the planted messages in different chunks from
+// their rows' report lines and alerts, found by dedup key or message_id).
 func TestAuditFindsEachPlantedAnomalyExactly(t *testing.T) {
 	t.Parallel()
 	db := testenv.NewMigratedSchema(t)
 	files, want := audittest.Planted(t, db, t.TempDir())
-	res, err := run(t, db.URL, db.Schema, files, true)
+	for _, rows := range []int64{0, 1, 3} {
+		t.Run(fmt.Sprintf("chunks of %d", rows), func(t *testing.T) { plantedFound(t, db, files, want, rows) })
+	}
+}
+
+func plantedFound(t *testing.T, db *testenv.DB, files audittest.Files, want map[string]int, rows int64) {
+	res, err := runInChunks(t, db.URL, db.Schema, files, true, rows)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,5 +286,40 @@ func TestAuditRange(t *testing.T) {
 	}
 	if got := res.Broken(); !slices.Equal(got, []string{"nothing-unexpected"}) {
 		t.Errorf("broken %v, want only nothing-unexpected (the stray line inside the range)", got)
+	}
+}
+
+// An audit read in chunks of any size finds what one read whole finds:
+// the same counts, fates and violations of every invariant.
+func TestAuditInChunksAgrees(t *testing.T) {
+	t.Parallel()
+	db := testenv.NewMigratedSchema(t)
+	files, _ := audittest.Planted(t, db, t.TempDir())
+	summary := func(rows int64) string {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		res, err := audit.Run(ctx, audit.Options{Query: audit.Query{URL: db.URL, Schema: db.Schema, AllowWriteRole: true},
+			ReportPath: files.Report, AlertsPath: files.Alerts, Settings: audit.Defaults(), ChunkRows: rows})
+		if err != nil {
+			t.Fatalf("chunks of %d: %v", rows, err)
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "outbox %d inbox %d report %d out-of-range %d alerts %d fates %v in-flight %v\n",
+			res.Outbox, res.Inbox, res.Report, res.OutOfRange, res.Alerts, res.Fates, res.InFlight)
+		for _, v := range res.Invariants {
+			var details []string
+			for _, f := range v.Findings {
+				details = append(details, f.Detail)
+			}
+			slices.Sort(details)
+			fmt.Fprintf(&b, "%s valid=%v not-judged=%q %q\n", v.Name, v.Valid, v.NotJudged, details)
+		}
+		return b.String()
+	}
+	whole := summary(1 << 40)
+	for _, rows := range []int64{1, 2, 3, 7} {
+		if got := summary(rows); got != whole {
+			t.Errorf("chunks of %d ids:\n%s\nwhole:\n%s", rows, got, whole)
+		}
 	}
 }

@@ -71,25 +71,6 @@ func ParseColumns(s string) (map[string]string, error) {
 	return out, nil
 }
 
-// ReadReportFile reads the vendor's report at path in format ("" picks it
-// by the file's extension, else by its first character). columns maps
-// our column names to the file's (nil: the same). A malformed line is a
-// NotJudgedError naming the file and its line number.
-func ReadReportFile(path, format string, columns map[string]string) ([]ReportLine, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, notJudged(fmt.Errorf("read vendor report: %w", err))
-	}
-	if format == "" {
-		format = sniff(path, b)
-	}
-	lines, err := ReadReport(bytes.NewReader(b), format, columns)
-	if err != nil {
-		return nil, notJudged(fmt.Errorf("vendor report %s: %w", path, err))
-	}
-	return lines, nil
-}
-
 // sniff picks a report's format by its extension, else its first byte.
 func sniff(path string, b []byte) string {
 	switch strings.ToLower(filepath.Ext(path)) {
@@ -108,6 +89,14 @@ func sniff(path string, b []byte) string {
 // line per message; FormatJSONL: one object per line, blank lines
 // skipped).
 func ReadReport(r io.Reader, format string, columns map[string]string) ([]ReportLine, error) {
+	var out []ReportLine
+	err := ScanReport(r, format, columns, func(l ReportLine) error { out = append(out, l); return nil })
+	return out, err
+}
+
+// ScanReport parses a report as ReadReport does, handing each line to
+// emit as it is read: a report of any length is read in constant memory.
+func ScanReport(r io.Reader, format string, columns map[string]string, emit func(ReportLine) error) error {
 	col := func(ours string) string {
 		if t, ok := columns[ours]; ok {
 			return t
@@ -116,62 +105,63 @@ func ReadReport(r io.Reader, format string, columns map[string]string) ([]Report
 	}
 	switch format {
 	case FormatCSV:
-		return readCSV(r, col)
+		return scanCSV(r, col, emit)
 	case FormatJSONL:
-		return readJSONL(r, col)
+		return scanJSONL(r, col, emit)
 	}
-	return nil, fmt.Errorf("unknown report format %q (want %s or %s)", format, FormatCSV, FormatJSONL)
+	return fmt.Errorf("unknown report format %q (want %s or %s)", format, FormatCSV, FormatJSONL)
 }
 
-func readCSV(r io.Reader, col func(string) string) ([]ReportLine, error) {
-	cr := csv.NewReader(r)
+func scanCSV(r io.Reader, col func(string) string, emit func(ReportLine) error) error {
+	cr := csv.NewReader(bufio.NewReaderSize(r, 1<<16))
 	cr.FieldsPerRecord = 0
+	cr.ReuseRecord = true
 	header, err := cr.Read()
 	if err != nil {
 		if errors.Is(err, io.EOF) {
-			return nil, errors.New("line 1: empty file, want a header line naming the columns")
+			return errors.New("line 1: empty file, want a header line naming the columns")
 		}
-		return nil, fmt.Errorf("line 1: %w", err)
+		return fmt.Errorf("line 1: %w", err)
 	}
 	idx := map[string]int{}
 	for i, h := range header {
 		idx[strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))] = i
 	}
 	if _, ok := idx[col(ColRefKey)]; !ok {
-		return nil, fmt.Errorf("line 1: no %q column in the header %q", col(ColRefKey), strings.Join(header, ","))
+		return fmt.Errorf("line 1: no %q column in the header %q", col(ColRefKey), strings.Join(header, ","))
 	}
-	var out []ReportLine
 	for {
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
-			return out, nil
+			return nil
 		}
 		if err != nil {
 			var pe *csv.ParseError
 			if errors.As(err, &pe) {
-				return nil, fmt.Errorf("line %d: %w", pe.Line, pe.Err)
+				return fmt.Errorf("line %d: %w", pe.Line, pe.Err)
 			}
-			return nil, fmt.Errorf("read: %w", err)
+			return fmt.Errorf("read: %w", err)
 		}
 		line, _ := cr.FieldPos(0)
 		get := func(ours string) string {
-			if i, ok := idx[col(ours)]; ok {
+			if i, ok := idx[col(ours)]; ok && i < len(rec) {
 				return strings.TrimSpace(rec[i])
 			}
 			return ""
 		}
 		l, err := newLine(line, get)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		out = append(out, l)
+		if err := emit(l); err != nil {
+			return err
+		}
 	}
 }
 
-func readJSONL(r io.Reader, col func(string) string) ([]ReportLine, error) {
+func scanJSONL(r io.Reader, col func(string) string, emit func(ReportLine) error) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
-	var out []ReportLine
 	for n := 1; sc.Scan(); n++ {
 		raw := bytes.TrimSpace(sc.Bytes())
 		if len(raw) == 0 {
@@ -179,7 +169,7 @@ func readJSONL(r io.Reader, col func(string) string) ([]ReportLine, error) {
 		}
 		var obj map[string]any
 		if err := json.Unmarshal(raw, &obj); err != nil {
-			return nil, fmt.Errorf("line %d: not a JSON object: %w", n, err)
+			return fmt.Errorf("line %d: not a JSON object: %w", n, err)
 		}
 		get := func(ours string) string {
 			switch v := obj[col(ours)].(type) {
@@ -193,14 +183,16 @@ func readJSONL(r io.Reader, col func(string) string) ([]ReportLine, error) {
 		}
 		l, err := newLine(n, get)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		out = append(out, l)
+		if err := emit(l); err != nil {
+			return err
+		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read: %w", err)
+		return fmt.Errorf("read: %w", err)
 	}
-	return out, nil
+	return nil
 }
 
 // newLine builds line n from its columns: a refkey is required, the

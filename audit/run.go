@@ -24,40 +24,89 @@ type Options struct {
 	// AlertsPath is the alert log ("": none).
 	AlertsPath string
 	Settings   Settings
+	// ChunkRows is how many outbox ids one chunk spans (0:
+	// DefaultChunkRows); Progress, if set, is told after each chunk how
+	// many of how many are judged.
+	ChunkRows int64
+	Progress  func(done, total int)
 }
 
-// Run reads the report and the alert log, then the database (Read) and,
-// with o.Lookup, asks the vendor for the report of each message read,
-// builds the snapshot and judges it. An error is a NotJudgedError (exit
-// 3) or a RefusedError (exit 2); a Result whose OK is false is a
-// verdict.
+// Run reads the alert log, opens one read-only snapshot of the database,
+// files the report's lines under the chunks of the rows they belong to
+// (or, with o.Lookup, asks the vendor for each message read), then reads,
+// builds and judges one chunk at a time and adds up their verdicts (see
+// chunks.go). An error is a NotJudgedError (exit 3) or a RefusedError
+// (exit 2); a Result whose OK is false is a verdict.
 func Run(ctx context.Context, o Options) (Result, error) {
-	var report []ReportLine
-	var err error
-	if o.Lookup == nil {
-		if report, err = ReadReportFile(o.ReportPath, o.ReportFormat, o.Columns); err != nil {
-			return Result{}, err
-		}
-	}
-	var d Data
 	var alerts []checker.AlertRecord
+	var err error
 	if o.AlertsPath != "" {
 		if alerts, err = ReadAlertsFile(o.AlertsPath); err != nil {
 			return Result{}, err
 		}
 	}
-	if d, err = Read(ctx, o.Query, report); err != nil {
-		return Result{}, err
-	}
-	if o.Lookup != nil {
-		if d.Report, err = LookupReport(ctx, o.Lookup, d); err != nil {
+	if o.Lookup == nil {
+		// A malformed line is named before the database is asked
+		// anything: one pass that keeps nothing.
+		if err := scanReportFile(o, func(ReportLine) error { return nil }); err != nil {
 			return Result{}, err
 		}
 	}
-	d.Alerts, d.HasAlerts = alerts, o.AlertsPath != ""
-	r := Judge(Build(d, o.Settings), o.Settings)
-	r.Schema, r.From, r.To = o.Schema, o.From, o.To
-	return r, nil
+	rd, err := openReader(ctx, o.Query)
+	if err != nil {
+		return Result{}, err
+	}
+	defer rd.close(ctx)
+	lo, hi, err := rd.idBounds(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	size := o.ChunkRows
+	if size <= 0 {
+		size = DefaultChunkRows
+	}
+	chunks := chunksOf(lo, hi, size)
+	var sp *spill
+	if o.Lookup == nil {
+		if sp, _, err = partitionReport(ctx, rd, chunks, o); err != nil {
+			return Result{}, err
+		}
+		defer sp.close()
+	}
+	byChunk, err := rd.assignAlerts(ctx, chunks, alerts)
+	if err != nil {
+		return Result{}, err
+	}
+	total := Result{Schema: o.Schema, From: o.From, To: o.To, Now: rd.now, HasAlerts: o.AlertsPath != ""}
+	for i, c := range chunks {
+		if err := ctx.Err(); err != nil {
+			return Result{}, notJudged(fmt.Errorf("audit stopped after %d of %d chunks: %w", i, len(chunks), err))
+		}
+		d, err := rd.readChunk(ctx, c)
+		if err != nil {
+			return Result{}, err
+		}
+		var report []ReportLine
+		if sp != nil {
+			if report, err = sp.lines(i); err != nil {
+				return Result{}, err
+			}
+		}
+		if d.Report, d.OutOfRange, err = scope(ctx, rd.tx, o.Query, d, report); err != nil {
+			return Result{}, notJudged(err)
+		}
+		if o.Lookup != nil {
+			if d.Report, err = LookupReport(ctx, o.Lookup, d); err != nil {
+				return Result{}, err
+			}
+		}
+		d.Alerts, d.HasAlerts = byChunk[i], o.AlertsPath != ""
+		total.merge(Judge(Build(d, o.Settings), o.Settings))
+		if o.Progress != nil {
+			o.Progress(i+1, len(chunks))
+		}
+	}
+	return total, nil
 }
 
 // Write writes the audit's page to dir/audit.md and, with withJSON,

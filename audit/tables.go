@@ -3,7 +3,6 @@ package audit
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"strconv"
 	"strings"
 	"time"
@@ -33,45 +32,114 @@ type Query struct {
 	AllowWriteRole bool
 }
 
-// Read reads the outbox and inbox rows of q's range (and the members'
-// consent, when the schema has a members table) in one REPEATABLE READ,
-// READ ONLY transaction, and keeps the report lines that belong to them:
-// a line whose refkey names a row outside the range is left out (counted
-// in Data.OutOfRange), as is a line of no row at all dated outside it.
-func Read(ctx context.Context, q Query, report []ReportLine) (Data, error) {
-	var d Data
+// reader is the audit's one REPEATABLE READ, READ ONLY transaction: every
+// chunk of rows it reads comes from the same snapshot.
+type reader struct {
+	conn *pgx.Conn
+	tx   pgx.Tx
+	q    Query
+	// now is the snapshot's time; members whether the schema has a
+	// members table the role may read.
+	now     time.Time
+	members bool
+}
+
+// openReader checks the database and its tables (see checkTables) and
+// begins the transaction.
+func openReader(ctx context.Context, q Query) (*reader, error) {
 	if err := preflight.Postgres(ctx, q.URL); err != nil {
-		return d, notJudged(fmt.Errorf("cannot audit: %w", err))
+		return nil, notJudged(fmt.Errorf("cannot audit: %w", err))
 	}
 	conn, err := pgx.Connect(ctx, q.URL)
 	if err != nil {
-		return d, notJudged(fmt.Errorf("connect to Postgres: %w", err))
+		return nil, notJudged(fmt.Errorf("connect to Postgres: %w", err))
 	}
-	defer conn.Close(context.WithoutCancel(ctx))
+	r := &reader{conn: conn, q: q}
 	if err := checkTables(ctx, conn, q); err != nil {
-		return d, err
+		r.close(ctx)
+		return nil, err
 	}
-	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if r.tx, err = conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}); err != nil {
+		r.close(ctx)
+		return nil, notJudged(fmt.Errorf("begin the read-only transaction: %w", err))
+	}
+	if err := r.tx.QueryRow(ctx, `SELECT transaction_timestamp()`).Scan(&r.now); err != nil {
+		r.close(ctx)
+		return nil, notJudged(fmt.Errorf("read the snapshot's time: %w", err))
+	}
+	if r.members, err = membersReadable(ctx, r.tx, q.Schema); err != nil {
+		r.close(ctx)
+		return nil, notJudged(err)
+	}
+	return r, nil
+}
+
+func (r *reader) close(ctx context.Context) {
+	ctx = context.WithoutCancel(ctx)
+	if r.tx != nil {
+		_ = r.tx.Rollback(ctx)
+	}
+	_ = r.conn.Close(ctx)
+}
+
+// idBounds returns the outbox ids the audit reads lie in [lo, hi): those
+// of the rows in range and those the inbox rows in range name.
+func (r *reader) idBounds(ctx context.Context) (lo, hi int64, err error) {
+	var oLo, oHi, iLo, iHi *int64
+	err = r.tx.QueryRow(ctx, `SELECT min(id), max(id) FROM `+table(r.q.Schema, OutboxTable)+` WHERE `+inRange("created_at"), bounds(r.q)...).Scan(&oLo, &oHi)
 	if err != nil {
-		return d, notJudged(fmt.Errorf("begin the read-only transaction: %w", err))
+		return 0, 0, notJudged(fmt.Errorf("read %s's ids: %w", OutboxTable, err))
 	}
-	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	if err := tx.QueryRow(ctx, `SELECT transaction_timestamp()`).Scan(&d.Now); err != nil {
-		return d, notJudged(fmt.Errorf("read the snapshot's time: %w", err))
+	where, args := r.inboxWhere()
+	err = r.tx.QueryRow(ctx, `SELECT min(outbox_id), max(outbox_id) FROM `+table(r.q.Schema, InboxTable)+` WHERE outbox_id > 0 AND (`+where+`)`, args...).Scan(&iLo, &iHi)
+	if err != nil {
+		return 0, 0, notJudged(fmt.Errorf("read %s's outbox ids: %w", InboxTable, err))
 	}
-	if d.Outbox, err = readOutbox(ctx, tx, q); err != nil {
+	lo, hi = 1, 1
+	first := true
+	for _, b := range [][2]*int64{{oLo, oHi}, {iLo, iHi}} {
+		if b[0] == nil {
+			continue
+		}
+		if first || *b[0] < lo {
+			lo = *b[0]
+		}
+		if first || *b[1]+1 > hi {
+			hi = *b[1] + 1
+		}
+		first = false
+	}
+	return lo, hi, nil
+}
+
+// inboxWhere is the condition of the inbox rows in range: those of the
+// outbox rows in range, and those created in it.
+func (r *reader) inboxWhere() (string, []any) {
+	if r.q.From.IsZero() && r.q.To.IsZero() {
+		return "true", nil
+	}
+	return `outbox_id IN (SELECT id FROM ` + table(r.q.Schema, OutboxTable) + ` WHERE ` + inRange("created_at") + `) OR ` + inRange("created_at"), bounds(r.q)
+}
+
+// readChunk reads the outbox rows in range with ids in [c.Lo, c.Hi), the
+// inbox rows in range that name them (for the loose chunk: the inbox rows
+// that name no outbox row), and their members' consent.
+func (r *reader) readChunk(ctx context.Context, c chunk) (Data, error) {
+	d := Data{Now: r.now}
+	var err error
+	if !c.Loose {
+		if d.Outbox, err = readOutbox(ctx, r.tx, r.q, c); err != nil {
+			return d, notJudged(err)
+		}
+	}
+	if d.Inbox, err = readInbox(ctx, r.tx, r, c); err != nil {
 		return d, notJudged(err)
 	}
-	if d.Inbox, err = readInbox(ctx, tx, q); err != nil {
-		return d, notJudged(err)
+	if r.members {
+		if d.Consent, err = readConsent(ctx, r.tx, r.q.Schema, d.Outbox); err != nil {
+			return d, notJudged(err)
+		}
 	}
-	if d.Consent, err = readConsent(ctx, tx, q.Schema); err != nil {
-		return d, notJudged(err)
-	}
-	if d.Report, d.OutOfRange, err = scope(ctx, tx, q, d, report); err != nil {
-		return d, notJudged(err)
-	}
-	slog.Debug("audit read", "outbox", len(d.Outbox), "inbox", len(d.Inbox), "report", len(d.Report), "out_of_range", d.OutOfRange)
 	return d, nil
 }
 
@@ -123,11 +191,11 @@ func bounds(q Query) []any {
 	return []any{arg(q.From), arg(q.To)}
 }
 
-func readOutbox(ctx context.Context, tx pgx.Tx, q Query) ([]OutboxRecord, error) {
+func readOutbox(ctx context.Context, tx pgx.Tx, q Query, c chunk) ([]OutboxRecord, error) {
 	rows, err := tx.Query(ctx, `SELECT id, dedup_key, kind, status, coalesce(status_reason, ''), attempts,
 		coalesce(payload->>'member_id', ''), coalesce(payload->>'phone', ''), next_attempt_at, coalesce(claimed_by, ''),
 		claimed_until, created_at, updated_at, published_at
-		FROM `+table(q.Schema, OutboxTable)+` WHERE `+inRange("created_at")+` ORDER BY id`, bounds(q)...)
+		FROM `+table(q.Schema, OutboxTable)+` WHERE `+inRange("created_at")+` AND id >= $3 AND id < $4 ORDER BY id`, append(bounds(q), c.Lo, c.Hi)...)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", OutboxTable, err)
 	}
@@ -147,15 +215,17 @@ func readOutbox(ctx context.Context, tx pgx.Tx, q Query) ([]OutboxRecord, error)
 	return out, nil
 }
 
-func readInbox(ctx context.Context, tx pgx.Tx, q Query) ([]InboxRecord, error) {
-	where, args := "true", []any(nil)
-	if !q.From.IsZero() || !q.To.IsZero() {
-		where = `outbox_id IN (SELECT id FROM ` + table(q.Schema, OutboxTable) + ` WHERE ` + inRange("created_at") + `) OR ` + inRange("created_at")
-		args = bounds(q)
+func readInbox(ctx context.Context, tx pgx.Tx, r *reader, c chunk) ([]InboxRecord, error) {
+	where, args := r.inboxWhere()
+	n := len(args)
+	which := fmt.Sprintf("outbox_id >= $%d AND outbox_id < $%d", n+1, n+2)
+	args = append(args, c.Lo, c.Hi)
+	if c.Loose {
+		which, args = "coalesce(outbox_id, 0) = 0", args[:n]
 	}
 	rows, err := tx.Query(ctx, `SELECT id, coalesce(message_id, ''), coalesce(outbox_id, 0), coalesce(dedup_key, ''), coalesce(kind, ''),
 		coalesce(phone, ''), status, coalesce(vendor_code, ''), coalesce(error, ''), created_at, updated_at, coalesce(settled, ''), resends
-		FROM `+table(q.Schema, InboxTable)+` WHERE `+where+` ORDER BY id`, args...)
+		FROM `+table(r.q.Schema, InboxTable)+` WHERE (`+where+`) AND `+which+` ORDER BY id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", InboxTable, err)
 	}
@@ -171,32 +241,40 @@ func readInbox(ctx context.Context, tx pgx.Tx, q Query) ([]InboxRecord, error) {
 	return out, nil
 }
 
-// readConsent reads which members may receive SMS, nil when the schema
-// has no members table (or the role may not read it).
-func readConsent(ctx context.Context, tx pgx.Tx, schema string) (map[int64]bool, error) {
+// membersReadable reports whether the schema has a members table the
+// role may read.
+func membersReadable(ctx context.Context, tx pgx.Tx, schema string) (bool, error) {
 	var exists, readable bool
 	err := tx.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, table(schema, MembersTable)).Scan(&exists)
 	if err != nil {
-		return nil, fmt.Errorf("look up table %s.%s: %w", schema, MembersTable, err)
+		return false, fmt.Errorf("look up table %s.%s: %w", schema, MembersTable, err)
 	}
 	if !exists {
-		return nil, nil
+		return false, nil
 	}
 	err = tx.QueryRow(ctx, `SELECT has_table_privilege($1, 'SELECT')`, table(schema, MembersTable)).Scan(&readable)
 	if err != nil {
-		return nil, fmt.Errorf("read the privileges on %s.%s: %w", schema, MembersTable, err)
+		return false, fmt.Errorf("read the privileges on %s.%s: %w", schema, MembersTable, err)
 	}
-	if !readable {
-		return nil, nil
+	return readable, nil
+}
+
+// readConsent reads whether the members of rows may receive SMS.
+func readConsent(ctx context.Context, tx pgx.Tx, schema string, rows []OutboxRecord) (map[int64]bool, error) {
+	ids := make([]int64, 0, len(rows))
+	for _, r := range rows {
+		if r.MemberID != 0 {
+			ids = append(ids, r.MemberID)
+		}
 	}
-	rows, err := tx.Query(ctx, `SELECT id, sms_consent AND active FROM `+table(schema, MembersTable))
+	res, err := tx.Query(ctx, `SELECT id, sms_consent AND active FROM `+table(schema, MembersTable)+` WHERE id = ANY($1)`, ids)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", MembersTable, err)
 	}
 	out := map[int64]bool{}
 	var id int64
 	var ok bool
-	_, err = pgx.ForEachRow(rows, []any{&id, &ok}, func() error { out[id] = ok; return nil })
+	_, err = pgx.ForEachRow(res, []any{&id, &ok}, func() error { out[id] = ok; return nil })
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", MembersTable, err)
 	}
