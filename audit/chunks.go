@@ -69,67 +69,68 @@ func outboxIDOf(mid string) int64 {
 	return id
 }
 
-// spill keeps each chunk's report lines in a file of its own until the
-// chunk is judged.
-type spill struct {
+// spill keeps each chunk's report lines (or inbox rows) in a file of its
+// own until the chunk is judged.
+type spill[T any] struct {
 	dir   string
 	files []*os.File
 	bufs  []*bufio.Writer
 	encs  []*gob.Encoder
 }
 
-func newSpill(n int) (*spill, error) {
+func newSpill[T any](n int) (*spill[T], error) {
 	dir, err := os.MkdirTemp("", "outboxchaos-audit-")
 	if err != nil {
-		return nil, notJudged(fmt.Errorf("make a folder for the report's chunks: %w", err))
+		return nil, notJudged(fmt.Errorf("make a folder for the chunks: %w", err))
 	}
-	return &spill{dir: dir, files: make([]*os.File, n), bufs: make([]*bufio.Writer, n), encs: make([]*gob.Encoder, n)}, nil
+	return &spill[T]{dir: dir, files: make([]*os.File, n), bufs: make([]*bufio.Writer, n), encs: make([]*gob.Encoder, n)}, nil
 }
 
-// add appends l to chunk i's file.
-func (s *spill) add(i int, l ReportLine) error {
+// add appends v to chunk i's file.
+func (s *spill[T]) add(i int, v T) error {
 	if s.encs[i] == nil {
 		f, err := os.Create(filepath.Join(s.dir, fmt.Sprintf("chunk-%d", i)))
 		if err != nil {
-			return notJudged(fmt.Errorf("spill the report: %w", err))
+			return notJudged(fmt.Errorf("spill a chunk: %w", err))
 		}
 		s.files[i], s.bufs[i] = f, bufio.NewWriterSize(f, 1<<16)
 		s.encs[i] = gob.NewEncoder(s.bufs[i])
 	}
-	if err := s.encs[i].Encode(l); err != nil {
-		return notJudged(fmt.Errorf("spill the report: %w", err))
+	if err := s.encs[i].Encode(v); err != nil {
+		return notJudged(fmt.Errorf("spill a chunk: %w", err))
 	}
 	return nil
 }
 
-// lines reads chunk i's lines back, in the report's order.
-func (s *spill) lines(i int) ([]ReportLine, error) {
-	if s.files[i] == nil {
+// items reads chunk i's values back, in the order they were added, and
+// removes its file.
+func (s *spill[T]) items(i int) ([]T, error) {
+	f := s.files[i]
+	if f == nil {
 		return nil, nil
 	}
-	if err := s.bufs[i].Flush(); err != nil {
-		return nil, notJudged(fmt.Errorf("spill the report: %w", err))
-	}
-	if _, err := s.files[i].Seek(0, io.SeekStart); err != nil {
-		return nil, notJudged(fmt.Errorf("read the report's chunk: %w", err))
-	}
-	dec := gob.NewDecoder(bufio.NewReaderSize(s.files[i], 1<<16))
-	var out []ReportLine
-	for {
-		var l ReportLine
-		if err := dec.Decode(&l); errors.Is(err, io.EOF) {
-			break
-		} else if err != nil {
-			return nil, notJudged(fmt.Errorf("read the report's chunk: %w", err))
-		}
-		out = append(out, l)
-	}
-	_ = s.files[i].Close()
 	s.files[i] = nil
-	return out, nil
+	defer func() { _ = f.Close(); _ = os.Remove(f.Name()) }()
+	if err := s.bufs[i].Flush(); err != nil {
+		return nil, notJudged(fmt.Errorf("spill a chunk: %w", err))
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, notJudged(fmt.Errorf("read a chunk back: %w", err))
+	}
+	dec := gob.NewDecoder(bufio.NewReaderSize(f, 1<<16))
+	var out []T
+	for {
+		var v T
+		if err := dec.Decode(&v); errors.Is(err, io.EOF) {
+			return out, nil
+		} else if err != nil {
+			return nil, notJudged(fmt.Errorf("read a chunk back: %w", err))
+		}
+		out = append(out, v)
+	}
 }
 
-func (s *spill) close() {
+func (s *spill[T]) close() {
 	for _, f := range s.files {
 		if f != nil {
 			_ = f.Close()
@@ -143,8 +144,8 @@ func (s *spill) close() {
 // message_id of the design's form, else by the inbox row that carries the
 // refkey, else by the outbox row its dedup key names (looked up in the
 // snapshot, for the lines that need it), else the loose chunk.
-func partitionReport(ctx context.Context, r *reader, chunks []chunk, o Options) (*spill, int, error) {
-	sp, err := newSpill(len(chunks))
+func partitionReport(ctx context.Context, r *reader, chunks []chunk, o Options) (*spill[ReportLine], int, error) {
+	sp, err := newSpill[ReportLine](len(chunks))
 	if err != nil {
 		return nil, 0, err
 	}

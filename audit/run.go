@@ -66,7 +66,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		size = DefaultChunkRows
 	}
 	chunks := chunksOf(lo, hi, size)
-	var sp *spill
+	var sp *spill[ReportLine]
 	if o.Lookup == nil {
 		if sp, _, err = partitionReport(ctx, rd, chunks, o); err != nil {
 			return Result{}, err
@@ -77,18 +77,23 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	inbox, err := rd.partitionInbox(ctx, chunks)
+	if err != nil {
+		return Result{}, err
+	}
+	defer inbox.close()
 	total := Result{Schema: o.Schema, From: o.From, To: o.To, Now: rd.now, HasAlerts: o.AlertsPath != ""}
 	for i, c := range chunks {
 		if err := ctx.Err(); err != nil {
 			return Result{}, notJudged(fmt.Errorf("audit stopped after %d of %d chunks: %w", i, len(chunks), err))
 		}
-		d, err := rd.readChunk(ctx, c)
+		d, err := rd.readChunk(ctx, c, inbox, i)
 		if err != nil {
 			return Result{}, err
 		}
 		var report []ReportLine
 		if sp != nil {
-			if report, err = sp.lines(i); err != nil {
+			if report, err = sp.items(i); err != nil {
 				return Result{}, err
 			}
 		}

@@ -121,10 +121,10 @@ func (r *reader) inboxWhere() (string, []any) {
 	return `outbox_id IN (SELECT id FROM ` + table(r.q.Schema, OutboxTable) + ` WHERE ` + inRange("created_at") + `) OR ` + inRange("created_at"), bounds(r.q)
 }
 
-// readChunk reads the outbox rows in range with ids in [c.Lo, c.Hi), the
-// inbox rows in range that name them (for the loose chunk: the inbox rows
-// that name no outbox row), and their members' consent.
-func (r *reader) readChunk(ctx context.Context, c chunk) (Data, error) {
+// readChunk reads the outbox rows in range with ids in [c.Lo, c.Hi) (the
+// loose chunk has none), takes chunk i's inbox rows from where
+// partitionInbox filed them, and reads their members' consent.
+func (r *reader) readChunk(ctx context.Context, c chunk, inbox *spill[InboxRecord], i int) (Data, error) {
 	d := Data{Now: r.now}
 	var err error
 	if !c.Loose {
@@ -132,8 +132,8 @@ func (r *reader) readChunk(ctx context.Context, c chunk) (Data, error) {
 			return d, notJudged(err)
 		}
 	}
-	if d.Inbox, err = readInbox(ctx, r.tx, r, c); err != nil {
-		return d, notJudged(err)
+	if d.Inbox, err = inbox.items(i); err != nil {
+		return d, err
 	}
 	if r.members {
 		if d.Consent, err = readConsent(ctx, r.tx, r.q.Schema, d.Outbox); err != nil {
@@ -215,30 +215,31 @@ func readOutbox(ctx context.Context, tx pgx.Tx, q Query, c chunk) ([]OutboxRecor
 	return out, nil
 }
 
-func readInbox(ctx context.Context, tx pgx.Tx, r *reader, c chunk) ([]InboxRecord, error) {
+// partitionInbox reads the inbox rows in range in one pass, in id order,
+// and files each under the chunk of the outbox row it names (the loose
+// chunk's when it names none): the design indexes the inbox by
+// message_id only, so one scan serves every chunk.
+func (r *reader) partitionInbox(ctx context.Context, chunks []chunk) (*spill[InboxRecord], error) {
+	sp, err := newSpill[InboxRecord](len(chunks))
+	if err != nil {
+		return nil, err
+	}
 	where, args := r.inboxWhere()
-	n := len(args)
-	which := fmt.Sprintf("outbox_id >= $%d AND outbox_id < $%d", n+1, n+2)
-	args = append(args, c.Lo, c.Hi)
-	if c.Loose {
-		which, args = "coalesce(outbox_id, 0) = 0", args[:n]
-	}
-	rows, err := tx.Query(ctx, `SELECT id, coalesce(message_id, ''), coalesce(outbox_id, 0), coalesce(dedup_key, ''), coalesce(kind, ''),
+	rows, err := r.tx.Query(ctx, `SELECT id, coalesce(message_id, ''), coalesce(outbox_id, 0), coalesce(dedup_key, ''), coalesce(kind, ''),
 		coalesce(phone, ''), status, coalesce(vendor_code, ''), coalesce(error, ''), created_at, updated_at, coalesce(settled, ''), resends
-		FROM `+table(r.q.Schema, InboxTable)+` WHERE (`+where+`) AND `+which+` ORDER BY id`, args...)
+		FROM `+table(r.q.Schema, InboxTable)+` WHERE `+where+` ORDER BY id`, args...)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", InboxTable, err)
+		sp.close()
+		return nil, notJudged(fmt.Errorf("read %s: %w", InboxTable, err))
 	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (InboxRecord, error) {
-		var r InboxRecord
-		err := row.Scan(&r.ID, &r.MessageID, &r.OutboxID, &r.DedupKey, &r.Kind, &r.Phone, &r.Status, &r.VendorCode, &r.Error,
-			&r.CreatedAt, &r.UpdatedAt, &r.Settled, &r.Resends)
-		return r, err
-	})
+	var ib InboxRecord
+	_, err = pgx.ForEachRow(rows, []any{&ib.ID, &ib.MessageID, &ib.OutboxID, &ib.DedupKey, &ib.Kind, &ib.Phone, &ib.Status, &ib.VendorCode,
+		&ib.Error, &ib.CreatedAt, &ib.UpdatedAt, &ib.Settled, &ib.Resends}, func() error { return sp.add(of(chunks, ib.OutboxID), ib) })
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", InboxTable, err)
+		sp.close()
+		return nil, notJudged(fmt.Errorf("read %s: %w", InboxTable, err))
 	}
-	return out, nil
+	return sp, nil
 }
 
 // membersReadable reports whether the schema has a members table the

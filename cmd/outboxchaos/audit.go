@@ -9,6 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+
 	"github.com/outboxchaos/outboxchaos/audit"
 	"github.com/outboxchaos/outboxchaos/auditor"
 	"github.com/outboxchaos/outboxchaos/system/config"
@@ -86,7 +89,10 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		o.Lookup = sms.New(*report, acct, pass, config.Default().VendorTimeout).Lookup
 	}
+	bar := auditProgress(stderr)
+	o.Progress = bar.update
 	res, err := audit.Run(ctx, o)
+	bar.finish()
 	var refused *audit.RefusedError
 	if errors.As(err, &refused) {
 		return usageError{refused}
@@ -129,4 +135,38 @@ func auditTime(flag, v string) (time.Time, error) {
 		return t, nil
 	}
 	return time.Time{}, usagef("%s %q: want RFC 3339 (2026-01-31T09:00:00+09:00) or a date (2026-01-31)", flag, v)
+}
+
+// auditBar shows, on a terminal, how many of the audit's chunks are
+// judged; elsewhere nothing (the summary follows on stdout).
+type auditBar struct {
+	bar *progressbar.ProgressBar
+	w   io.Writer
+}
+
+func auditProgress(w io.Writer) *auditBar {
+	if f, ok := w.(*os.File); !ok || !term.IsTerminal(int(f.Fd())) {
+		return &auditBar{}
+	}
+	return &auditBar{w: w}
+}
+
+// update moves the bar to done of total chunks, making it at the first.
+func (a *auditBar) update(done, total int) {
+	if a.w == nil {
+		return
+	}
+	if a.bar == nil {
+		a.bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(a.w), progressbar.OptionSetWidth(30),
+			progressbar.OptionSetDescription("audit"), progressbar.OptionSetItsString("chunks"),
+			progressbar.OptionShowCount(), progressbar.OptionSetPredictTime(true), progressbar.OptionShowElapsedTimeOnFinish())
+	}
+	_ = a.bar.Set(done)
+}
+
+func (a *auditBar) finish() {
+	if a.bar != nil {
+		_ = a.bar.Finish()
+		_, _ = fmt.Fprintln(a.w)
+	}
 }
