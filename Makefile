@@ -204,9 +204,9 @@ capacity: build
 
 BENCH_FLAGS ?=
 
-## bench: relay and worker throughput beside the raw limits and two classic relay designs (a few minutes); writes reports/PERFORMANCE.md
+## bench: relay and worker throughput beside the raw limits and two classic relay designs, what a random schedule costs, and the audit of a generated month (a few minutes); writes reports/PERFORMANCE.md
 bench: peer-bins
-	$(GO) run ./bench/cmd/outboxbench -out reports/PERFORMANCE.md -peers bin -explore bin/outboxchaos $(BENCH_FLAGS)
+	$(GO) run ./bench/cmd/outboxbench -out reports/PERFORMANCE.md -peers bin -explore bin/outboxchaos -audit bin/outboxchaos $(BENCH_FLAGS)
 
 ## bench-quick: the same measurements on small sizes, for CI (well under a minute)
 bench-quick:

@@ -27,8 +27,12 @@ import (
 // row (an inbox row naming no outbox row, a report line no row owns, an
 // alert naming no message) is the loose chunk, judged last.
 
-// DefaultChunkRows is how many outbox ids a chunk spans.
-const DefaultChunkRows = 50_000
+// DefaultChunkRows is how many outbox ids a chunk spans, unless that
+// makes more than maxChunks chunks.
+const (
+	DefaultChunkRows = 10_000
+	maxChunks        = 256
+)
 
 // chunk is one range of outbox ids [Lo, Hi), or the loose chunk.
 type chunk struct {
@@ -93,7 +97,7 @@ func (s *spill[T]) add(i int, v T) error {
 		if err != nil {
 			return notJudged(fmt.Errorf("spill a chunk: %w", err))
 		}
-		s.files[i], s.bufs[i] = f, bufio.NewWriterSize(f, 1<<16)
+		s.files[i], s.bufs[i] = f, bufio.NewWriterSize(f, 16<<10)
 		s.encs[i] = gob.NewEncoder(s.bufs[i])
 	}
 	if err := s.encs[i].Encode(v); err != nil {

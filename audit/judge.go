@@ -224,12 +224,13 @@ func (sn Snapshot) message(mid string) Message {
 	if isOutboxMID(sn.outbox, mid) {
 		id = outboxID(mid)
 	}
-	for _, r := range sn.inbox[mid] {
+	for _, i := range sn.inbox[mid] {
 		if id == 0 {
-			id = r.OutboxID
+			id = sn.data.Inbox[i].OutboxID
 		}
 	}
-	if r, ok := sn.outbox[id]; ok {
+	if i, ok := sn.outbox[id]; ok {
+		r := sn.data.Outbox[i]
 		m.Outbox = &r
 	}
 	seenRow, seenLine := map[int64]bool{}, map[int]bool{}
@@ -237,7 +238,8 @@ func (sn Snapshot) message(mid string) Message {
 	if id != 0 {
 		mids = append(mids, checker.MessageID(id))
 	}
-	for _, r := range append(append([]InboxRecord(nil), sn.inbox[mid]...), sn.byOutbox[id]...) {
+	for _, i := range append(append([]int(nil), sn.inbox[mid]...), sn.byOutbox[id]...) {
+		r := sn.data.Inbox[i]
 		if !seenRow[r.ID] {
 			seenRow[r.ID] = true
 			m.Inbox = append(m.Inbox, r)
@@ -245,7 +247,8 @@ func (sn Snapshot) message(mid string) Message {
 		}
 	}
 	for _, k := range mids {
-		for _, l := range sn.lines[k] {
+		for _, i := range sn.lines[k] {
+			l := sn.data.Report[i]
 			if !seenLine[l.Line] {
 				seenLine[l.Line] = true
 				m.Report = append(m.Report, l)

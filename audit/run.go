@@ -63,7 +63,9 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 	size := o.ChunkRows
 	if size <= 0 {
-		size = DefaultChunkRows
+		// At most maxChunks chunks: each keeps two files open until it
+		// is judged.
+		size = max(DefaultChunkRows, (hi-lo+maxChunks-1)/maxChunks)
 	}
 	chunks := chunksOf(lo, hi, size)
 	var sp *spill[ReportLine]

@@ -23,11 +23,13 @@ type Snapshot struct {
 	// nobody settled (the errors-settled invariant).
 	Unsettled []string
 
+	// The indexes hold positions in data's slices: a month's chunk is
+	// indexed without a second copy of its rows.
 	data     Data
-	outbox   map[int64]OutboxRecord
-	inbox    map[string][]InboxRecord // by message_id
-	byOutbox map[int64][]InboxRecord
-	lines    map[string][]ReportLine // by the message_id each line counts for
+	outbox   map[int64]int    // outbox id → data.Outbox
+	inbox    map[string][]int // message_id → data.Inbox
+	byOutbox map[int64][]int  // outbox id → data.Inbox
+	lines    map[string][]int // the message_id each line counts for → data.Report
 }
 
 // Build turns the audited data into the checker's State (see Snapshot).
@@ -37,32 +39,33 @@ type Snapshot struct {
 // accounts for a published message never sent: the worker skips it
 // without a row.
 func Build(d Data, set Settings) Snapshot {
-	sn := Snapshot{data: d, InFlight: map[string]string{}, outbox: map[int64]OutboxRecord{}, inbox: map[string][]InboxRecord{},
-		byOutbox: map[int64][]InboxRecord{}, lines: map[string][]ReportLine{}}
+	sn := Snapshot{data: d, InFlight: map[string]string{}, outbox: make(map[int64]int, len(d.Outbox)), inbox: make(map[string][]int, len(d.Inbox)),
+		byOutbox: make(map[int64][]int, len(d.Inbox)), lines: make(map[string][]int, len(d.Report))}
 	s := &sn.State
 	s.Production, s.Settled, s.Consent, s.AlertAttempt = true, true, d.Consent, set.AlertAttempt
-	byKey := map[string]int64{}
-	for _, r := range d.Outbox {
-		sn.outbox[r.ID] = r
+	s.Outbox, s.Inbox, s.Ledger = make([]checker.OutboxRow, 0, len(d.Outbox)), make([]checker.InboxRow, 0, len(d.Inbox)), make([]checker.LedgerEntry, 0, len(d.Report))
+	byKey := make(map[string]int64, len(d.Outbox))
+	for i, r := range d.Outbox {
+		sn.outbox[r.ID] = i
 		byKey[r.DedupKey] = r.ID
 	}
-	for _, r := range d.Inbox {
-		sn.inbox[r.MessageID] = append(sn.inbox[r.MessageID], r)
+	for i, r := range d.Inbox {
+		sn.inbox[r.MessageID] = append(sn.inbox[r.MessageID], i)
 		if r.OutboxID != 0 {
-			sn.byOutbox[r.OutboxID] = append(sn.byOutbox[r.OutboxID], r)
+			sn.byOutbox[r.OutboxID] = append(sn.byOutbox[r.OutboxID], i)
 		}
 		s.Inbox = append(s.Inbox, checker.InboxRow{MessageID: r.MessageID, OutboxID: r.OutboxID, DedupKey: r.DedupKey,
 			Status: r.Status, Settled: r.Settled, Resends: r.Resends})
 	}
-	sent := map[string]int{}
-	for _, l := range d.Report {
+	sent := make(map[string]int, len(d.Report))
+	for i, l := range d.Report {
 		mid := l.RefKey
 		if _, known := sn.inbox[mid]; !known && !isOutboxMID(sn.outbox, mid) && l.DedupKey != "" {
 			if id, ok := byKey[l.DedupKey]; ok {
 				mid = checker.MessageID(id)
 			}
 		}
-		sn.lines[mid] = append(sn.lines[mid], l)
+		sn.lines[mid] = append(sn.lines[mid], i)
 		if l.Status == ReportSent {
 			sent[mid]++
 			s.Ledger = append(s.Ledger, checker.LedgerEntry{RefKey: mid, Phone: l.Phone, At: l.At})
@@ -107,7 +110,7 @@ func Build(d Data, set Settings) Snapshot {
 
 // isOutboxMID reports whether mid is the message_id of an audited outbox
 // row.
-func isOutboxMID(outbox map[int64]OutboxRecord, mid string) bool {
+func isOutboxMID(outbox map[int64]int, mid string) bool {
 	var id int64
 	if _, err := fmt.Sscanf(mid, "notification-outbox-%d", &id); err != nil {
 		return false
@@ -151,7 +154,7 @@ func (sn Snapshot) inFlight(r OutboxRecord, set Settings) string {
 		}
 		return ""
 	}
-	ib := rows[len(rows)-1]
+	ib := sn.data.Inbox[rows[len(rows)-1]]
 	switch {
 	case (ib.Status == "SENDING" || ib.Status == "RESENDING") && within(ib.CreatedAt, set.SendingTimeout):
 		return fmt.Sprintf("inbox %s since %s, within the sending timeout (%s)", ib.Status, stamp(ib.CreatedAt), set.SendingTimeout)

@@ -199,7 +199,7 @@ func readOutbox(ctx context.Context, tx pgx.Tx, q Query, c chunk) ([]OutboxRecor
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", OutboxTable, err)
 	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (OutboxRecord, error) {
+	out, err := pgx.AppendRows(make([]OutboxRecord, 0, min(c.Hi-c.Lo, 1<<20)), rows, func(row pgx.CollectableRow) (OutboxRecord, error) {
 		var r OutboxRecord
 		var member string
 		var claimed, published *time.Time

@@ -33,6 +33,9 @@ type Report struct {
 	// Explore is what random schedules cost run one at a time
 	// (outboxbench -explore); nil: not measured.
 	Explore *ExploreCost
+	// Audit is what the audit costs on a generated month (outboxbench
+	// -audit); nil: not measured.
+	Audit *AuditCost
 }
 
 // Result returns the measurement with id, if it ran and succeeded.
@@ -337,7 +340,7 @@ func (r *Report) Markdown() string {
 
 // Appendix is the page's sections measured beside the suite (the
 // exploration's cost, the peer relays), "" when neither was.
-func (r *Report) Appendix() string { return r.exploreSection() + r.peersSection() }
+func (r *Report) Appendix() string { return r.exploreSection() + r.peersSection() + r.auditSection() }
 
 func (r *Report) sizesLine() string {
 	s := r.Sizes

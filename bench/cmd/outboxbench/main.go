@@ -60,6 +60,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	exploreBin := fs.String("explore", "", "also measure what random schedules cost, with this outboxchaos binary as the pods (make build; '' to skip)")
 	exploreN := fs.Int("explore-n", 12, "random schedules for -explore, run one at a time")
 	exploreSeed := fs.Int64("explore-seed", 1, "seed of the random schedules for -explore")
+	auditBin := fs.String("audit", "", "also measure the audit of a generated month, with this outboxchaos binary (make build; '' to skip)")
+	auditN := fs.Int("audit-n", 0, "outbox rows of the month for -audit (default 1000000, or 20000 with -quick)")
 	memBacklog := fs.Int("mem-backlog", 0, "PENDING rows for the memory measurement and EXPLAIN (default 1000000, or 100000 with -quick)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -122,6 +124,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if *exploreBin != "" {
 		rep.Explore = measureExplore(ctx, *exploreBin, *exploreN, *exploreSeed, *pgURL, *amqpURL, stderr)
+	}
+	if *auditBin != "" {
+		rows := *auditN
+		if rows <= 0 {
+			rows = 1_000_000
+			if *quick {
+				rows = 20_000
+			}
+		}
+		rep.Audit = measureAudit(ctx, *auditBin, rows, *pgURL, *amqpURL, stderr)
 	}
 	if *peerDir != "" {
 		rep.Peers, rep.PeerRows = measurePeers(ctx, *peerDir, *peerN, *pgURL, *amqpURL, stderr), *peerN
