@@ -323,3 +323,49 @@ func TestAuditInChunksAgrees(t *testing.T) {
 		}
 	}
 }
+
+// A schema whose tables and columns are named otherwise is read through
+// --names: the same planted anomalies are found; a name the audit does not
+// read is refused with what it reads.
+func TestAuditReadsTablesNamedOtherwise(t *testing.T) {
+	t.Parallel()
+	db := testenv.NewMigratedSchema(t)
+	files, want := audittest.Planted(t, db, t.TempDir())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, stmt := range []string{
+		`ALTER TABLE notification_outbox RENAME TO sms_outbox`,
+		`ALTER TABLE sms_outbox RENAME COLUMN created_at TO inserted_at`,
+		`ALTER TABLE sms_outbox ADD COLUMN member_no BIGINT`,
+		`UPDATE sms_outbox SET member_no = (payload->>'member_id')::bigint, payload = payload - 'member_id'`,
+		`ALTER TABLE notification_histories RENAME TO sms_log`,
+		`ALTER TABLE sms_log RENAME COLUMN message_id TO msg_id`,
+	} {
+		if _, err := db.Pool.Exec(ctx, stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	names, err := audit.ParseNames("outbox=sms_outbox, outbox.created_at=inserted_at, outbox.member_id=member_no, inbox=sms_log, inbox.message_id=msg_id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := audit.Run(ctx, audit.Options{Query: audit.Query{URL: db.URL, Schema: db.Schema, AllowWriteRole: true, Names: names},
+		ReportPath: files.Report, AlertsPath: files.Alerts, Settings: audit.Defaults(), ChunkRows: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range res.Invariants {
+		if v.NotJudged == "" && len(v.Findings) != want[v.Name] {
+			t.Errorf("%s: %d violations, want %d: %v", v.Name, len(v.Findings), want[v.Name], v.Findings)
+		}
+	}
+	if _, err := audit.Run(ctx, audit.Options{Query: audit.Query{URL: db.URL, Schema: db.Schema, AllowWriteRole: true},
+		ReportPath: files.Report, Settings: audit.Defaults()}); err == nil || !strings.Contains(err.Error(), "--names") {
+		t.Errorf("the design's names on a schema named otherwise: %v, want a missing table pointing at --names", err)
+	}
+	for bad, msg := range map[string]string{"outbox.colour=x": `no column "colour"`, "ledger=x": `unknown table "ledger"`, "outbox": "want table=name"} {
+		if _, err := audit.ParseNames(bad); err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("ParseNames(%q) = %v, want %q", bad, err, msg)
+		}
+	}
+}

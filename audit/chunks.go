@@ -235,10 +235,10 @@ func (r *reader) owners(ctx context.Context, lines []ReportLine) (map[string]int
 		}
 		return nil
 	}
-	if err := collect(`SELECT message_id, coalesce(outbox_id, 0) FROM `+table(r.q.Schema, InboxTable)+` WHERE message_id = ANY($1)`, refkeys, byMID); err != nil {
+	if err := collect(`SELECT message_id, coalesce(outbox_id, 0) FROM `+r.q.Names.from(r.q.Schema, "inbox")+` WHERE message_id = ANY($1)`, refkeys, byMID); err != nil {
 		return nil, err
 	}
-	if err := collect(`SELECT dedup_key, id FROM `+table(r.q.Schema, OutboxTable)+` WHERE dedup_key = ANY($1)`, keys, byKey); err != nil {
+	if err := collect(`SELECT dedup_key, id FROM `+r.q.Names.from(r.q.Schema, "outbox")+` WHERE dedup_key = ANY($1)`, keys, byKey); err != nil {
 		return nil, err
 	}
 	for _, l := range lines {

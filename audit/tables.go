@@ -30,6 +30,9 @@ type Query struct {
 	// AllowWriteRole lets a role that may write the audited tables run
 	// the audit (its transaction is read-only all the same).
 	AllowWriteRole bool
+	// Names maps the design's table and column names to the schema's
+	// own (nil: the design's).
+	Names Names
 }
 
 // reader is the audit's one REPEATABLE READ, READ ONLY transaction: every
@@ -67,7 +70,7 @@ func openReader(ctx context.Context, q Query) (*reader, error) {
 		r.close(ctx)
 		return nil, notJudged(fmt.Errorf("read the snapshot's time: %w", err))
 	}
-	if r.members, err = membersReadable(ctx, r.tx, q.Schema); err != nil {
+	if r.members, err = membersReadable(ctx, r.tx, q); err != nil {
 		r.close(ctx)
 		return nil, notJudged(err)
 	}
@@ -86,12 +89,12 @@ func (r *reader) close(ctx context.Context) {
 // of the rows in range and those the inbox rows in range name.
 func (r *reader) idBounds(ctx context.Context) (lo, hi int64, err error) {
 	var oLo, oHi, iLo, iHi *int64
-	err = r.tx.QueryRow(ctx, `SELECT min(id), max(id) FROM `+table(r.q.Schema, OutboxTable)+` WHERE `+inRange("created_at"), bounds(r.q)...).Scan(&oLo, &oHi)
+	err = r.tx.QueryRow(ctx, `SELECT min(id), max(id) FROM `+r.q.Names.from(r.q.Schema, "outbox")+` WHERE `+inRange("created_at"), bounds(r.q)...).Scan(&oLo, &oHi)
 	if err != nil {
 		return 0, 0, notJudged(fmt.Errorf("read %s's ids: %w", OutboxTable, err))
 	}
 	where, args := r.inboxWhere()
-	err = r.tx.QueryRow(ctx, `SELECT min(outbox_id), max(outbox_id) FROM `+table(r.q.Schema, InboxTable)+` WHERE outbox_id > 0 AND (`+where+`)`, args...).Scan(&iLo, &iHi)
+	err = r.tx.QueryRow(ctx, `SELECT min(outbox_id), max(outbox_id) FROM `+r.q.Names.from(r.q.Schema, "inbox")+` WHERE outbox_id > 0 AND (`+where+`)`, args...).Scan(&iLo, &iHi)
 	if err != nil {
 		return 0, 0, notJudged(fmt.Errorf("read %s's outbox ids: %w", InboxTable, err))
 	}
@@ -118,7 +121,7 @@ func (r *reader) inboxWhere() (string, []any) {
 	if r.q.From.IsZero() && r.q.To.IsZero() {
 		return "true", nil
 	}
-	return `outbox_id IN (SELECT id FROM ` + table(r.q.Schema, OutboxTable) + ` WHERE ` + inRange("created_at") + `) OR ` + inRange("created_at"), bounds(r.q)
+	return `outbox_id IN (SELECT id FROM ` + r.q.Names.from(r.q.Schema, "outbox") + ` WHERE ` + inRange("created_at") + `) OR ` + inRange("created_at"), bounds(r.q)
 }
 
 // readChunk reads the outbox rows in range with ids in [c.Lo, c.Hi) (the
@@ -136,15 +139,12 @@ func (r *reader) readChunk(ctx context.Context, c chunk, inbox *spill[InboxRecor
 		return d, err
 	}
 	if r.members {
-		if d.Consent, err = readConsent(ctx, r.tx, r.q.Schema, d.Outbox); err != nil {
+		if d.Consent, err = readConsent(ctx, r.tx, r.q, d.Outbox); err != nil {
 			return d, notJudged(err)
 		}
 	}
 	return d, nil
 }
-
-// table is schema.name, quoted.
-func table(schema, name string) string { return pgx.Identifier{schema, name}.Sanitize() }
 
 // checkTables fails when an audited table is missing (not judged) or the
 // role may write one and q does not allow it (refused).
@@ -153,22 +153,23 @@ func checkTables(ctx context.Context, conn *pgx.Conn, q Query) error {
 	if err := conn.QueryRow(ctx, `SELECT current_user`).Scan(&role); err != nil {
 		return notJudged(fmt.Errorf("read the current role: %w", err))
 	}
-	for _, name := range []string{OutboxTable, InboxTable} {
+	for _, t := range []string{"outbox", "inbox"} {
 		var exists, writes bool
-		err := conn.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, table(q.Schema, name)).Scan(&exists)
+		name := q.Names.display(q.Schema, t)
+		err := conn.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, q.Names.table(q.Schema, t)).Scan(&exists)
 		if err != nil {
-			return notJudged(fmt.Errorf("look up table %s.%s: %w", q.Schema, name, err))
+			return notJudged(fmt.Errorf("look up table %s: %w", name, err))
 		}
 		if !exists {
-			return notJudged(fmt.Errorf("table %s.%s does not exist: is --schema right, and the role allowed to see it?", q.Schema, name))
+			return notJudged(fmt.Errorf("table %s does not exist: is --schema right (or --names, for tables named otherwise), and the role allowed to see it?", name))
 		}
-		err = conn.QueryRow(ctx, `SELECT has_table_privilege($1, 'INSERT, UPDATE, DELETE')`, table(q.Schema, name)).Scan(&writes)
+		err = conn.QueryRow(ctx, `SELECT has_table_privilege($1, 'INSERT, UPDATE, DELETE')`, q.Names.table(q.Schema, t)).Scan(&writes)
 		if err != nil {
-			return notJudged(fmt.Errorf("read the privileges of role %s on %s.%s: %w", role, q.Schema, name, err))
+			return notJudged(fmt.Errorf("read the privileges of role %s on %s: %w", role, name, err))
 		}
 		if writes && !q.AllowWriteRole {
-			return &RefusedError{Err: fmt.Errorf("role %s may INSERT, UPDATE or DELETE %s.%s: run the audit as a role granted SELECT only, "+
-				"or pass --allow-write-role (the audit's transaction is read-only either way)", role, q.Schema, name)}
+			return &RefusedError{Err: fmt.Errorf("role %s may INSERT, UPDATE or DELETE %s: run the audit as a role granted SELECT only, "+
+				"or pass --allow-write-role (the audit's transaction is read-only either way)", role, name)}
 		}
 	}
 	return nil
@@ -195,7 +196,7 @@ func readOutbox(ctx context.Context, tx pgx.Tx, q Query, c chunk) ([]OutboxRecor
 	rows, err := tx.Query(ctx, `SELECT id, dedup_key, kind, status, coalesce(status_reason, ''), attempts,
 		coalesce(payload->>'member_id', ''), coalesce(payload->>'phone', ''), next_attempt_at, coalesce(claimed_by, ''),
 		claimed_until, created_at, updated_at, published_at
-		FROM `+table(q.Schema, OutboxTable)+` WHERE `+inRange("created_at")+` AND id >= $3 AND id < $4 ORDER BY id`, append(bounds(q), c.Lo, c.Hi)...)
+		FROM `+q.Names.from(q.Schema, "outbox")+` WHERE `+inRange("created_at")+` AND id >= $3 AND id < $4 ORDER BY id`, append(bounds(q), c.Lo, c.Hi)...)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", OutboxTable, err)
 	}
@@ -227,7 +228,7 @@ func (r *reader) partitionInbox(ctx context.Context, chunks []chunk) (*spill[Inb
 	where, args := r.inboxWhere()
 	rows, err := r.tx.Query(ctx, `SELECT id, coalesce(message_id, ''), coalesce(outbox_id, 0), coalesce(dedup_key, ''), coalesce(kind, ''),
 		coalesce(phone, ''), status, coalesce(vendor_code, ''), coalesce(error, ''), created_at, updated_at, coalesce(settled, ''), resends
-		FROM `+table(r.q.Schema, InboxTable)+` WHERE `+where+` ORDER BY id`, args...)
+		FROM `+r.q.Names.from(r.q.Schema, "inbox")+` WHERE `+where+` ORDER BY id`, args...)
 	if err != nil {
 		sp.close()
 		return nil, notJudged(fmt.Errorf("read %s: %w", InboxTable, err))
@@ -244,31 +245,32 @@ func (r *reader) partitionInbox(ctx context.Context, chunks []chunk) (*spill[Inb
 
 // membersReadable reports whether the schema has a members table the
 // role may read.
-func membersReadable(ctx context.Context, tx pgx.Tx, schema string) (bool, error) {
+func membersReadable(ctx context.Context, tx pgx.Tx, q Query) (bool, error) {
 	var exists, readable bool
-	err := tx.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, table(schema, MembersTable)).Scan(&exists)
+	name := q.Names.display(q.Schema, "members")
+	err := tx.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, q.Names.table(q.Schema, "members")).Scan(&exists)
 	if err != nil {
-		return false, fmt.Errorf("look up table %s.%s: %w", schema, MembersTable, err)
+		return false, fmt.Errorf("look up table %s: %w", name, err)
 	}
 	if !exists {
 		return false, nil
 	}
-	err = tx.QueryRow(ctx, `SELECT has_table_privilege($1, 'SELECT')`, table(schema, MembersTable)).Scan(&readable)
+	err = tx.QueryRow(ctx, `SELECT has_table_privilege($1, 'SELECT')`, q.Names.table(q.Schema, "members")).Scan(&readable)
 	if err != nil {
-		return false, fmt.Errorf("read the privileges on %s.%s: %w", schema, MembersTable, err)
+		return false, fmt.Errorf("read the privileges on %s: %w", name, err)
 	}
 	return readable, nil
 }
 
 // readConsent reads whether the members of rows may receive SMS.
-func readConsent(ctx context.Context, tx pgx.Tx, schema string, rows []OutboxRecord) (map[int64]bool, error) {
+func readConsent(ctx context.Context, tx pgx.Tx, q Query, rows []OutboxRecord) (map[int64]bool, error) {
 	ids := make([]int64, 0, len(rows))
 	for _, r := range rows {
 		if r.MemberID != 0 {
 			ids = append(ids, r.MemberID)
 		}
 	}
-	res, err := tx.Query(ctx, `SELECT id, sms_consent AND active FROM `+table(schema, MembersTable)+` WHERE id = ANY($1)`, ids)
+	res, err := tx.Query(ctx, `SELECT id, sms_consent AND active FROM `+q.Names.from(q.Schema, "members")+` WHERE id = ANY($1)`, ids)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", MembersTable, err)
 	}
@@ -309,8 +311,8 @@ func scope(ctx context.Context, tx pgx.Tx, q Query, d Data, report []ReportLine)
 				ids = append(ids, id)
 			}
 		}
-		rows, err := tx.Query(ctx, `SELECT 'notification-outbox-' || id FROM `+table(q.Schema, OutboxTable)+` WHERE id = ANY($1)
-			UNION SELECT message_id FROM `+table(q.Schema, InboxTable)+` WHERE message_id = ANY($2)`, ids, unknown)
+		rows, err := tx.Query(ctx, `SELECT 'notification-outbox-' || id FROM `+q.Names.from(q.Schema, "outbox")+` WHERE id = ANY($1)
+			UNION SELECT message_id FROM `+q.Names.from(q.Schema, "inbox")+` WHERE message_id = ANY($2)`, ids, unknown)
 		if err != nil {
 			return nil, 0, fmt.Errorf("look up report refkeys outside the range: %w", err)
 		}

@@ -34,6 +34,7 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	password := fs.String("vendor-password", "", "its password (default: $OUTBOXCHAOS_VENDOR_PASSWORD)")
 	format := fs.String("report-format", "", "csv or jsonl (default: by the file's extension, else its first character)")
 	columns := fs.String("report-columns", "", "the report's own column names, as ours=theirs,… (refkey=msg_id,at=delivered_at)")
+	names := fs.String("names", "", "the schema's own table and column names where they differ from the design's, as table=name or table.column=name,… (outbox=sms_outbox,outbox.created_at=inserted_at,inbox.message_id=msg_id)")
 	from := fs.String("from", "", "audit outbox rows created at or after T (RFC 3339, or YYYY-MM-DD: that day's start in Seoul)")
 	to := fs.String("to", "", "audit outbox rows created before T (same forms as --from)")
 	alerts := fs.String("alerts", "", "the alerts the pipeline sent, one JSON alert a line (without it, the alert invariants are not judged)")
@@ -81,6 +82,9 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if o.Columns, err = audit.ParseColumns(*columns); err != nil {
 		return usagef("--report-columns: %v", err)
+	}
+	if o.Names, err = audit.ParseNames(*names); err != nil {
+		return usagef("--names: %v", err)
 	}
 	if audit.IsURL(*report) {
 		acct, pass := orEnv(*account, "OUTBOXCHAOS_VENDOR_ACCOUNT"), orEnv(*password, "OUTBOXCHAOS_VENDOR_PASSWORD")
