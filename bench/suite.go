@@ -254,9 +254,17 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 				total, total, IDMemory, m.PeakRSSMB, m.Drained, m.UsesIndex, time.Since(t0).Seconds())
 		}
 	}
-	rep.Duration = time.Since(rep.Started)
-	rep.LoadAfter = loadAvg()
+	rep.Finish()
 	return rep, nil
+}
+
+// Finish stamps the run's end: its duration from the start and the load
+// average now. Run calls it; a caller that measures more afterwards (the
+// appendix's explore, peer and audit sections) calls it again, so the page
+// says how long the whole run took.
+func (r *Report) Finish() {
+	r.Duration = time.Since(r.Started)
+	r.LoadAfter = loadAvg()
 }
 
 // displayRank orders the table: raw limits, our relay, the baselines, the

@@ -145,6 +145,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "outboxbench: interrupted: %s left as it was\n", *out)
 		return 1
 	}
+	rep.Finish()
 	md := rep.Markdown()
 	fmt.Fprint(stdout, rep.Appendix())
 	if *out != "" {
