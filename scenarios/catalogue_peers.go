@@ -249,12 +249,12 @@ func outsideKillCases(awaitLong func(Cond) Step) []*Scenario {
 	}
 	return []*Scenario{
 		outside("peer-kill-after-claim",
-			"the relay is killed from outside once it took messages and sent a publish, which never reached RabbitMQ",
-			"stall on relay → RabbitMQ, five messages enqueued, SIGKILL relay-1 at its first publish frame on the link; relay-2 started",
+			"the relay is killed from outside once it took messages and began to publish, nothing of which reached RabbitMQ",
+			"stall on relay → RabbitMQ, five messages enqueued, SIGKILL relay-1 at the first AMQP method it sends on the link (its publish, or the channel its client opens for it); relay-2 started",
 			"each delivered once: a row the relay marked done before its publish reached the broker is lost silently",
 			[]faults.Spec{holdPublishes},
 			inject(holdPublishes),
-			note(waitFor(traffic("rabbitmq-relay", world.Publish), enqueue()), "the relay claimed, and its publish is swallowed"),
+			note(waitFor(traffic("rabbitmq-relay", world.Method), enqueue()), "the relay claimed and began to publish: a client that opens a channel per publish sends that first, and it is swallowed"),
 		),
 		outside("peer-kill-after-publish",
 			"the relay is killed from outside after its publish reached RabbitMQ, before the confirm reached the relay",

@@ -21,10 +21,15 @@ const (
 	// Statement is a statement a Postgres client asked the server to run:
 	// a simple query or an extended-protocol Execute.
 	Statement Message = "statement"
+	// Method is any AMQP method frame (a publish, a channel opened, a
+	// confirm, …; a heartbeat is not one): the first a relay sends after
+	// a quiet spell is the first step of its publish, whichever way its
+	// client library takes it.
+	Method Message = "method"
 )
 
 // Messages are the kinds a proxy counts, in the order docs list them.
-var Messages = []Message{Publish, Confirm, Return, Statement}
+var Messages = []Message{Publish, Confirm, Return, Statement, Method}
 
 // messageCounts counts one direction's messages by kind.
 type messageCounts struct {
@@ -142,6 +147,7 @@ func (r *frameReader) amqpFrame(count func(Message)) bool {
 		return false
 	}
 	if r.buf[0] == 1 && size >= 4 {
+		count(Method)
 		class, method := binary.BigEndian.Uint16(r.buf[7:9]), binary.BigEndian.Uint16(r.buf[9:11])
 		if class == 60 { // basic
 			switch method {

@@ -81,8 +81,8 @@ func TestFrameReaderCounts(t *testing.T) {
 		stream []byte
 		want   map[Message]int64
 	}{
-		{"amqp client", amqpClient, map[Message]int64{Publish: 3}},
-		{"amqp server", amqpServer, map[Message]int64{Confirm: 2, Return: 1}},
+		{"amqp client", amqpClient, map[Message]int64{Publish: 3, Method: 5}},
+		{"amqp server", amqpServer, map[Message]int64{Confirm: 2, Return: 1, Method: 4}},
 		{"postgres client", pgClient, map[Message]int64{Statement: 3}},
 		{"nats client", []byte("CONNECT {\"verbose\":false}\r\nPUB notifications.x 5\r\nhello\r\n"), map[Message]int64{}},
 		{"postgres server", pgTyped('R', "\x00\x00\x00\x00"), map[Message]int64{}},
