@@ -66,6 +66,12 @@ type Features struct {
 	// whose fault delays what RabbitMQ sends the relay (its confirms) has
 	// nothing to delay, and is not applicable.
 	NoConfirms bool `json:"no_confirms,omitempty"`
+	// ChannelPerPublish: the relay opens a channel for each publish and
+	// waits for RabbitMQ's answer before it publishes. A case that holds
+	// back what RabbitMQ sends the relay until one of its messages reaches
+	// a handset waits for a publish that cannot come, and is not
+	// applicable.
+	ChannelPerPublish bool `json:"channel_per_publish,omitempty"`
 	// PublishEvents: the relay logs each publish's outcome as a JSON line
 	// {"event":"publish","outcome":"confirmed|failed|timed-out|nacked|…"}.
 	PublishEvents bool `json:"publish_events"`
@@ -155,10 +161,12 @@ const (
 // the publish and the confirm. Without confirms it still declares none
 // missing (NoConfirms false): every Publish first opens a channel and
 // waits for RabbitMQ's answer, so the cases that delay what RabbitMQ
-// sends the relay reach it.
+// sends the relay reach it, and those that hold it back until a message
+// is delivered cannot (ChannelPerPublish).
 func watermill(name, status, why string) Peer {
 	return Peer{Name: name, Binary: "peer-watermill", Status: status,
-		Features:  Features{KillPoints: []string{kp.RelayAfterClaim, kp.RelayAfterConfirm, kp.RelayBeforeMark}, Broker: true, PublishEvents: true},
+		Features: Features{KillPoints: []string{kp.RelayAfterClaim, kp.RelayAfterConfirm, kp.RelayBeforeMark}, Broker: true, PublishEvents: true,
+			ChannelPerPublish: why == noConfirms},
 		Deadlines: []Deadline{{"confirm-timeout", "none", why}}}
 }
 

@@ -335,6 +335,8 @@ func PeerCaseApplies(s *Scenario, p peers.Peer) (bool, string) {
 				why = fmt.Sprintf("unbinds RabbitMQ's main queue, and %s publishes nothing to RabbitMQ", p.Name)
 			case strings.HasPrefix(sp.Link, "rabbitmq-relay") && !f.Broker:
 				why = fmt.Sprintf("faults the relay's RabbitMQ link, and %s publishes nothing to RabbitMQ", p.Name)
+			case strings.HasPrefix(sp.Link, "rabbitmq-relay") && sp.Kind == "latency" && sp.Direction == string(world.Downstream) && st.Do == "inject" && f.ChannelPerPublish:
+				why = fmt.Sprintf("holds back what RabbitMQ sends the relay until one of its messages reaches a handset, and %s opens a channel for each publish and waits for RabbitMQ's answer first: it cannot publish while the answer is held", p.Name)
 			case strings.HasPrefix(sp.Link, "rabbitmq-relay") && sp.Kind == "latency" && sp.Direction == string(world.Downstream) && f.NoConfirms:
 				why = fmt.Sprintf("delays what RabbitMQ sends the relay (its confirms), and %s publishes without confirms: nothing it waits for comes back", p.Name)
 			case (strings.HasPrefix(sp.Link, "nats-") || sp.Node == natsNode) && f.JetStream == nil:
