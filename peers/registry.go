@@ -158,15 +158,15 @@ const (
 
 // watermill is one Watermill configuration's entry: its AMQP Publish
 // writes and awaits the confirm in one call, so it has no point between
-// the publish and the confirm. Without confirms it still declares none
-// missing (NoConfirms false): every Publish first opens a channel and
-// waits for RabbitMQ's answer, so the cases that delay what RabbitMQ
-// sends the relay reach it, and those that hold it back until a message
-// is delivered cannot (ChannelPerPublish).
+// the publish and the confirm. With confirms or without, every Publish
+// first opens a channel and waits for RabbitMQ's answer: without confirms
+// it still declares none missing (NoConfirms false), since the cases that
+// delay what RabbitMQ sends the relay reach it, and those that hold it
+// back until a message is delivered cannot (ChannelPerPublish).
 func watermill(name, status, why string) Peer {
 	return Peer{Name: name, Binary: "peer-watermill", Status: status,
 		Features: Features{KillPoints: []string{kp.RelayAfterClaim, kp.RelayAfterConfirm, kp.RelayBeforeMark}, Broker: true, PublishEvents: true,
-			ChannelPerPublish: why == noConfirms},
+			ChannelPerPublish: true},
 		Deadlines: []Deadline{{"confirm-timeout", "none", why}}}
 }
 
