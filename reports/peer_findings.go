@@ -8,11 +8,6 @@ var PeerFindings = map[string]Finding{
 	"sendrecord/peer-crash-after-publish": sendRecordCrash("relay.after-publish"),
 	"sendrecord/peer-crash-after-confirm": sendRecordCrash("relay.after-confirm"),
 	"sendrecord/peer-crash-before-mark":   sendRecordCrash("relay.before-mark"),
-	"sendrecord/peer-pg-stall": {
-		Class: "documented limitation of the design (the send-then-record design: a failure between the call and the record sends twice)",
-		How: "No crash this time: the vendor accepted notification-outbox-6, then the stalled Postgres link broke the history INSERT (`record notification-outbox-6: unexpected EOF`); the next run found no history row and called the vendor again. " +
-			"Told from an adapter mistake by the timeline (vendor-call SENT, batch-failed on the record, vendor-call SENT again for the same id) and by our relay on the same case: no copy at all, because its publish and mark are guarded by the outbox row and the worker's inbox claim comes before the vendor call.",
-	},
 	"sendrecord/peer-overlap": {
 		Class: "limitation of the design (not documented)",
 		How: "Three batch runs started together each read the same due list — the design has no claim, only the history row written after each send — and each called the vendor for nearly every member: 55 of 60 reached a phone more than once. " +
@@ -43,6 +38,15 @@ var PeerFindings = map[string]Finding{
 	"watermill-queue/peer-queue-full":           watermillNoConfirms,
 	"sendrecord/peer-random-1":                  sendRecordRandom,
 	"sendrecord/peer-random-3":                  sendRecordRandom,
+	"sendrecord/peer-random-outside-2":          sendRecordRandom,
+	"sendrecord/peer-deadline-1":                sendRecordOverlap,
+	"sendrecord/peer-deadline-2":                sendRecordOverlap,
+	"sendrecord/peer-deadline-3":                sendRecordOverlap,
+	"sendrecord/peer-pg-cut": {
+		Class: "documented limitation of the design (the send-then-record design: a failure between the call and the record sends twice)",
+		How: "No crash: the vendor accepted notification-outbox-12 as the batch's Postgres connection was cut, so its history row was never written; the batch's next run found no row and called the vendor again. " +
+			"Told from an adapter mistake by the timeline (vendor-call SENT for the same id twice, the cut between them) and by our relay on the same case: no copy at the handset, because its publish and mark are guarded by the outbox row and the worker's inbox claim comes before the vendor call.",
+	},
 	"node-relay/peer-crash-after-publish": {
 		Class: "observation (kept the contract)",
 		How: "No copy at the broker, where our relay shows six: relay-1 died at `relay.after-publish` and no delivery of its batch reached the worker before relay-2 published it once. " +
@@ -101,6 +105,14 @@ var sendRecordRandom = Finding{
 	Class: "documented limitation of the send-then-record design, compounded by overlapping runs",
 	How: "Two or three supervised batch runs with kill-points after the call: each kill between a vendor call and its history row sends that member again, and runs alive at the same time send the same due members (no claim). " +
 		"Every duplicate in the timeline is a vendor-call SENT by two runs for one id; our relay, River and Watermill keep the contract on the same schedule.",
+}
+
+// sendRecordOverlap is the finding of the send-then-record design when two
+// batch runs relay at once (the deadline cases start two replicas).
+var sendRecordOverlap = Finding{
+	Class: "limitation of the design (not documented)",
+	How: "Two batch runs started together, as two replicas of a deployment, each read the same due list (the design has no claim, only the history row written after each send) and called the vendor for the same members; the fault held across the batch interval changes how many. " +
+		"Told by the timeline: relay-1 and relay-2 log vendor-call SENT for the same message ids within milliseconds; our relay's claim splits the same rows with none twice, as `peer-overlap` shows.",
 }
 
 // watermillUnroutable is the finding of every Watermill configuration on

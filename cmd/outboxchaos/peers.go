@@ -138,6 +138,11 @@ func runPeers(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			if ok, why := scenarios.PeerCaseApplies(s, p); !ok {
 				c.NA = why
 				rep.SetCell(c)
+				// Saved as a run is: under --into, a cell that no longer
+				// applies replaces the one run before.
+				if err := saveMatrix(*save, rep); err != nil {
+					return err
+				}
 				fmt.Fprintf(stdout, "n/a     %-26s %-26s %s\n", impl, s.Name, why)
 				continue
 			}
