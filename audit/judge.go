@@ -222,7 +222,7 @@ func (sn Snapshot) message(mid string) Message {
 	m := Message{MessageID: mid}
 	var id int64
 	if isOutboxMID(sn.outbox, mid) {
-		id = outboxID(mid)
+		id = outboxIDOf(mid)
 	}
 	for _, i := range sn.inbox[mid] {
 		if id == 0 {

@@ -111,12 +111,9 @@ func Build(d Data, set Settings) Snapshot {
 // isOutboxMID reports whether mid is the message_id of an audited outbox
 // row.
 func isOutboxMID(outbox map[int64]int, mid string) bool {
-	var id int64
-	if _, err := fmt.Sscanf(mid, "notification-outbox-%d", &id); err != nil {
-		return false
-	}
+	id := outboxIDOf(mid)
 	_, ok := outbox[id]
-	return ok && checker.MessageID(id) == mid
+	return id != 0 && ok
 }
 
 // inFlight says why an undelivered message is still within its
