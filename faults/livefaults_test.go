@@ -68,3 +68,20 @@ func TestVendorRuleFiredCountsItsKindOfRequest(t *testing.T) {
 		t.Fatalf("String() = %q, want %q", got, want)
 	}
 }
+
+// TestArms: a pod armed with two failpoints carries both in one variable;
+// each failpoint finds its pod by its own setting.
+func TestArms(t *testing.T) {
+	kv := "OUTBOXCHAOS_FAILPOINT=relay.refuse-publish:3,relay.misroute-publish:6"
+	for setting, want := range map[string]bool{
+		"OUTBOXCHAOS_FAILPOINT=relay.refuse-publish:3":   true,
+		"OUTBOXCHAOS_FAILPOINT=relay.misroute-publish:6": true,
+		"OUTBOXCHAOS_FAILPOINT=relay.misroute-publish:5": false,
+		"OUTBOXCHAOS_KILLPOINT=relay.refuse-publish:3":   false,
+		kv: true,
+	} {
+		if got := arms(kv, setting); got != want {
+			t.Errorf("arms(%q, %q) = %v, want %v", kv, setting, got, want)
+		}
+	}
+}

@@ -15,11 +15,23 @@ import (
 func armedPods(w World, env string) []PodHandle {
 	var out []PodHandle
 	for _, p := range w.Pods() {
-		if slices.Contains(p.Env(), env) {
+		if slices.ContainsFunc(p.Env(), func(kv string) bool { return arms(kv, env) }) {
 			out = append(out, p)
 		}
 	}
 	return out
+}
+
+// arms reports whether the environment entry kv carries setting: equal to
+// it, or of its variable with the setting's value among kv's
+// comma-separated ones (several points of one kind armed in one pod).
+func arms(kv, setting string) bool {
+	if kv == setting {
+		return true
+	}
+	k, v, _ := strings.Cut(setting, "=")
+	kk, vv, ok := strings.Cut(kv, "=")
+	return ok && kk == k && slices.Contains(strings.Split(vv, ","), v)
 }
 
 // Killpoint SIGKILLs a pod on the Hit-th time it reaches Point. It fired

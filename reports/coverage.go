@@ -72,7 +72,8 @@ func writeHeld(p func(string, ...any), c *scenarios.Coverage) {
 		return
 	}
 	p("Held pairs: one unit of a pair the pipeline runs at once frozen at a point of its own while a fault hits the other, then " +
-		"resumed. Drawn, held (its pause-point fired), and held while a fault of each family fired on its partner.\n\n")
+		"resumed. Drawn, held (its pause-point fired; for a refused window, the broker refused window A's message while its answers were held), " +
+		"and held while a fault of each family fired on its partner.\n\n")
 	p("| pair | drawn | held | with a fault fired |\n|---|---:|---:|---|\n")
 	for _, pair := range scenarios.HeldPairs() {
 		var with []string

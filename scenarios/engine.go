@@ -70,6 +70,7 @@ func (r *runner) podSpec(st Step) (podSpec, error) {
 		}
 		ps.env = append(ps.env, r.eng.Arm(pf)...)
 	}
+	ps.env = joinPointVars(ps.env)
 	return ps, nil
 }
 

@@ -28,6 +28,9 @@ type heldPair struct {
 	Shape func(s *Schedule)
 	// Faults are what may hit the other unit while the first is held.
 	Faults []faults.Spec
+	// Refusable: the pair may instead be drawn as a refused window
+	// (refusedWindow).
+	Refusable bool
 }
 
 // heldPairs are the pairs of concurrent units of work the pipeline has.
@@ -48,6 +51,7 @@ var heldPairs = []heldPair{
 			{Kind: "down", Link: "rabbitmq-relay"},
 			{Kind: "failpoint", Point: killpoint.FailMisroute},
 		},
+		Refusable: true,
 	},
 	{
 		// One relay held holding its claim while the other's lease passes
@@ -99,6 +103,39 @@ var heldPairs = []heldPair{
 	},
 }
 
+// RefusedPair names the held pair of two publish windows drawn as a
+// refused window: window A's answers held, the next window sent meanwhile.
+const RefusedPair = "a refused publish window and the next"
+
+// refusal is a refused window's draw: window A (1-based) of a draining
+// relay, which of its messages the broker refuses, which of window B's
+// (the next) goes where nothing is bound, and how long the broker's
+// answers take to reach the relay.
+type refusal struct {
+	window, refused, misrouted int
+	delay                      time.Duration
+}
+
+// refusedWindow holds window A's answers instead of a pod: the broker's
+// answers to the relay are delayed (less than the confirm timeout) for the
+// whole run, so window B is sent on A's channel before A's nack is read;
+// the broker refuses one message of A (as a full queue does) and cannot
+// route one of B's. A's nack replaces the channel while B is in flight: B's
+// return must still be found.
+func (s *Schedule) refusedWindow(w refusal) {
+	// One misrouted publish at a time: the pair's, in window B.
+	s.Faults = slices.DeleteFunc(s.Faults, func(t Timed) bool {
+		return t.Kind == "failpoint" && t.Point == killpoint.FailMisroute
+	})
+	s.Faults = append(s.Faults,
+		Timed{Spec: faults.Spec{Kind: "latency", Link: "rabbitmq-relay", Delay: faults.Duration(w.delay), Direction: string(world.Downstream)},
+			When: WhenFirst, Pair: RefusedPair},
+		Timed{Spec: faults.Spec{Kind: "failpoint", Point: killpoint.FailRefuse, Hit: drainBatch*(w.window-1) + 1 + w.refused},
+			When: WhenArmed, Role: "relay", Pair: RefusedPair},
+		Timed{Spec: faults.Spec{Kind: "failpoint", Point: killpoint.FailMisroute, Hit: drainBatch*w.window + 1 + w.misrouted},
+			When: WhenArmed, Role: "relay", Pair: RefusedPair})
+}
+
 // unknownOutcome gives the reconcilers a row to work: the vendor takes
 // message 1's first send and answers 500 (ERROR, its outcome unknown).
 func (s *Schedule) unknownOutcome() {
@@ -106,10 +143,14 @@ func (s *Schedule) unknownOutcome() {
 }
 
 // HeldPairs names the pairs a schedule may hold, in draw order.
+// A refusable pair is followed by its refused-window variant.
 func HeldPairs() []string {
-	out := make([]string, len(heldPairs))
-	for i, p := range heldPairs {
-		out[i] = p.Name
+	var out []string
+	for _, p := range heldPairs {
+		out = append(out, p.Name)
+		if p.Refusable {
+			out = append(out, RefusedPair)
+		}
 	}
 	return out
 }
@@ -140,6 +181,11 @@ func (s *Schedule) heldPair(d Draw) {
 	// The faults outlast the hold by up to a second: the resumed pod's
 	// first steps (window B's publish, a stale write) meet them too.
 	overhang := time.Duration(d.Int("pair overhang ms", 0, 1000)) * time.Millisecond
+	// Newer choices, drawn after the others: a refused window instead.
+	refused := d.Int("pair refused window", 0, 1) == 1
+	w := refusal{window: hit, refused: d.Int("pair refused message", 0, drainBatch-1),
+		misrouted: d.Int("pair misrouted message", 0, drainBatch-1),
+		delay:     time.Duration(d.Int("pair answer delay ms", 100, 450)) * time.Millisecond}
 	for _, t := range s.Faults {
 		if t.Kind == "pause-point" {
 			return
@@ -149,6 +195,10 @@ func (s *Schedule) heldPair(d Draw) {
 		return
 	}
 	p.Shape(s)
+	if p.Refusable && refused {
+		s.refusedWindow(w)
+		return
+	}
 	var armed []faults.Spec
 	for _, f := range held {
 		if f.Kind == "failpoint" {
@@ -172,6 +222,10 @@ func (s *Schedule) heldPair(d Draw) {
 // held (its pod froze at the pair's point, by the fault ledger), and, of
 // a held one, each family of the faults on its partner that fired.
 func (c *Coverage) AddHeld(s Schedule, recs []checker.FaultRecord) {
+	if slices.ContainsFunc(s.Faults, func(t Timed) bool { return t.Pair == RefusedPair }) {
+		c.addRefused(recs)
+		return
+	}
 	var pause, resume *Timed
 	for i := range s.Faults {
 		t := &s.Faults[i]
@@ -214,6 +268,28 @@ func (c *Coverage) AddHeld(s Schedule, recs []checker.FaultRecord) {
 	}
 	for f := range fired {
 		c.Held[pause.Pair+HeldWith+f]++
+	}
+}
+
+// addRefused counts a refused window: drawn; held once the broker refused
+// window A's message (its nack held by the delayed answers); with a
+// failpoint once window B's message went where nothing is bound.
+func (c *Coverage) addRefused(recs []checker.FaultRecord) {
+	if c.Held == nil {
+		c.Held = map[string]int{}
+	}
+	c.Held[RefusedPair+HeldDrawn]++
+	fired := func(point string) bool {
+		return slices.ContainsFunc(recs, func(r checker.FaultRecord) bool {
+			return r.Kind == "failpoint" && r.Fired && strings.Contains(r.Detail, point)
+		})
+	}
+	if !fired(killpoint.FailRefuse) {
+		return
+	}
+	c.Held[RefusedPair+HeldFroze]++
+	if fired(killpoint.FailMisroute) {
+		c.Held[RefusedPair+HeldWith+"failpoint"]++
 	}
 }
 

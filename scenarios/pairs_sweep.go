@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/outboxchaos/outboxchaos/faults"
+	"github.com/outboxchaos/outboxchaos/system/killpoint"
 )
 
 // The held-pair sweep enumerates what random schedules only draw: every
@@ -22,6 +23,8 @@ type PairCell struct {
 	Fault       string // the fault as its spec prints
 	pair, point int
 	fault       int
+	// refused: a refused-window cell, window point+1 refused (RefusedPair).
+	refused bool
 }
 
 func (c PairCell) String() string {
@@ -36,6 +39,17 @@ func PairCells() []PairCell {
 			for k, f := range p.Faults {
 				out = append(out, PairCell{Pair: p.Name, Point: pt, Fault: faultName(f), pair: i, point: j, fault: k})
 			}
+		}
+	}
+	// The refused windows come after every held cell, so a cell's number
+	// keeps its schedule.
+	for i, p := range heldPairs {
+		if !p.Refusable {
+			continue
+		}
+		for w := 1; w <= p.Hits; w++ {
+			out = append(out, PairCell{Pair: RefusedPair, Point: fmt.Sprintf("window %d's answers", w),
+				Fault: fmt.Sprintf("one message of window %d refused, one of window %d misrouted", w, w+1), pair: i, point: w - 1, refused: true})
 		}
 	}
 	return out
@@ -81,11 +95,23 @@ func PairSchedule(seed int64, i int) (s Schedule, drawSeed int64, ok bool) {
 	}
 	c := cells[i]
 	p := heldPairs[c.pair]
-	force := map[string]int{"held pair": 0, "pair": c.pair, "pair point": c.point, "pair faults": 1, "pair fault": c.fault, "swarm": 0}
+	force := map[string]int{"held pair": 0, "pair": c.pair, "pair point": c.point, "pair faults": 1, "pair fault": c.fault, "swarm": 0, "pair refused window": 0}
+	kept := func(t Timed) bool { return t.Pair == p.Name && t.Kind == "pause-point" && t.Point == c.Point }
+	if c.refused {
+		// The refused window alone: no other fault on the relay's link or
+		// in its first life, and every kind three times over.
+		force = map[string]int{"held pair": 0, "pair": c.pair, "pair hit": c.point + 1, "swarm": 0, "pair refused window": 1,
+			"per_kind": 3, "faults": 0, "sized faults": 0, "claim race": 1, "job crash": 1, "workers' database down": 1,
+			"relay clock past the scheduled date": 1}
+		// Enough messages for window B's misrouted one.
+		kept = func(t Timed) bool {
+			return t.Pair == RefusedPair && t.Point == killpoint.FailMisroute && s.PerKind*len(s.Kinds) >= t.Hit
+		}
+	}
 	for try := range pairSeedTries {
 		drawSeed = ScheduleSeed(seed, 1_000_000+i*pairSeedTries+try)
 		s = Generate(forcedDraw{Draw: NewRandDraw(drawSeed), force: force})
-		if slices.ContainsFunc(s.Faults, func(t Timed) bool { return t.Pair == p.Name && t.Kind == "pause-point" && t.Point == c.Point }) {
+		if slices.ContainsFunc(s.Faults, kept) {
 			if s.Swarm == nil && s.Reconcile == "" {
 				s.Reconcile = ReconcileModes[i%len(ReconcileModes)]
 			}

@@ -110,6 +110,34 @@ type podMeta struct {
 // started without them.
 var faultVars = []string{killpoint.EnvVar, killpoint.FailEnvVar, crashpoint.EnvVar, crashpoint.TraceEnvVar}
 
+// pointVars are the variables whose value is a list of points (the
+// grammar "name:N,name:M"): two faults of one kind armed in one pod are
+// one entry, each point in it.
+var pointVars = []string{killpoint.EnvVar, killpoint.FailEnvVar, killpoint.PauseEnvVar}
+
+// joinPointVars joins the entries of env that set one of pointVars into
+// the first of them, their values comma-separated: a process sees only the
+// last of several entries of one variable, and would arm only the last
+// fault while the ledger records them all.
+func joinPointVars(env []string) []string {
+	var out []string
+	at := map[string]int{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		i, seen := at[k]
+		switch {
+		case !slices.Contains(pointVars, k):
+			out = append(out, kv)
+		case !seen:
+			at[k] = len(out)
+			out = append(out, kv)
+		case v != "":
+			out[i] += "," + v
+		}
+	}
+	return out
+}
+
 // without is ps with none of the environment variables named in vars:
 // the same pod started again without the faults they arm.
 func (ps podSpec) without(vars ...string) podSpec {

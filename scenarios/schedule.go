@@ -332,6 +332,10 @@ func Generate(d Draw) Schedule {
 	return s
 }
 
+// drainBatch is the batch size of a draining relay: each batch is one
+// publish window.
+const drainBatch = 3
+
 // arm arms spec in the first pod of role. A pod dies at most at one
 // kill-point, so a kill-point joins only a pod nothing is armed in yet; a
 // pause-point's pod is continued after every window.
@@ -409,7 +413,7 @@ func (s Schedule) Scenario(name string) *Scenario {
 			}
 			st.Faults = append(st.Faults, every[role]...)
 			if role == "relay" && s.Drain {
-				st.Env = []string{"OUTBOXCHAOS_RELAY_DRAIN=true", "OUTBOXCHAOS_BATCH_SIZE=3"}
+				st.Env = []string{"OUTBOXCHAOS_RELAY_DRAIN=true", "OUTBOXCHAOS_BATCH_SIZE=" + strconv.Itoa(drainBatch)}
 			}
 			sc.Steps = append(sc.Steps, st)
 		}

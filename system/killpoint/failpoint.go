@@ -26,6 +26,11 @@ const (
 	// a binding missing for exactly that message, so RabbitMQ returns it
 	// (and acks it) in the middle of a batch whose others are confirmed.
 	FailMisroute = "relay.misroute-publish"
+	// FailRefuse sends one publish to a queue that holds nothing and
+	// refuses what overflows it (x-max-length 0, reject-publish): RabbitMQ
+	// nacks it, as it nacks a publish to a full queue, in the middle of a
+	// batch whose others are confirmed.
+	FailRefuse = "relay.refuse-publish"
 	// FailReleaseResponse: the worker's claim release (the DELETE of its
 	// SENDING row after a definite not-sent) committed, then its answer is
 	// lost.
@@ -33,7 +38,7 @@ const (
 )
 
 // FailNames lists every failpoint compiled into system/.
-var FailNames = []string{FailAnniversaryOutbox, FailClaimResponse, FailResultUpdate, FailFinishResponse, FailMisroute, FailReleaseResponse}
+var FailNames = []string{FailAnniversaryOutbox, FailClaimResponse, FailResultUpdate, FailFinishResponse, FailMisroute, FailRefuse, FailReleaseResponse}
 
 // FailEnvVar is the environment variable that arms failpoints.
 const FailEnvVar = "OUTBOXCHAOS_FAILPOINT"
@@ -55,6 +60,10 @@ func ArmFail(spec string) error {
 
 // DisarmFail disarms every failpoint and forgets their hits (tests).
 func DisarmFail() { failSet.arm(nil) }
+
+// FailArmed reports whether failpoint p is armed (whatever its hit): a
+// failpoint that needs something set up first (FailRefuse's queue) asks.
+func FailArmed(p string) bool { return failSet.has(p) }
 
 // Fail returns an error wrapping ErrInjected when failpoint p is armed and
 // this is its armed hit; otherwise nil.

@@ -89,6 +89,17 @@ func (s *pointSet) arm(points map[string]int) {
 	s.armed.Store(len(points) > 0)
 }
 
+// has reports whether p is armed.
+func (s *pointSet) has(p string) bool {
+	if !s.armed.Load() {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.nth[p]
+	return ok
+}
+
 // hit counts a hit of p. It returns the hit's number and whether it is the
 // armed one (false, without counting, for a point that is not armed).
 func (s *pointSet) hit(p string) (int, bool) {

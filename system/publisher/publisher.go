@@ -89,6 +89,9 @@ type Publisher struct {
 	wire    *heldConn // conn's TCP connection (wire.go)
 	ch      *amqp.Channel
 	returns *returnBox // ch's basic.returns, by window (returns.go)
+	// refusing is a queue of conn's that refuses every publish (declared
+	// only while the FailRefuse failpoint is armed).
+	refusing string
 }
 
 // misrouteKey is a routing key nothing is bound to (the FailMisroute
@@ -150,7 +153,12 @@ func (p *Publisher) ensure() error {
 		_ = conn.Close()
 		return fmt.Errorf("enable publisher confirms: %w", err)
 	}
-	p.conn, p.ch, p.wire = conn, ch, wire
+	refusing, err := declareRefusing(ch)
+	if err != nil {
+		_ = conn.Close()
+		return err
+	}
+	p.conn, p.ch, p.wire, p.refusing = conn, ch, wire, refusing
 	p.returns = newReturnBox(ch.NotifyReturn(make(chan amqp.Return, returnBuffer)))
 	return nil
 }
@@ -167,7 +175,23 @@ func (p *Publisher) resetLocked() {
 	if p.returns != nil && p.sharedReturns {
 		p.returns.drop()
 	}
-	p.conn, p.ch, p.wire, p.returns = nil, nil, nil, nil
+	p.conn, p.ch, p.wire, p.returns, p.refusing = nil, nil, nil, nil, ""
+}
+
+// declareRefusing declares, while the FailRefuse failpoint is armed, a
+// queue of the channel's connection that holds nothing and refuses every
+// publish (a full queue with reject-publish), and returns its name ("" when
+// the failpoint is not armed). The broker names it and deletes it with the
+// connection.
+func declareRefusing(ch *amqp.Channel) (string, error) {
+	if !killpoint.FailArmed(killpoint.FailRefuse) {
+		return "", nil
+	}
+	q, err := ch.QueueDeclare("", false, true, true, false, amqp.Table{"x-max-length": int32(0), "x-overflow": "reject-publish"})
+	if err != nil {
+		return "", fmt.Errorf("declare the refusing queue: %w", err)
+	}
+	return q.Name, nil
 }
 
 // Close closes the connection. Safe to call twice.
@@ -252,12 +276,15 @@ func (p *Publisher) Send(ctx context.Context, msgs []Message) (*Pending, error) 
 			continue
 		}
 		step := "amqp:publish-" + m.RoutingKey // a crash point (system/crashpoint)
-		key := m.RoutingKey
+		exchange, key := p.exchange, m.RoutingKey
 		if killpoint.Fail(killpoint.FailMisroute) != nil {
 			key = misrouteKey
 		}
+		if killpoint.Fail(killpoint.FailRefuse) != nil && p.refusing != "" {
+			exchange, key = "", p.refusing // the default exchange routes by queue name
+		}
 		crashpoint.Reach(step, crashpoint.Before)
-		dc, err := p.ch.PublishWithDeferredConfirmWithContext(ctx, p.exchange, key, true, false, amqp.Publishing{
+		dc, err := p.ch.PublishWithDeferredConfirmWithContext(ctx, exchange, key, true, false, amqp.Publishing{
 			MessageId:    m.MessageID,
 			DeliveryMode: p.deliveryMode,
 			ContentType:  "application/json",

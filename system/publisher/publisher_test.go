@@ -10,6 +10,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/outboxchaos/outboxchaos/system/broker"
+	"github.com/outboxchaos/outboxchaos/system/killpoint"
 	"github.com/outboxchaos/outboxchaos/system/publisher"
 	"github.com/outboxchaos/outboxchaos/system/testenv"
 )
@@ -187,5 +188,30 @@ func TestPublishBatch_UnreachableBrokerErrors(t *testing.T) {
 	}
 	if err := p.Connect(context.Background()); err == nil {
 		t.Fatal("Connect succeeded to a closed port")
+	}
+}
+
+// The FailRefuse failpoint sends its publish to a queue of the
+// publisher's connection that refuses everything: RabbitMQ nacks that one
+// message, as it nacks a publish to a full queue, and confirms the rest of
+// the window. Not parallel: failpoints are process-wide.
+func TestPublishBatch_RefuseFailpointIsNacked(t *testing.T) {
+	t.Cleanup(killpoint.DisarmFail)
+	ch, n, prefix := setup(t)
+	if err := killpoint.ArmFail(killpoint.FailRefuse + ":2"); err != nil {
+		t.Fatal(err)
+	}
+	p := newPub(t, n, 5*time.Second)
+	res, err := p.PublishBatch(context.Background(), msgs(3, broker.KeySend))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []publisher.Outcome{publisher.Confirmed, publisher.Nacked, publisher.Confirmed} {
+		if res[i].Outcome != want {
+			t.Fatalf("message %d: %s (%v), want %s", i, res[i].Outcome, res[i].Err, want)
+		}
+	}
+	if m, _, _ := depth(t, ch, prefix); m != 2 {
+		t.Fatalf("main queue depth %d, want 2 (the refused publish went nowhere)", m)
 	}
 }
