@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -73,9 +74,10 @@ func writeHeld(p func(string, ...any), c *scenarios.Coverage) {
 	}
 	p("Held pairs: one unit of a pair the pipeline runs at once frozen at a point of its own while a fault hits the other, then " +
 		"resumed. Drawn, held (its pause-point fired; for a refused window, the broker refused window A's message while its answers were held), " +
-		"and held while a fault of each family fired on its partner.\n\n")
+		"and held while a fault of each family fired on its partner; then the stale actors, each frozen holding a row until the others moved it " +
+		"(at most a bound), then resumed: drawn and held.\n\n")
 	p("| pair | drawn | held | with a fault fired |\n|---|---:|---:|---|\n")
-	for _, pair := range scenarios.HeldPairs() {
+	for _, pair := range slices.Concat(scenarios.HeldPairs(), scenarios.StaleActors()) {
 		var with []string
 		for _, f := range scenarios.Families {
 			if n := c.Held[pair+scenarios.HeldWith+f]; n > 0 {

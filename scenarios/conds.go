@@ -40,7 +40,14 @@ func holdsLedger(_ context.Context, p *probe, c *Cond) (bool, error) {
 }
 
 func describeEvent(c *Cond) string {
-	return fmt.Sprintf("%d× event %s %s %v", max(c.Event.N, 1), c.Event.Name, c.Event.Pod, c.Event.Attrs)
+	s := fmt.Sprintf("%d× event %s", max(c.Event.N, 1), c.Event.Name)
+	if c.Event.Pod != "" {
+		s += " " + c.Event.Pod
+	}
+	if len(c.Event.Attrs) > 0 {
+		s += fmt.Sprintf(" %v", c.Event.Attrs)
+	}
+	return s
 }
 
 func validateEvent(c *Cond) error {

@@ -17,8 +17,8 @@ func TestConversations(t *testing.T) {
 	scripted, lookups := 0, 0
 	lengths := map[int]int{}
 	for seed := int64(0); seed < 600; seed++ {
-		s := Generate(withoutDraw{NewRandDraw(seed), "", []string{"held pair"}})
-		before := Generate(withoutDraw{NewRandDraw(seed), "vendor conversation", []string{"held pair"}})
+		s := Generate(withoutDraw{NewRandDraw(seed), "", []string{"held pair", "stale actor"}})
+		before := Generate(withoutDraw{NewRandDraw(seed), "vendor conversation", []string{"held pair", "stale actor"}})
 		if err := s.Scenario("conversation").Validate(); err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}

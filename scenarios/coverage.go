@@ -306,9 +306,10 @@ func (c *Coverage) WriteTable(w io.Writer) {
 		fmt.Fprintf(w, "  %4d  %s\n", c.Pairs[k], k)
 	}
 	if len(c.Held) > 0 {
-		fmt.Fprintln(w, "\nheld pairs: one unit frozen at its own point (a refused window: its answers held) while a fault hits its partner (drawn, held, held with a fault fired)")
-		for _, p := range HeldPairs() {
-			fmt.Fprintf(w, "  %-40s %4d drawn %4d held", p, c.Held[p+HeldDrawn], c.Held[p+HeldFroze])
+		fmt.Fprintln(w, "\nheld pairs: one unit frozen at its own point (a refused window: its answers held) while a fault hits its partner (drawn, held, held with a fault fired); "+
+			"then the stale actors, each frozen holding a row until the others moved it (drawn, held)")
+		for _, p := range slices.Concat(HeldPairs(), StaleActors()) {
+			fmt.Fprintf(w, "  %-58s %4d drawn %4d held", p, c.Held[p+HeldDrawn], c.Held[p+HeldFroze])
 			for _, f := range Families {
 				if n := c.Held[p+HeldWith+f]; n > 0 {
 					fmt.Fprintf(w, "  %s %d", f, n)

@@ -43,6 +43,7 @@ var addedDraws = map[string]int{
 	"second grade history":                2,
 	"vendor conversation":                 1,
 	"held pair":                           1,
+	"stale actor":                         1,
 }
 
 type choice struct {

@@ -27,7 +27,7 @@ func (w withoutDraw) Int(label string, lo, hi int) int {
 
 // afterCut are the draws Generate takes after the job link cut's: the
 // cut's test leaves them out on both sides.
-var afterCut = []string{"start by a rule", "consent withdrawn in flight", "second grade history", "vendor conversation", "held pair"}
+var afterCut = []string{"start by a rule", "consent withdrawn in flight", "second grade history", "vendor conversation", "held pair", "stale actor"}
 
 // TestJobCutSchedules: about one schedule in four cuts a job run's
 // database link in the middle of its transaction: its enqueue step (the

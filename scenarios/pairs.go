@@ -222,6 +222,7 @@ func (s *Schedule) heldPair(d Draw) {
 // held (its pod froze at the pair's point, by the fault ledger), and, of
 // a held one, each family of the faults on its partner that fired.
 func (c *Coverage) AddHeld(s Schedule, recs []checker.FaultRecord) {
+	c.addStale(s, recs)
 	if slices.ContainsFunc(s.Faults, func(t Timed) bool { return t.Pair == RefusedPair }) {
 		c.addRefused(recs)
 		return

@@ -95,12 +95,12 @@ func PairSchedule(seed int64, i int) (s Schedule, drawSeed int64, ok bool) {
 	}
 	c := cells[i]
 	p := heldPairs[c.pair]
-	force := map[string]int{"held pair": 0, "pair": c.pair, "pair point": c.point, "pair faults": 1, "pair fault": c.fault, "swarm": 0, "pair refused window": 0}
+	force := map[string]int{"held pair": 0, "pair": c.pair, "pair point": c.point, "pair faults": 1, "pair fault": c.fault, "swarm": 0, "pair refused window": 0, "stale actor": 1}
 	kept := func(t Timed) bool { return t.Pair == p.Name && t.Kind == "pause-point" && t.Point == c.Point }
 	if c.refused {
 		// The refused window alone: no other fault on the relay's link or
 		// in its first life, and every kind three times over.
-		force = map[string]int{"held pair": 0, "pair": c.pair, "pair hit": c.point + 1, "swarm": 0, "pair refused window": 1,
+		force = map[string]int{"held pair": 0, "pair": c.pair, "pair hit": c.point + 1, "swarm": 0, "pair refused window": 1, "stale actor": 1,
 			"per_kind": 3, "faults": 0, "sized faults": 0, "claim race": 1, "job crash": 1, "workers' database down": 1,
 			"relay clock past the scheduled date": 1}
 		// Enough messages for window B's misrouted one.

@@ -22,11 +22,11 @@ func TestHeldPairs(t *testing.T) {
 	t.Parallel()
 	pairs := map[string]int{}
 	for seed := int64(0); seed < 900; seed++ {
-		s := Generate(NewRandDraw(seed))
+		s := Generate(withoutDraw{NewRandDraw(seed), "", []string{"stale actor"}})
 		if err := s.Scenario("pair").Validate(); err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
-		before := Generate(withoutDraw{NewRandDraw(seed), "held pair", nil})
+		before := Generate(withoutDraw{NewRandDraw(seed), "held pair", []string{"stale actor"}})
 		pauses, held := 0, 0
 		pair := ""
 		for _, f := range s.Faults {

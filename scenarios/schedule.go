@@ -57,6 +57,11 @@ type Timed struct {
 	Overhang faults.Duration `json:"overhang,omitempty"`
 	// Pair names the held pair the fault belongs to.
 	Pair string `json:"pair,omitempty"`
+	// Until: a WhenPaused resume waits for it once its pod froze (For
+	// bounds the wait); Stale names the stale actor (stale.go) the fault
+	// belongs to.
+	Until *Cond  `json:"until,omitempty"`
+	Stale string `json:"stale,omitempty"`
 }
 
 // The When values of a Timed fault.
@@ -93,6 +98,9 @@ func (t Timed) String() string {
 				}
 			}
 			return fmt.Sprintf("%s %s after it froze, meanwhile %s until %s after", what, t.For, strings.Join(held, " and "), t.Overhang)
+		}
+		if t.Until != nil {
+			return fmt.Sprintf("%s once %s (at most %s) after it froze", what, t.Until, t.For)
 		}
 		return fmt.Sprintf("%s %s after it froze", what, t.For)
 	}
@@ -329,6 +337,7 @@ func Generate(d Draw) Schedule {
 	s.auditDraws(d)
 	s.conversation(d)
 	s.heldPair(d)
+	s.staleActor(d)
 	return s
 }
 
@@ -373,7 +382,7 @@ func (s Schedule) Scenario(name string) *Scenario {
 		case WhenArmedEvery:
 			every[f.Role] = append(every[f.Role], f.Spec)
 		case WhenPaused:
-			windows = append(windows, Step{Do: "thaw", Pod: f.Pod, For: f.For, Faults: f.Held, Overhang: f.Overhang})
+			windows = append(windows, Step{Do: "thaw", Pod: f.Pod, For: f.For, Faults: f.Held, Overhang: f.Overhang, Cond: f.Until})
 			// A thaw that saw the run quiescent before the pod froze gives
 			// up; a pod that freezes after that is continued once every
 			// window is over, or it would hold its work to the end.

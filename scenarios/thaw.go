@@ -55,8 +55,11 @@ func (r *runner) thaw(ctx context.Context, st Step) error {
 		r.e.Logf("harness", "thaw %s: it never froze (%v)", st.Pod, err)
 		return nil
 	}
-	r.e.Logf("harness", "%s froze: continued in %s", st.Pod, st.For)
 	resume := faults.Spec{Kind: "resume", Pod: st.Pod}
+	if st.Cond != nil {
+		return r.thawOnce(ctx, st, resume)
+	}
+	r.e.Logf("harness", "%s froze: continued in %s", st.Pod, st.For)
 	if len(st.Faults) > 0 {
 		// The faults hit the pod's partner in the pipeline while it is
 		// held, and the pod's own first steps for the overhang after; one
@@ -67,6 +70,26 @@ func (r *runner) thaw(ctx context.Context, st Step) error {
 	}
 	if err := r.pause(ctx, st.For.D()); err != nil {
 		return err
+	}
+	f, _ := resume.Build()
+	return r.eng.Inject(ctx, f)
+}
+
+// thawOnce keeps the frozen pod frozen until the step's condition holds
+// (the others moved its row), at most the step's "for", then continues
+// it. A condition that did not come in time, or can no longer come,
+// continues the pod all the same; a pod that exited the wrong way is the
+// run's failure, as in any wait.
+func (r *runner) thawOnce(ctx context.Context, st Step, resume faults.Spec) error {
+	r.e.Logf("harness", "%s froze: continued once %s, at most %s", st.Pod, st.Cond, st.For)
+	err := r.await(ctx, st.Cond, st.For, r.newProbe(st.Cond))
+	switch {
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case errors.Is(err, errFailed):
+		return err
+	case err != nil:
+		r.e.Logf("harness", "thaw %s: %v: continued all the same", st.Pod, err)
 	}
 	f, _ := resume.Build()
 	return r.eng.Inject(ctx, f)
