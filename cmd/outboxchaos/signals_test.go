@@ -112,7 +112,7 @@ func TestSignalMidScenario_NotJudgedAndCleanedUp(t *testing.T) {
 			// run's queues.
 			schema := waitForSchema(t, poolSchemaOf(cmd), 3*time.Minute)
 			waitForPod(t, schema, 90*time.Second)
-			prefix := queuePrefix(t, schema)
+			prefix := queuePrefix(t, schema, 90*time.Second)
 			if err := cmd.Process.Signal(sig); err != nil {
 				t.Fatal(err)
 			}
@@ -160,22 +160,27 @@ func poolSchemaOf(cmd *exec.Cmd) string {
 }
 
 // queuePrefix is the queue prefix of the run whose pods run on schema,
-// read from a pod's environment (OUTBOXCHAOS_PREFIX).
-func queuePrefix(t *testing.T, schema string) string {
+// read from a pod's environment (OUTBOXCHAOS_PREFIX). It waits for such a
+// pod, up to within: the first pod of a run may be a job that exits before
+// it is read, or names no prefix.
+func queuePrefix(t *testing.T, schema string, within time.Duration) string {
 	t.Helper()
-	procs, _ := filepath.Glob("/proc/[0-9]*")
-	for _, p := range procs {
-		b, err := os.ReadFile(filepath.Join(p, "environ"))
-		if err != nil || !bytes.Contains(b, []byte(schema)) {
-			continue
-		}
-		for _, kv := range bytes.Split(b, []byte{0}) {
-			if v, ok := bytes.CutPrefix(kv, []byte("OUTBOXCHAOS_PREFIX=")); ok {
-				return string(v)
+	for deadline := time.Now().Add(within); time.Now().Before(deadline); {
+		procs, _ := filepath.Glob("/proc/[0-9]*")
+		for _, p := range procs {
+			b, err := os.ReadFile(filepath.Join(p, "environ"))
+			if err != nil || !bytes.Contains(b, []byte(schema)) {
+				continue
+			}
+			for _, kv := range bytes.Split(b, []byte{0}) {
+				if v, ok := bytes.CutPrefix(kv, []byte("OUTBOXCHAOS_PREFIX=")); ok {
+					return string(v)
+				}
 			}
 		}
+		time.Sleep(50 * time.Millisecond) // polling a condition, no verdict rides on it
 	}
-	t.Fatalf("no pod on schema %s says its queue prefix", schema)
+	t.Fatalf("no pod on schema %s said its queue prefix within %s", schema, within)
 	return ""
 }
 
@@ -275,7 +280,7 @@ func TestSignalMidLongCommand_InterruptedAndCleanedUp(t *testing.T) {
 				waitForPod(t, schema, 90*time.Second)
 			}
 			if c.prefix == "" {
-				queues = queuePrefix(t, schema)
+				queues = queuePrefix(t, schema, 90*time.Second)
 			}
 			if err := cmd.Process.Signal(c.sig); err != nil {
 				t.Fatal(err)
