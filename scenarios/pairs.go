@@ -186,12 +186,7 @@ func (s *Schedule) heldPair(d Draw) {
 	w := refusal{window: hit, refused: d.Int("pair refused message", 0, drainBatch-1),
 		misrouted: d.Int("pair misrouted message", 0, drainBatch-1),
 		delay:     time.Duration(d.Int("pair answer delay ms", 100, 450)) * time.Millisecond}
-	for _, t := range s.Faults {
-		if t.Kind == "pause-point" {
-			return
-		}
-	}
-	if s.Swarm != nil && !slices.Contains(s.Swarm, "pause-point") {
+	if !s.mayFreeze() {
 		return
 	}
 	p.Shape(s)
@@ -246,7 +241,7 @@ func (c *Coverage) AddHeld(s Schedule, recs []checker.FaultRecord) {
 	}
 	c.Held[pause.Pair+HeldDrawn]++
 	froze := slices.ContainsFunc(recs, func(r checker.FaultRecord) bool {
-		return r.Kind == "pause-point" && r.Fired && strings.Contains(r.Detail, pause.Point)
+		return firedAt(r, "pause-point", pause.Point)
 	})
 	if !froze {
 		return
@@ -262,7 +257,7 @@ func (c *Coverage) AddHeld(s Schedule, recs []checker.FaultRecord) {
 	}
 	for _, t := range s.Faults {
 		if t.Pair == pause.Pair && t.Kind == "failpoint" && slices.ContainsFunc(recs, func(r checker.FaultRecord) bool {
-			return r.Kind == "failpoint" && r.Fired && strings.Contains(r.Detail, t.Point)
+			return firedAt(r, "failpoint", t.Point)
 		}) {
 			fired["failpoint"] = true
 		}
@@ -282,7 +277,7 @@ func (c *Coverage) addRefused(recs []checker.FaultRecord) {
 	c.Held[RefusedPair+HeldDrawn]++
 	fired := func(point string) bool {
 		return slices.ContainsFunc(recs, func(r checker.FaultRecord) bool {
-			return r.Kind == "failpoint" && r.Fired && strings.Contains(r.Detail, point)
+			return firedAt(r, "failpoint", point)
 		})
 	}
 	if !fired(killpoint.FailRefuse) {
@@ -292,6 +287,19 @@ func (c *Coverage) addRefused(recs []checker.FaultRecord) {
 	if fired(killpoint.FailMisroute) {
 		c.Held[RefusedPair+HeldWith+"failpoint"]++
 	}
+}
+
+// firedAt reports whether r is a fault of kind at point that fired.
+func firedAt(r checker.FaultRecord, kind, point string) bool {
+	return r.Kind == kind && r.Fired && strings.Contains(r.Detail, point)
+}
+
+// mayFreeze reports whether a held pair or a stale actor may freeze a pod
+// in s: a schedule freezes at most one pod, and a swarm schedule that left
+// pauses out freezes none.
+func (s *Schedule) mayFreeze() bool {
+	return !slices.ContainsFunc(s.Faults, func(t Timed) bool { return t.Kind == "pause-point" }) &&
+		(s.Swarm == nil || slices.Contains(s.Swarm, "pause-point"))
 }
 
 // The keys of Coverage.Held after a pair's name: drawn, held, and held

@@ -2,7 +2,6 @@ package scenarios
 
 import (
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/outboxchaos/outboxchaos/checker"
@@ -83,10 +82,7 @@ func (s *Schedule) staleActor(d Draw) {
 	point := a.Points[d.Int("stale point", 0, len(a.Points)-1)]
 	hit := d.Int("stale hit", 1, 2)
 	bound := time.Duration(d.Int("stale bound ms", 5000, 10000)) * time.Millisecond
-	if slices.ContainsFunc(s.Faults, func(t Timed) bool { return t.Kind == "pause-point" }) {
-		return
-	}
-	if s.Swarm != nil && !slices.Contains(s.Swarm, "pause-point") {
+	if !s.mayFreeze() {
 		return
 	}
 	a.Shape(s)
@@ -110,7 +106,7 @@ func (c *Coverage) addStale(s Schedule, recs []checker.FaultRecord) {
 	}
 	c.Held[pause.Stale+HeldDrawn]++
 	if slices.ContainsFunc(recs, func(r checker.FaultRecord) bool {
-		return r.Kind == "pause-point" && r.Fired && strings.Contains(r.Detail, pause.Point)
+		return firedAt(r, "pause-point", pause.Point)
 	}) {
 		c.Held[pause.Stale+HeldFroze]++
 	}
