@@ -43,11 +43,14 @@ type DB interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
+// PeekSQL is the peek ($1 the message_id): the status of its history row.
+const PeekSQL = `SELECT status FROM notification_histories WHERE message_id = $1`
+
 // Peek is step 1, a fast path and not a guard: the status of the history
 // row for messageID, "" when there is none.
 func Peek(ctx context.Context, db DB, messageID string) (string, error) {
 	var status string
-	err := db.QueryRow(ctx, `SELECT status FROM notification_histories WHERE message_id = $1`, messageID).Scan(&status)
+	err := db.QueryRow(ctx, PeekSQL, messageID).Scan(&status)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", nil
 	}

@@ -40,11 +40,19 @@ func Check(ctx context.Context, db DB, cfg *config.Config, now time.Time, mid st
 	return Run(ctx, db, cfg, now, mid, body, Options{})
 }
 
-// Options leave out a check: only a canary does (the worker's
-// ConsentAtRelayOnly).
+// Options leave out a check (only a canary does: the worker's
+// ConsentAtRelayOnly) or hand over an answer the caller read already.
 type Options struct {
 	SkipConsent bool // no consent re-check
+	// Consent is the member's consent as the caller read it with
+	// ConsentSQL in a statement of its own (the worker reads it with its
+	// peek, in one round trip); nil: Run reads it.
+	Consent *bool
 }
+
+// ConsentSQL is the consent re-check ($1 the member's id): whether the
+// member exists, is active and consents to SMS; no row, or NULL, is no.
+const ConsentSQL = `SELECT sms_consent AND active FROM members WHERE id = $1`
 
 // Run is Check with options.
 func Run(ctx context.Context, db DB, cfg *config.Config, now time.Time, mid string, body []byte, o Options) (Verdict, error) {
@@ -77,8 +85,12 @@ func Run(ctx context.Context, db DB, cfg *config.Config, now time.Time, mid stri
 		}
 	}
 	consent := true
-	if !o.SkipConsent {
-		err := db.QueryRow(ctx, `SELECT coalesce((SELECT sms_consent AND active FROM members WHERE id = $1), false)`, p.MemberID).Scan(&consent)
+	switch {
+	case o.SkipConsent:
+	case o.Consent != nil:
+		consent = *o.Consent
+	default:
+		err := db.QueryRow(ctx, `SELECT coalesce((`+ConsentSQL+`), false)`, p.MemberID).Scan(&consent)
 		if err != nil {
 			return v, fmt.Errorf("re-check consent of member %d: %w", p.MemberID, err)
 		}
