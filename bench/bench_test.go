@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -62,7 +63,7 @@ func TestRun_TinySuiteSucceeds(t *testing.T) {
 	want := []string{IDRawPublishEach, IDRawPublishWindow, IDRawPublishDrainWindow, IDRawRelaySQL, IDRawInboxSQL, IDRawConsume, IDRelay,
 		IDRelayRunOnce, "relay.r2.b50", "relay.r1.b60", "relay.r2.b60", IDLockHolding, "baseline.lockholding.r2.b50", IDSeedStyle,
 		IDWorker0, IDWorker20}
-	interleaved := map[string]bool{IDRawPublishWindow: true, IDRawPublishDrainWindow: true, IDRelay: true, IDLockHolding: true, IDSeedStyle: true,
+	interleaved := map[string]bool{IDRawPublishWindow: true, IDRawPublishDrainWindow: true, IDRawRelaySQL: true, IDRelay: true, IDLockHolding: true, IDSeedStyle: true,
 		IDRawConsume: true, IDRawInboxSQL: true, IDWorker0: true}
 	if len(rep.Results) != len(want) {
 		t.Fatalf("%d results, want %d:\n%s", len(rep.Results), len(want), rep.Text())
@@ -80,6 +81,18 @@ func TestRun_TinySuiteSucceeds(t *testing.T) {
 				t.Errorf("%s has no time breakdown", id)
 			}
 		}
+	}
+	// With pg_stat_statements loaded, the relay's statements are split
+	// beside its raw ones; without it the page says why.
+	if rep.StmtsWhy == "" {
+		for _, id := range []string{IDRawRelaySQL, IDRelay, IDWorker0} {
+			r, _ := rep.Result(id)
+			if !slices.ContainsFunc(r.Statements, func(c StmtCost) bool { return c.Calls > 0 && c.Exec > 0 }) {
+				t.Errorf("%s: no statement split %+v", id, r.Statements)
+			}
+		}
+	} else {
+		t.Logf("statement split not measured: %s", rep.StmtsWhy)
 	}
 	if r, _ := rep.Result(IDRelay); r.Msgs != 120 {
 		t.Errorf("relay published %d rows over its two rounds, want 120", r.Msgs)
@@ -112,8 +125,9 @@ func TestRun_TinySuiteSucceeds(t *testing.T) {
 func TestKeyLines_ExactKeysAndRatios(t *testing.T) {
 	t.Parallel()
 	rep := &Report{Sizes: DefaultSizes(false, 0), Results: []Result{
-		{ID: IDRawPublishWindow, Rate: 3750},
-		{ID: IDRelay, Rate: 3000},
+		{ID: IDRawPublishWindow, Rate: 3750, Msgs: 1000, CPUOK: true, CPU: CPU{Broker: 80 * time.Millisecond, Self: 20 * time.Millisecond}},
+		{ID: IDRawRelaySQL, Rate: 9000, Msgs: 1000, CPUOK: true, CPU: CPU{Database: 50 * time.Millisecond}},
+		{ID: IDRelay, Rate: 3000, Msgs: 1000, CPUOK: true, CPU: CPU{Broker: 80 * time.Millisecond, Database: 60 * time.Millisecond, Self: 20 * time.Millisecond}},
 		{ID: IDSeedStyle, Rate: 300},
 		{ID: IDLockHolding, Rate: 2500, Err: "boom"}, // failed: n/a
 		{ID: IDWorker0, Rate: 100},
@@ -126,7 +140,9 @@ func TestKeyLines_ExactKeysAndRatios(t *testing.T) {
 		"relay_vs_raw_ratio=0.80",
 		"relay_vs_seed_style_ratio=10.00",
 		"relay_vs_lock_holding_ratio=n/a",
+		"relay_vs_limit_cpu_ratio=0.94",
 		"worker_msgs_per_s_vendor0ms=100",
+		"worker_vs_limit_ratio=0.50",
 		"relay_peak_rss_mb_1m_backlog=21.0",
 		"claim_query_uses_index=true",
 	}
@@ -138,8 +154,9 @@ func TestKeyLines_ExactKeysAndRatios(t *testing.T) {
 	for _, tg := range rep.Targets() {
 		met[tg.What] = metString(tg.Met)
 	}
-	// Worker limit 1/(1/400+1/400) = 200; 100/200 = 0.5: met. 3000/3750 =
-	// 0.80: met. The lock-holding relay failed: not measured.
+	// Worker limit 1/(1/400+1/400) = 200; 100/200 = 0.5: met. The relay's
+	// limit (100 + 50 µs) over the relay (160 µs) = 0.94: met. The
+	// lock-holding relay failed: not measured.
 	for what, m := range met {
 		want := "met"
 		if strings.HasPrefix(what, "relay vs lock-holding") {

@@ -175,6 +175,7 @@ func (r *Report) cpuLines() []string {
 func (r *Report) infoRows() []Target {
 	f := r.Figures()
 	return []Target{
+		{What: "relay vs raw publish with 50 in flight, by rate (the relay also claims and marks its rows, on the same cores)", Value: num(f.RelayVsRaw, "%.2f")},
 		{What: fmt.Sprintf("relay vs raw publish with %d in flight, the draining relay's own bound (batch 50 × relay-drain-depth)", DrainWindow()),
 			Value: num(f.RelayVsRawDrain, "%.2f")},
 		{What: fmt.Sprintf("relay vs raw publish with 50 in flight by CPU per message (raw %s µs ÷ relay %s µs)", num(f.RawCPU, "%.0f"), num(f.RelayCPU, "%.0f")),

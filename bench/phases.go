@@ -87,7 +87,8 @@ func FormatBreakdown(ph []Phase) string {
 }
 
 // phaseOf names the phase of one SQL statement of the relay, the baselines
-// or the worker.
+// or the worker, as the pipeline sends it or as pg_stat_statements shows it
+// (its constants replaced by $n).
 func phaseOf(sql string) string {
 	s := strings.ToLower(sql)
 	switch {
@@ -103,11 +104,15 @@ func phaseOf(sql string) string {
 		return "sql claim (UPDATE … SKIP LOCKED)"
 	case strings.Contains(s, "skip locked"):
 		return "sql SELECT … FOR UPDATE SKIP LOCKED"
+	case strings.Contains(s, "select status from notification_histories") && strings.Contains(s, "from members"):
+		return "sql inbox peek + consent lookup (one statement)"
+	case strings.Contains(s, "select status from notification_histories"):
+		return "sql inbox peek"
 	case strings.Contains(s, "from members"):
 		return "sql consent lookup"
 	case strings.Contains(s, "registered_numbers"):
 		return "sql registered-number lookup"
-	case strings.Contains(s, "'published'") && strings.Contains(s, "notification_outbox"):
+	case (strings.Contains(s, "'published'") || strings.Contains(s, "published_at =")) && strings.Contains(s, "notification_outbox"):
 		return "sql mark PUBLISHED"
 	case strings.Contains(s, "exists (select 1 from notification_histories"):
 		return "sql inbox peek"
@@ -116,8 +121,11 @@ func phaseOf(sql string) string {
 	case strings.Contains(s, "update notification_histories"):
 		return "sql inbox result UPDATE"
 	}
-	return "sql other"
+	return phaseOther
 }
+
+// phaseOther is the phase of a statement phaseOf does not name.
+const phaseOther = "sql other"
 
 type traceKey struct{}
 

@@ -93,6 +93,10 @@ type Result struct {
 	// (CPUOK: measured; /proc was readable).
 	CPU   CPU
 	CPUOK bool
+	// Statements is what the pipeline's statements cost the database
+	// during the timed part, by phase (pg_stat_statements; nil when it is
+	// not loaded).
+	Statements []StmtCost
 
 	counted int // the rate's numerator (Msgs, or Msgs−1 for span rates)
 	lat     *Latencies
@@ -141,7 +145,9 @@ func mergeRounds(rounds []Result) Result {
 	m.lat, m.ph, m.Rounds = &Latencies{}, &Phases{}, len(rounds)
 	m.CPU, m.CPUOK = CPU{}, true
 	var notes []string
+	var stmts [][]StmtCost
 	for i, r := range rounds {
+		stmts = append(stmts, r.Statements)
 		if r.Err != "" && m.Err == "" {
 			m.Err = fmt.Sprintf("round %d: %s", i+1, r.Err)
 		}
@@ -167,6 +173,7 @@ func mergeRounds(rounds []Result) Result {
 			notes = append(notes, fmt.Sprintf("%.0f", r.Rate))
 		}
 	}
+	m.Statements = mergeStmts(stmts)
 	if m.Err != "" {
 		return m
 	}

@@ -122,6 +122,8 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		}()
 	}
 	rep.PGVersion, rep.RabbitVersion = versions(ctx, e)
+	stmts := openStmtStats(ctx, e.Pool)
+	rep.StmtsWhy = stmts.why
 	say("schema %s; %d cores, %s, PostgreSQL %s, RabbitMQ %s", e.Schema, rep.Cores, rep.GoVersion, rep.PGVersion, rep.RabbitVersion)
 
 	relayCase := func(id string, d Design, replicas, batch, rows int) step {
@@ -141,14 +143,14 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 				func(ctx context.Context, e *Env, _, _ int) Result {
 					return RawPublish(ctx, e, IDRawPublishEach, s.PublishEach, 1)
 				}},
-			{IDRawRelaySQL, fmt.Sprintf("relay SQL alone, batch 50 (%d rows)", s.SQLRows),
-				func(ctx context.Context, e *Env, _, _ int) Result {
-					return RawRelaySQL(ctx, e, IDRawRelaySQL, s.SQLRows, 50)
-				}},
 		}},
-		// The headline ratios: raw limit, our relay and both baselines,
-		// interleaved.
+		// The headline ratios: the raw limits, our relay and both
+		// baselines, interleaved.
 		{rounds, []step{
+			{IDRawRelaySQL, fmt.Sprintf("relay SQL alone, batch 50 (%d rows)", s.SQLRows),
+				func(ctx context.Context, e *Env, _, rounds int) Result {
+					return RawRelaySQL(ctx, e, IDRawRelaySQL, share(s.SQLRows, rounds, 100), 50)
+				}},
 			{IDRawPublishWindow, fmt.Sprintf("raw publish, 50 in flight (%d msgs)", s.PublishWindow),
 				func(ctx context.Context, e *Env, _, rounds int) Result {
 					return RawPublish(ctx, e, IDRawPublishWindow, share(s.PublishWindow, rounds, 100), 50)
@@ -221,7 +223,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 				}
 				say("(%d/%d) start %s: %s", k, total, tag, st.what)
 				t0 := time.Now()
+				before, _ := stmts.sample(ctx)
 				r := st.run(ctx, e, round, sg.rounds)
+				r.Statements = stmts.since(ctx, before)
 				byID[st.id] = append(byID[st.id], r)
 				if r.Err != "" {
 					say("(%d/%d) FAIL  %s after %.1fs: %s", k, total, tag, time.Since(t0).Seconds(), r.Err)
