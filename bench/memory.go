@@ -289,12 +289,12 @@ func tail(s string) string {
 	return s
 }
 
-// explainClaim returns EXPLAIN (ANALYZE, BUFFERS) of relay.ClaimWithLookupsSQL as the
-// relay runs it (rolled back, so nothing is claimed), and EXPLAIN of the
-// same statement prepared with plan_cache_mode = force_generic_plan: pgx
-// prepares and caches its statements, and after five executions PostgreSQL
-// may switch a prepared statement to a generic plan that cannot see the
-// parameter values.
+// explainClaim returns EXPLAIN (ANALYZE, BUFFERS) of relay.ClaimWithLookupsSQL
+// planned for its parameters (a custom plan; rolled back, so nothing is
+// claimed), and EXPLAIN of the same statement prepared with
+// plan_cache_mode = force_generic_plan, the plan that cannot see the
+// parameter values: the one the relay runs, since the pipeline's
+// connections plan each statement once (app.PoolConfig).
 func explainClaim(ctx context.Context, e *Env) (custom, generic string, err error) {
 	conn, err := e.Pool.Acquire(ctx)
 	if err != nil {
@@ -323,6 +323,9 @@ func explainClaim(ctx context.Context, e *Env) (custom, generic string, err erro
 		return "", "", fmt.Errorf("begin EXPLAIN transaction: %w", err)
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	if _, err := tx.Exec(ctx, `SET LOCAL plan_cache_mode = force_custom_plan`); err != nil {
+		return "", "", fmt.Errorf("ask for a custom plan: %w", err)
+	}
 	custom, err = plan(tx, `EXPLAIN (ANALYZE, BUFFERS) `+relay.ClaimWithLookupsSQL, "bench-explain", now.Add(e.Cfg.Lease), now, e.Cfg.BatchSize)
 	if err != nil {
 		return "", "", fmt.Errorf("EXPLAIN relay.ClaimWithLookupsSQL: %w", err)

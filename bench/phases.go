@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"github.com/outboxchaos/outboxchaos/system/app"
 	"sort"
 	"strings"
 	"sync"
@@ -150,14 +151,13 @@ func (t sqlTracer) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQu
 	}
 }
 
-// openTracedPool opens a pool like app.OpenPool, with every statement
-// timed into p.
+// openTracedPool opens a pool as app.OpenPool does (app.PoolConfig), with
+// every statement timed into p.
 func openTracedPool(ctx context.Context, cfg config.Config, p *Phases) (*pgxpool.Pool, error) {
-	pc, err := pgxpool.ParseConfig(cfg.PGURL)
+	pc, err := app.PoolConfig(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("parse Postgres URL: %w", err)
+		return nil, err
 	}
-	pc.ConnConfig.ConnectTimeout = 5 * time.Second
 	pc.ConnConfig.Tracer = sqlTracer{p}
 	pool, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {

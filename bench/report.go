@@ -323,8 +323,8 @@ func (r *Report) Markdown() string {
 		}
 		if m.PlanCustom != "" {
 			w("- Claim query (`relay.ClaimWithLookupsSQL`) uses an index: **%v** — %s.\n\n", m.UsesIndex, m.IndexVerdict)
-			w("`EXPLAIN (ANALYZE, BUFFERS)` of `relay.ClaimWithLookupsSQL` as the relay sends it (in a rolled-back transaction):\n\n```\n%s\n```\n\n", m.PlanCustom)
-			w("`EXPLAIN` of the same statement prepared with `plan_cache_mode = force_generic_plan` (pgx caches prepared statements, and PostgreSQL may switch one to a generic plan after five executions):\n\n```\n%s\n```\n\n", m.PlanGeneric)
+			w("`EXPLAIN (ANALYZE, BUFFERS)` of `relay.ClaimWithLookupsSQL` planned for its parameters (`plan_cache_mode = force_custom_plan`, in a rolled-back transaction):\n\n```\n%s\n```\n\n", m.PlanCustom)
+			w("`EXPLAIN` of the same statement prepared with `plan_cache_mode = force_generic_plan`, the plan the relay runs: the pipeline's connections plan each prepared statement once (`app.PoolConfig`), where PostgreSQL left to itself planned the claim again at every execution:\n\n```\n%s\n```\n\n", m.PlanGeneric)
 		}
 	}
 

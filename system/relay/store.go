@@ -13,9 +13,27 @@ import (
 	"github.com/outboxchaos/outboxchaos/system/notification"
 )
 
-// The relay's reads and writes, with the statements chosen in New.
+// The relay's reads and writes, with the statements chosen in New. Each
+// takes the relay's turn on the database first (take, give).
+
+// take waits for the relay's turn on the database (Relay.db) or for ctx to
+// end; give hands the turn back.
+func (r *Relay) take(ctx context.Context) error {
+	select {
+	case r.db <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (r *Relay) give() { <-r.db }
 
 func (r *Relay) reclaim(ctx context.Context, now time.Time) (int, error) {
+	if err := r.take(ctx); err != nil {
+		return 0, fmt.Errorf("reclaim expired leases: %w", err)
+	}
+	defer r.give()
 	rows, err := r.pool.Query(ctx, reclaimSQL, now)
 	if err != nil {
 		return 0, fmt.Errorf("reclaim expired leases: %w", err)
@@ -46,6 +64,10 @@ func (r *Relay) claim(ctx context.Context, now time.Time) ([]claimed, map[int64]
 	if r.sql.claimWindow {
 		args = append(args, now.Add(-r.cfg.RelayInterval))
 	}
+	if err := r.take(ctx); err != nil {
+		return nil, nil, nil, fmt.Errorf("claim outbox rows: %w", err)
+	}
+	defer r.give()
 	rows, err := r.pool.Query(ctx, r.claimSQL, args...)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("claim outbox rows: %w", err)
@@ -84,6 +106,11 @@ func (r *Relay) claim(ctx context.Context, now time.Time) ([]claimed, map[int64]
 // does not happen, the lease hands the row back and the next run alerts
 // again (two alerts, never none).
 func (r *Relay) finish(ctx context.Context, row claimed, status, reason, alertKind string, now time.Time) {
+	if err := r.take(ctx); err != nil {
+		r.log.Error("write final status", history.KeyEvent, history.WriteFailed, history.KeyOutboxID, row.id, history.KeyStatus, status, history.KeyErr, err)
+		return
+	}
+	defer r.give()
 	tx, err := r.pool.Begin(ctx)
 	if err != nil {
 		r.log.Error("write final status", history.KeyEvent, history.WriteFailed, history.KeyOutboxID, row.id, history.KeyStatus, status, history.KeyErr, err)
@@ -126,6 +153,11 @@ func (r *Relay) finish(ctx context.Context, row claimed, status, reason, alertKi
 }
 
 func (r *Relay) defer_(ctx context.Context, row claimed, until, now time.Time) {
+	if err := r.take(ctx); err != nil {
+		r.log.Error("defer ad", history.KeyEvent, history.WriteFailed, history.KeyOutboxID, row.id, history.KeyErr, err)
+		return
+	}
+	defer r.give()
 	tag, err := r.pool.Exec(ctx, r.sql.deferAd, row.id, r.cfg.Instance, until, now)
 	if err != nil {
 		r.log.Error("defer ad", history.KeyEvent, history.WriteFailed, history.KeyOutboxID, row.id, history.KeyErr, err)
@@ -146,6 +178,11 @@ func (r *Relay) defer_(ctx context.Context, row claimed, until, now time.Time) {
 // none).
 func (r *Relay) fail(ctx context.Context, row claimed, why string, now time.Time) {
 	re := r.rules.failure(row, now)
+	if err := r.take(ctx); err != nil {
+		r.log.Error("release failed row", history.KeyEvent, history.WriteFailed, history.KeyOutboxID, row.id, history.KeyErr, err)
+		return
+	}
+	defer r.give()
 	tx, err := r.pool.Begin(ctx)
 	if err != nil {
 		r.log.Error("release failed row", history.KeyEvent, history.WriteFailed, history.KeyOutboxID, row.id, history.KeyErr, err)
@@ -176,6 +213,10 @@ func (r *Relay) fail(ctx context.Context, row claimed, why string, now time.Time
 
 func (r *Relay) markPublished(ctx context.Context, ids []int64) (int, error) {
 	now := r.clock.Now()
+	if err := r.take(ctx); err != nil {
+		return 0, fmt.Errorf("mark rows published: %w", err)
+	}
+	defer r.give()
 	rows, err := r.pool.Query(ctx, r.sql.mark, ids, r.cfg.Instance, now)
 	if err != nil {
 		return 0, fmt.Errorf("mark rows published: %w", err)
