@@ -39,6 +39,9 @@ type Report struct {
 	// Audit is what the audit costs on a generated month (outboxbench
 	// -audit); nil: not measured.
 	Audit *AuditCost
+	// Before is an earlier build's page of the same sitting (outboxbench
+	// -before); nil: none.
+	Before *Before
 }
 
 // Result returns the measurement with id, if it ran and succeeded.
@@ -341,7 +344,7 @@ func (r *Report) Markdown() string {
 	for _, in := range r.infoRows() {
 		w("| %s (no target) | – | %s | |\n", in.What, in.Value)
 	}
-	w("\n")
+	w("%s\n", r.beforeSection())
 
 	w("## How it is measured\n\n")
 	w("- Everything runs in one sandbox (a fresh PostgreSQL schema and queue prefix, dropped at the end). Every relay-side measurement starts from `TRUNCATE`, inserts its backlog with `generate_series` (grade renewals for %d seeded members with consent and registered numbers, payloads as `outbox.Enqueue` stores them) and `VACUUM ANALYZE`s it, and gets a fresh copy of the real topology (direct exchange, quorum main queue with single active consumer and delivery limit). Messages are the relay's own: %d–%d bytes of JSON (by the id's digits), persistent, mandatory, with `message_id = notification-outbox-{id}`. The pipeline runs in production mode (`Production = true`), as in production: no registered-number queries (the relay's second lookup and the worker's two).\n", Members, len(bodyFor(1, "2006-01-02")), len(bodyFor(1_000_000, "2006-01-02")))

@@ -62,6 +62,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	exploreSeed := fs.Int64("explore-seed", 1, "seed of the random schedules for -explore")
 	auditBin := fs.String("audit", "", "also measure the audit of a generated month, with this outboxchaos binary (make build; '' to skip)")
 	auditN := fs.Int("audit-n", 0, "outbox rows of the month for -audit (default 1000000, or 20000 with -quick)")
+	before := fs.String("before", "", "an earlier build's page of this benchmark, written minutes before on this machine: show its figures beside this run's (a 'before and after' table)")
 	memBacklog := fs.Int("mem-backlog", 0, "PENDING rows for the memory measurement and EXPLAIN (default 1000000, or 100000 with -quick)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -76,6 +77,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *exploreN < 1 {
 		fmt.Fprintln(stderr, "outboxbench: -explore-n must be at least 1")
 		return 2
+	}
+	var was *bench.Before
+	if *before != "" {
+		var err error
+		if was, err = bench.ReadBefore(*before); err != nil {
+			fmt.Fprintf(stderr, "outboxbench: -before: %v\n", err)
+			return 2
+		}
 	}
 	sizes := bench.DefaultSizes(*quick, *n)
 	for _, o := range []struct {
@@ -115,6 +124,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	rep, err := bench.Run(ctx, opts)
 	if rep != nil {
+		rep.Before = was
 		fmt.Fprintln(stdout)
 		fmt.Fprint(stdout, rep.Text())
 	}
