@@ -112,6 +112,9 @@ func (s *stmtStats) since(ctx context.Context, before map[int64]stmtRow) []StmtC
 	}
 	after, err := s.sample(ctx)
 	if err != nil {
+		// The view went away (another run's schema held the extension
+		// and was dropped): the split stops here, and says why.
+		s.view, s.why = "", err.Error()
 		return nil
 	}
 	by := map[string]*StmtCost{}

@@ -223,9 +223,13 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 				}
 				say("(%d/%d) start %s: %s", k, total, tag, st.what)
 				t0 := time.Now()
-				before, _ := stmts.sample(ctx)
+				before, err := stmts.sample(ctx)
+				if err != nil {
+					stmts.view, stmts.why = "", err.Error()
+				}
 				r := st.run(ctx, e, round, sg.rounds)
 				r.Statements = stmts.since(ctx, before)
+				rep.StmtsWhy = stmts.why
 				byID[st.id] = append(byID[st.id], r)
 				if r.Err != "" {
 					say("(%d/%d) FAIL  %s after %.1fs: %s", k, total, tag, time.Since(t0).Seconds(), r.Err)

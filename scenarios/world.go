@@ -221,8 +221,8 @@ func newEnv(ctx context.Context, s *Scenario, o Options) (e *Env, err error) {
 	if e.SB, err = newSandbox(ctx, s, o, e.peer(), label); err != nil {
 		return e, fmt.Errorf("Postgres at %s (set OUTBOXCHAOS_PG_URL): %w", app.Redact(o.PGURL), err)
 	}
-	if e.Pool, err = pgxpool.New(ctx, e.SB.PGURL); err != nil {
-		return e, fmt.Errorf("open observer pool: %w", err)
+	if e.Pool, err = e.SB.Observer(ctx); err != nil {
+		return e, err
 	}
 	if e.Day, err = s.startTime(time.Now()); err != nil {
 		return e, err
@@ -415,9 +415,6 @@ func (e *Env) close() error {
 	}
 	if e.Sink != nil {
 		_ = e.Sink.Close()
-	}
-	if e.Pool != nil {
-		e.Pool.Close()
 	}
 	e.amqpMu.Lock()
 	if e.amqpConn != nil {

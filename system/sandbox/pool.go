@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/outboxchaos/outboxchaos/system/broker"
 	"github.com/outboxchaos/outboxchaos/system/schema"
@@ -70,6 +71,29 @@ type kept struct {
 	reset  string // the statement that empties it (reset.go)
 	tables []string
 	resets int // how many times it was emptied
+	// conns is the schema's Observer pool, opened by its first run and
+	// closed when the schema is dropped; one run at a time uses it.
+	conns *pgxpool.Pool
+}
+
+// observer is k's Observer pool, opened at u the first time.
+func (k *kept) observer(ctx context.Context, u string) (*pgxpool.Pool, error) {
+	if k.conns == nil {
+		p, err := openObserver(ctx, u)
+		if err != nil {
+			return nil, err
+		}
+		k.conns = p
+	}
+	return k.conns, nil
+}
+
+// close closes k's pool, before its schema is dropped.
+func (k *kept) close() {
+	if k.conns != nil {
+		k.conns.Close()
+		k.conns = nil
+	}
 }
 
 // NewPool returns a pool of schemas on the Postgres at pgURL (the base
@@ -189,6 +213,7 @@ func (p *Pool) put(s *Sandbox) error {
 	p.stats.Dropped++
 	p.stats.WhyDropped = why.Error()
 	p.mu.Unlock()
+	s.kept.close()
 	return errors.Join(qerr, drop(ctx, p.base, s.Schema))
 }
 
@@ -207,6 +232,7 @@ func (p *Pool) Close() error {
 	defer cancel()
 	var errs []error
 	for _, k := range idle {
+		k.close()
 		errs = append(errs, drop(ctx, p.base, k.schema))
 	}
 	return errors.Join(errs...)

@@ -107,11 +107,11 @@ const leftQuery = `SELECT count(*) FROM pg_stat_activity a WHERE a.pid <> pg_bac
 
 // renew makes a returned sandbox's schema new again, or says why it cannot.
 func renew(ctx context.Context, s *Sandbox, wait time.Duration) error {
-	conn, err := pgx.Connect(ctx, s.PGURL)
+	conn, done, err := resetConn(ctx, s)
 	if err != nil {
 		return fmt.Errorf("connect to reset schema %s: %w", s.Schema, err)
 	}
-	defer conn.Close(context.WithoutCancel(ctx))
+	defer done()
 	if err := awaitLeft(ctx, conn, s.Prefix, s.Schema, wait); err != nil {
 		return err
 	}
@@ -237,4 +237,22 @@ func orphan(comment string) bool {
 		return false
 	}
 	return startTime(pid) != start
+}
+
+// resetConn is a connection to s's schema for its reset: one of its kept
+// Observer pool's when it has one (no new backend), else a new one. done
+// hands it back.
+func resetConn(ctx context.Context, s *Sandbox) (*pgx.Conn, func(), error) {
+	if s.kept != nil && s.kept.conns != nil {
+		c, err := s.kept.conns.Acquire(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		return c.Conn(), c.Release, nil
+	}
+	conn, err := pgx.Connect(ctx, s.PGURL)
+	if err != nil {
+		return nil, nil, err
+	}
+	return conn, func() { _ = conn.Close(context.WithoutCancel(ctx)) }, nil
 }
