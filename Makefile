@@ -37,8 +37,11 @@ PEER_BINS := bin/peer-watermill bin/peer-river047 bin/peer-river0512 bin/peer-se
 
 all: build
 
+# build: the harness and, beside it, the pods' build (the pipeline's
+# commands alone, -tags pod), which the harness starts its pods from.
 build:
 	$(GO) build $(VCS) -o $(BIN) ./cmd/outboxchaos
+	$(GO) build $(VCS) -tags pod -o $(BIN)-pod ./cmd/outboxchaos
 
 # The infrastructure scenarios (scenarios/infra) on containers of their own.
 # INFRA_CHECKS random schedules with infrastructure faults; INFRAFLAGS adds
@@ -187,6 +190,7 @@ report: cover-bin
 ## cover-bin: outboxchaos built with Go's coverage instrumentation of system/: pods given --cover-dir write what they ran (the error-branch map)
 cover-bin:
 	$(GO) build $(VCS) -cover -coverpkg=./system/...,./cmd/outboxchaos -o $(COVER_BIN) ./cmd/outboxchaos
+	$(GO) build $(VCS) -tags pod -cover -coverpkg=./system/...,./cmd/outboxchaos -o $(COVER_BIN)-pod ./cmd/outboxchaos
 
 ## simulate: a production day on the real pipeline, compressed (DAY=sim/days/x.yaml, SEED=…); writes reports/SIMULATION.md and its charts
 DAY ?=

@@ -50,7 +50,7 @@ func (e *Env) podBinary(role string, args []string) (string, []string) {
 		return c[0], append([]string(nil), c[1:]...)
 	}
 	if e.PeerBin == "" {
-		return e.Bin, args
+		return e.ourBin, args
 	}
 	switch role {
 	case "relay", "job", "migrate":
@@ -63,7 +63,28 @@ func (e *Env) podBinary(role string, args []string) (string, []string) {
 			return e.PeerBin, []string{"consume", "--impl", e.Impl}
 		}
 	}
-	return e.Bin, args
+	return e.ourBin, args
+}
+
+// podBinSuffix names the pod build of a binary beside it: bin/outboxchaos
+// and bin/outboxchaos-pod (make build), bin/outboxchaos-cover and
+// bin/outboxchaos-cover-pod (make cover-bin).
+const podBinSuffix = "-pod"
+
+// pipelineBin is the binary our pods run: bin's pod build beside it, built
+// with the tag pod (the pipeline's commands alone, so it starts in about
+// half the CPU), when it is there and not older than bin; else bin itself,
+// which has every command.
+func pipelineBin(bin string) string {
+	full, err := os.Stat(bin)
+	if err != nil {
+		return bin
+	}
+	pod, err := os.Stat(bin + podBinSuffix)
+	if err != nil || pod.IsDir() || pod.ModTime().Before(full.ModTime()) {
+		return bin
+	}
+	return bin + podBinSuffix
 }
 
 // peerName is the relay under test when it is not ours, "" for ours.

@@ -48,11 +48,15 @@ func TestMain(m *testing.M) {
 	if os.Getenv("OUTBOXCHAOS_POD_RACE") == "1" {
 		args = append(args, "-race")
 	}
-	cmd := exec.Command("go", append(args, "../cmd/outboxchaos")...)
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		fmt.Fprintf(os.Stderr, "build outboxchaos for the pods: %v\n", err)
-		os.Exit(1)
+	// The harness's build, and the pods' beside it as make build puts
+	// it (scenarios.pipelineBin).
+	for _, build := range [][]string{append(args, "../cmd/outboxchaos"), append(append([]string{"build", "-tags", "pod", "-o", bin + "-pod"}, args[3:]...), "../cmd/outboxchaos")} {
+		cmd := exec.Command("go", build...)
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			fmt.Fprintf(os.Stderr, "build outboxchaos for the pods: %v\n", err)
+			os.Exit(1)
+		}
 	}
 	code := m.Run()
 	if pool != nil {

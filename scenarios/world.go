@@ -34,9 +34,12 @@ type Env struct {
 	Scenario *Scenario
 	Seed     int64
 	Bin      string
-	TL       *world.Timeline
-	SB       *sandbox.Sandbox
-	Net      *world.Network
+	// ourBin is what our pods run: Bin's pod build beside it, or Bin
+	// (pipelineBin).
+	ourBin string
+	TL     *world.Timeline
+	SB     *sandbox.Sandbox
+	Net    *world.Network
 	// Proxies: one Postgres link, one RabbitMQ link per role, one vendor link.
 	PG, AMQPRelay, AMQPWorker, VendorLink *world.Proxy
 	// PGRelay, PGWorker and PGJob are the relays', the workers' and the
@@ -99,7 +102,7 @@ type Env struct {
 // Options tune a run.
 type Options struct {
 	PGURL, AMQPURL string
-	Bin            string // outboxchaos binary for the pods
+	Bin            string // outboxchaos binary for the pods (its pod build beside it, Bin-pod, when there is one: pipelineBin)
 	Seed           int64
 	// Bug enables a canary bug (system/canary) in every pod.
 	Bug string
@@ -199,7 +202,7 @@ func harnessVendor() fakevendor.Options {
 }
 
 func newEnv(ctx context.Context, s *Scenario, o Options) (e *Env, err error) {
-	e = &Env{Scenario: s, Seed: o.Seed, Bin: o.Bin, Bug: o.Bug, CoverDir: o.CoverDir, TL: world.NewTimeline(), seq: map[string]int{}, meta: map[string]podMeta{},
+	e = &Env{Scenario: s, Seed: o.Seed, Bin: o.Bin, ourBin: pipelineBin(o.Bin), Bug: o.Bug, CoverDir: o.CoverDir, TL: world.NewTimeline(), seq: map[string]int{}, meta: map[string]podMeta{},
 		parked: map[string]amqp.Delivery{}, infra: o.Infra}
 	e.sup = world.NewSupervisor(e.Logf)
 	if s.Infra != "" && o.Infra == nil {

@@ -8,8 +8,6 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-
-	"github.com/outboxchaos/outboxchaos/scenarios"
 )
 
 // Exit codes, one per kind of answer (documented in the package doc and
@@ -36,18 +34,6 @@ var (
 	errVerdictFailed = errors.New("verdict: FAIL")
 	errNotJudged     = errors.New("verdict: ERROR (not judged)")
 )
-
-// outcomeErr is the command's error for the worst outcome of its runs.
-func outcomeErr(o scenarios.Outcome) error {
-	switch o {
-	case scenarios.OutcomeFail:
-		return errVerdictFailed
-	case scenarios.OutcomeError:
-		return errNotJudged
-	default:
-		return nil
-	}
-}
 
 // signalError is the cause of a context a signal cancelled.
 type signalError struct{ sig os.Signal }

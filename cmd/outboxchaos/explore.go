@@ -1,3 +1,5 @@
+//go:build !pod
+
 package main
 
 import (

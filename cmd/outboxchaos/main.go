@@ -49,30 +49,36 @@ type command struct {
 	service bool
 }
 
+// commands are the process's commands: the pipeline's here, the
+// harness's added by commands_harness.go in a full build. A build with the
+// tag pod (make build: bin/outboxchaos-pod) has the pipeline's alone: the
+// harness starts its pods from it, a binary a third of the size that
+// starts in a third of the CPU.
 var commands map[string]command
 
-func init() {
-	commands = map[string]command{
-		"migrate":     {"create or update the schema (serialised with pg_advisory_lock)", runMigrate, false},
-		"enqueue":     {"seed business rows and run the batch jobs (outbox insert-ignore)", runEnqueue, false},
-		"relay":       {"run the outbox relay (--once for a single run)", runRelay, true},
-		"worker":      {"consume the main queue and send through the vendor", runWorker, true},
-		"cleanup":     {"turn SENDING rows older than the timeout into ERROR + alert (--once)", runCleanup, true},
-		"reconcile":   {"settle ERROR rows from the vendor's delivery report (--once; --reconcile-resend)", runReconcile, true},
-		"vendor":      {"run the fake SMS vendor with its handset ledger and an alert sink", runVendor, true},
-		"demo":        {"run a small end-to-end batch in a scratch schema and print each notification", runDemo, false},
-		"scenario":    {"list, show, run or check the named fault-injection scenarios", runScenario, false},
-		"canary":      {"enable each deliberate bug in turn and check a scenario catches it", runCanary, false},
-		"crashpoints": {"crash every process at every automatic crash point of a small workload and check the contract", runCrashpoints, false},
-		"explore":     {"run a budget of random fault schedules (or one shard of it, or one again) and check the contract", runExplore, false},
-		"report":      {"run scenarios, random schedules and canaries; write artifacts/RELIABILITY.md (make report: reports/)", runReport, false},
-		"peers":       {"run every relay under test (ours, Watermill, River) through the peer cases; write artifacts/PEERS.md (make peers: reports/)", runPeers, false},
-		"simulate":    {"simulate a production day on the real pipeline, compressed; write artifacts/SIMULATION.md (make simulate: reports/; capacity: the capacity table)", runSimulate, false},
-		"ledger":      {"fold the exploration ledgers of a budget's shards (explore --shard K/N on a CI matrix) into one: ledger merge", runLedger, false},
-		"audit":       {"judge a production outbox, inbox and the vendor's delivery report by the checker's invariants, read-only", runAudit, false},
-		"version":     {"print the module version, the commit it was built from and the Go version", runVersion, false},
-		"help":        {"show this help, the flags of one command (help scenario run), or every pipeline setting (help settings)", nil, false},
+// addCommands adds cs to commands (each file's init adds its own, in
+// whatever order the files' inits run).
+func addCommands(cs map[string]command) {
+	if commands == nil {
+		commands = map[string]command{}
 	}
+	for name, c := range cs {
+		commands[name] = c
+	}
+}
+
+func init() {
+	addCommands(map[string]command{
+		"migrate":   {"create or update the schema (serialised with pg_advisory_lock)", runMigrate, false},
+		"enqueue":   {"seed business rows and run the batch jobs (outbox insert-ignore)", runEnqueue, false},
+		"relay":     {"run the outbox relay (--once for a single run)", runRelay, true},
+		"worker":    {"consume the main queue and send through the vendor", runWorker, true},
+		"cleanup":   {"turn SENDING rows older than the timeout into ERROR + alert (--once)", runCleanup, true},
+		"reconcile": {"settle ERROR rows from the vendor's delivery report (--once; --reconcile-resend)", runReconcile, true},
+		"vendor":    {"run the fake SMS vendor with its handset ledger and an alert sink", runVendor, true},
+		"version":   {"print the module version, the commit it was built from and the Go version", runVersion, false},
+		"help":      {"show this help, the flags of one command (help scenario run), or every pipeline setting (help settings)", nil, false},
+	})
 }
 
 func main() {

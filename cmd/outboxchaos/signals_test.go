@@ -43,6 +43,11 @@ func binary(t *testing.T) string {
 		}
 		binPath = filepath.Join(dir, "outboxchaos")
 		buildOut, buildErr = exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if buildErr == nil {
+			// The pods' build beside it, as make build puts it: the
+			// harness starts its pods from it.
+			buildOut, buildErr = exec.Command("go", "build", "-tags", "pod", "-o", binPath+"-pod", ".").CombinedOutput()
+		}
 	})
 	if buildErr != nil {
 		t.Fatalf("build: %v\n%s", buildErr, buildOut)
@@ -437,5 +442,25 @@ func TestSIGPIPEDoesNotStopAPipelineProcess(t *testing.T) {
 	_ = cmd.Wait()
 	if code := cmd.ProcessState.ExitCode(); code != 0 || !strings.Contains(stderr.String(), "signal SIGTERM: stopping") {
 		t.Fatalf("exit %d; stderr %q: want the SIGTERM, not the SIGPIPE, to stop it", code, stderr.String())
+	}
+}
+
+// The pods' build (-tags pod) has the pipeline's commands and none of the
+// harness's: the harness starts its pods from it.
+func TestPodBuild_PipelineCommandsOnly(t *testing.T) {
+	t.Parallel()
+	out, err := exec.Command(binary(t)+"-pod", "help").CombinedOutput()
+	if err != nil {
+		t.Fatalf("help: %v\n%s", err, out)
+	}
+	for _, c := range []string{"migrate", "enqueue", "relay", "worker", "cleanup", "reconcile", "vendor", "version"} {
+		if !strings.Contains(string(out), "\n  "+c+" ") {
+			t.Errorf("the pod build lacks %s:\n%s", c, out)
+		}
+	}
+	for _, c := range []string{"explore", "scenario", "report", "demo"} {
+		if strings.Contains(string(out), "\n  "+c+" ") {
+			t.Errorf("the pod build has the harness's %s", c)
+		}
 	}
 }
