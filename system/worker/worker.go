@@ -489,8 +489,8 @@ func (w *Worker) claimAndSend(ctx context.Context, d amqp.Delivery, p notificati
 		// either no row (the release committed) and sends — nothing was
 		// sent — or its own SENDING row and does not, and cleanup turns
 		// that row into ERROR + alert. Acking instead lost the message
-		// silently whenever the release had committed (found by explore,
-		// seed 2 schedule 97: checker/testdata/runs/schedule-97-…).
+		// silently whenever the release had committed (the recorded run
+		// that shows it: checker/testdata/runs/*-release-failure-acked).
 		if !w.release(ctx, c, p) {
 			if w.policy.ackFailedRelease {
 				w.ack(d, mid, history.StepRelease, "claim could not be released")
