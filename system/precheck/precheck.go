@@ -56,12 +56,18 @@ const ConsentSQL = `SELECT sms_consent AND active FROM members WHERE id = $1`
 
 // Run is Check with options.
 func Run(ctx context.Context, db DB, cfg *config.Config, now time.Time, mid string, body []byte, o Options) (Verdict, error) {
+	p, derr := notification.Decode(body)
+	return RunDecoded(ctx, db, cfg, now, mid, p, derr, o)
+}
+
+// RunDecoded is Run on a body the caller decoded already (p, and derr,
+// notification.Decode's error).
+func RunDecoded(ctx context.Context, db DB, cfg *config.Config, now time.Time, mid string, p notification.Payload, derr error, o Options) (Verdict, error) {
 	var v Verdict
 	if mid == "" {
 		v.Reason = "MISSING_MESSAGE_ID"
 		return v, nil
 	}
-	p, derr := notification.Decode(body)
 	v.Payload = p
 	if derr != nil {
 		v.Reason = "MALFORMED_PAYLOAD"

@@ -238,7 +238,10 @@ func (w *Worker) Handle(ctx context.Context, d amqp.Delivery) {
 	// again (peekHeld), so the delivery count, and the limit below, count
 	// only the copies handed back by a worker that died or lost its
 	// channel.
-	status, consent, err := w.peekHeld(ctx, mid, d.Body)
+	// The body is decoded once: the peek reads its member's consent, the
+	// pre-checks judge it.
+	payload, derr := notification.Decode(d.Body)
+	status, consent, err := w.peekHeld(ctx, mid, payload.MemberID)
 	if w.policy.ignorePeek {
 		status = ""
 	}
@@ -264,8 +267,7 @@ func (w *Worker) Handle(ctx context.Context, d amqp.Delivery) {
 		// peek: a copy of a message already handled (its result written,
 		// the ack lost) is acked there, never parked with an alert that
 		// tells of a loss.
-		p, _ := notification.Decode(d.Body)
-		w.parkAtLimit(ctx, d, p, fmt.Sprintf("DELIVERY_LIMIT: delivered %d times", n+1), reclaim)
+		w.parkAtLimit(ctx, d, payload, fmt.Sprintf("DELIVERY_LIMIT: delivered %d times", n+1), reclaim)
 		return
 	}
 	if err != nil {
@@ -274,7 +276,7 @@ func (w *Worker) Handle(ctx context.Context, d amqp.Delivery) {
 		return
 	}
 	// Step 2: pre-checks, held likewise while the database fails.
-	p, rendered, reason, skip, err := w.precheckHeld(ctx, mid, d.Body, consent)
+	p, rendered, reason, skip, err := w.precheckHeld(ctx, mid, payload, derr, consent)
 	if err != nil {
 		w.requeue(d, mid, "pre-check failed")
 		return
@@ -309,17 +311,15 @@ var peekSQL = `SELECT coalesce((` + inbox.PeekSQL + `), ''), coalesce((` + conse
 // consentSQL2 is precheck.ConsentSQL with its member as $2.
 var consentSQL2 = strings.Replace(precheck.ConsentSQL, "$1", "$2", 1)
 
-// peekHeld peeks the inbox for mid and reads the consent of the member
-// body names, asking again after each failure (every in-listener-delay)
+// peekHeld peeks the inbox for mid and reads the consent of member, asking again after each failure (every in-listener-delay)
 // while the delivery is held, until the database answers or ctx ends; err
 // is the last failure then. Under the RequeueOnDBFailure canary it gives
 // up at the first failure (after the pause), and the delivery goes back to
 // the queue. A body that does not decode names no member (its consent is
 // never looked at: the pre-checks stop at the payload).
-func (w *Worker) peekHeld(ctx context.Context, mid string, body []byte) (status string, consent bool, err error) {
-	p, _ := notification.Decode(body)
+func (w *Worker) peekHeld(ctx context.Context, mid string, member int64) (status string, consent bool, err error) {
 	for {
-		err = w.pool.QueryRow(ctx, peekSQL, mid, p.MemberID).Scan(&status, &consent)
+		err = w.pool.QueryRow(ctx, peekSQL, mid, member).Scan(&status, &consent)
 		if err == nil {
 			return status, consent, nil
 		}
@@ -335,9 +335,9 @@ func (w *Worker) peekHeld(ctx context.Context, mid string, body []byte) (status 
 // precheckHeld runs the pre-checks as peekHeld peeks: an infrastructure
 // error is asked again while the delivery is held. consent is the
 // member's consent as the peek read it.
-func (w *Worker) precheckHeld(ctx context.Context, mid string, body []byte, consent bool) (p notification.Payload, r notification.Rendered, reason string, skip bool, err error) {
+func (w *Worker) precheckHeld(ctx context.Context, mid string, payload notification.Payload, derr error, consent bool) (p notification.Payload, r notification.Rendered, reason string, skip bool, err error) {
 	for {
-		p, r, reason, skip, err = w.precheck(ctx, mid, body, consent)
+		p, r, reason, skip, err = w.precheck(ctx, mid, payload, derr, consent)
 		if err == nil {
 			return p, r, reason, skip, nil
 		}
@@ -359,12 +359,12 @@ func (w *Worker) pause(ctx context.Context) {
 
 // precheck returns a block reason (skip: ack without a history row; else
 // park) or an infrastructure error (requeue).
-func (w *Worker) precheck(ctx context.Context, mid string, body []byte, consent bool) (p notification.Payload, r notification.Rendered, reason string, skip bool, err error) {
+func (w *Worker) precheck(ctx context.Context, mid string, payload notification.Payload, derr error, consent bool) (p notification.Payload, r notification.Rendered, reason string, skip bool, err error) {
 	now := w.clock.Now()
 	if w.policy.utcAdHours {
 		now = now.UTC()
 	}
-	v, err := precheck.Run(ctx, w.pool, &w.cfg, now, mid, body, precheck.Options{SkipConsent: w.policy.skipConsent, Consent: &consent})
+	v, err := precheck.RunDecoded(ctx, w.pool, &w.cfg, now, mid, payload, derr, precheck.Options{SkipConsent: w.policy.skipConsent, Consent: &consent})
 	return v.Payload, v.Rendered, v.Reason, v.Skip, err
 }
 
