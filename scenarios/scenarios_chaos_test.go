@@ -44,14 +44,14 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	bin = filepath.Join(dir, "outboxchaos")
-	args := []string{"build", "-o", bin}
+	var race []string
 	if os.Getenv("OUTBOXCHAOS_POD_RACE") == "1" {
-		args = append(args, "-race")
+		race = []string{"-race"}
 	}
 	// The harness's build, and the pods' beside it as make build puts
 	// it (scenarios.pipelineBin).
-	for _, build := range [][]string{append(args, "../cmd/outboxchaos"), append(append([]string{"build", "-tags", "pod", "-o", bin + "-pod"}, args[3:]...), "../cmd/outboxchaos")} {
-		cmd := exec.Command("go", build...)
+	for _, build := range [][]string{{"build", "-o", bin}, {"build", "-tags", "pod", "-o", bin + "-pod"}} {
+		cmd := exec.Command("go", append(append(build, race...), "../cmd/outboxchaos")...)
 		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 		if err := cmd.Run(); err != nil {
 			fmt.Fprintf(os.Stderr, "build outboxchaos for the pods: %v\n", err)
