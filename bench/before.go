@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Before is what an earlier page of this benchmark measured: the page an
@@ -97,10 +98,9 @@ func (b *Before) figures() beforeFigures {
 	}
 	f := beforeFigures{RelayCPU: get(b.CPU, IDRelay), Relay: get(b.Rates, IDRelay), RelayDB: get(b.DatabaseCPU, IDRelay),
 		Worker: get(b.Rates, IDWorker0), ScheduleCPU: b.ScheduleCPU}
-	f.LimitCPU = get(b.CPU, IDRawPublishWindow) + get(b.CPU, IDRawRelaySQL)
-	f.RelayVsLimit = f.LimitCPU / f.RelayCPU
-	f.WorkerLimit = 1 / (1/get(b.Rates, IDRawConsume) + 1/get(b.Rates, IDRawInboxSQL))
-	f.WorkerVsLimit = f.Worker / f.WorkerLimit
+	l := limitsOf(func(id string) float64 { return get(b.Rates, id) }, func(id string) float64 { return get(b.CPU, id) })
+	f.LimitCPU, f.RelayVsLimit = l.RelayCPU, l.RelayVsLimit
+	f.WorkerLimit, f.WorkerVsLimit = l.Worker, l.WorkerVsLimit
 	return f
 }
 
@@ -134,21 +134,11 @@ func (r *Report) beforeSection() string {
 	}
 	row("relay's limit ÷ the relay, by CPU per message", "%.2f", was.RelayVsLimit, f.RelayVsLimitCPU, "≥ 0.90")
 	row("the relay's CPU per message, µs", "%.0f", was.RelayCPU, f.RelayCPU, "")
-	row("of which the database, µs", "%.0f", was.RelayDB, r.databaseCPU(IDRelay), "")
+	row("of which the database, µs", "%.0f", was.RelayDB, r.cpuShare(IDRelay, func(c CPU) time.Duration { return c.Database }), "")
 	row("its limit (raw publish + raw claim and mark), µs", "%.0f", was.LimitCPU, f.RelayLimitCPU, "")
 	row("the relay's rate, msgs/s", "%.0f", was.Relay, f.Relay, "")
 	row("worker (vendor 0 ms) ÷ its serial limit", "%.2f", was.WorkerVsLimit, f.WorkerVsLimit, "≥ 0.50")
 	row("worker rate, msgs/s", "%.0f", was.Worker, f.Worker0, "")
 	row("a random schedule on a kept schema, CPU seconds", "%.2f", was.ScheduleCPU, r.scheduleCPU(), "≤ 0.9")
 	return b.String()
-}
-
-// databaseCPU is the database's CPU µs per message of measurement id, NaN
-// when it was not measured.
-func (r *Report) databaseCPU(id string) float64 {
-	x, ok := r.Result(id)
-	if !ok || !x.CPUOK || x.Msgs <= 0 {
-		return math.NaN()
-	}
-	return usPer(x.CPU.Database, x.Msgs)
 }

@@ -143,11 +143,17 @@ func (c CPU) perMsg(msgs int, self string) string {
 // cpuPerMsg is the µs of CPU per message of measurement id, NaN when it
 // was not measured.
 func (r *Report) cpuPerMsg(id string) float64 {
+	return r.cpuShare(id, CPU.Total)
+}
+
+// cpuShare is the part of measurement id's CPU that share picks, µs per
+// message, NaN when it was not measured.
+func (r *Report) cpuShare(id string, share func(CPU) time.Duration) float64 {
 	x, ok := r.Result(id)
 	if !ok || !x.CPUOK || x.Msgs <= 0 {
 		return math.NaN()
 	}
-	return usPer(x.CPU.Total(), x.Msgs)
+	return usPer(share(x.CPU), x.Msgs)
 }
 
 // usPer is d in µs per message.

@@ -107,10 +107,9 @@ func (r *Report) Figures() Figures {
 	f.RelayCPU, f.RawCPU = r.cpuPerMsg(IDRelay), r.cpuPerMsg(IDRawPublishWindow)
 	f.RawVsRelayCPU = f.RawCPU / f.RelayCPU
 	f.RawSQLCPU = r.cpuPerMsg(IDRawRelaySQL)
-	f.RelayLimitCPU = f.RawCPU + f.RawSQLCPU
-	f.RelayVsLimitCPU = f.RelayLimitCPU / f.RelayCPU
-	f.WorkerLimit = 1 / (1/r.rate(IDRawConsume) + 1/r.rate(IDRawInboxSQL))
-	f.WorkerVsLimit = f.Worker0 / f.WorkerLimit
+	l := limitsOf(r.rate, r.cpuPerMsg)
+	f.RelayLimitCPU, f.RelayVsLimitCPU = l.RelayCPU, l.RelayVsLimit
+	f.WorkerLimit, f.WorkerVsLimit = l.Worker, l.WorkerVsLimit
 	if m := r.Memory; m != nil && m.Err == "" {
 		f.PeakRSSMB = m.PeakRSSMB
 	}
@@ -119,6 +118,30 @@ func (r *Report) Figures() Figures {
 		f.UsesIndex = &v
 	}
 	return f
+}
+
+// limits are the relay's and the worker's limits and how close each runs
+// to its own, computed from a page's rates (msgs/s) and CPU per message
+// (µs) by measurement ID, NaN where one was not measured: this run's page
+// and an earlier build's read back compute them alike.
+type limits struct {
+	// RelayCPU is the relay's limit, the work it cannot avoid: the raw
+	// publish with 50 in flight plus the raw claim and mark of batch 50, in
+	// CPU per message; RelayVsLimit is that over the relay's own.
+	RelayCPU, RelayVsLimit float64
+	// Worker is the worker's serial limit, raw consume and the raw inbox
+	// statements one after the other, in msgs/s; WorkerVsLimit is the
+	// worker's rate at 0 ms vendor latency over it.
+	Worker, WorkerVsLimit float64
+}
+
+func limitsOf(rate, cpu func(id string) float64) limits {
+	var l limits
+	l.RelayCPU = cpu(IDRawPublishWindow) + cpu(IDRawRelaySQL)
+	l.RelayVsLimit = l.RelayCPU / cpu(IDRelay)
+	l.Worker = 1 / (1/rate(IDRawConsume) + 1/rate(IDRawInboxSQL))
+	l.WorkerVsLimit = rate(IDWorker0) / l.Worker
+	return l
 }
 
 func num(v float64, format string) string {

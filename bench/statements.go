@@ -117,7 +117,7 @@ func (s *stmtStats) since(ctx context.Context, before map[int64]stmtRow) []StmtC
 		s.view, s.why = "", err.Error()
 		return nil
 	}
-	by := map[string]*StmtCost{}
+	var deltas []StmtCost
 	for id, a := range after {
 		b := before[id]
 		if a.calls == b.calls {
@@ -127,32 +127,16 @@ func (s *stmtStats) since(ctx context.Context, before map[int64]stmtRow) []StmtC
 		if phase == phaseOther {
 			continue
 		}
-		c := by[phase]
-		if c == nil {
-			c = &StmtCost{Phase: phase}
-			by[phase] = c
-		}
-		c.Calls += a.calls - b.calls
-		c.Rows += a.rows - b.rows
-		c.Exec += time.Duration((a.exec - b.exec) * float64(time.Millisecond))
-		c.Blocks += a.blocks - b.blocks
-		c.Dirtied += a.dirtied - b.dirtied
-		c.WALBytes += a.wal - b.wal
+		deltas = append(deltas, StmtCost{Phase: phase, Calls: a.calls - b.calls, Rows: a.rows - b.rows,
+			Exec:   time.Duration((a.exec - b.exec) * float64(time.Millisecond)),
+			Blocks: a.blocks - b.blocks, Dirtied: a.dirtied - b.dirtied, WALBytes: a.wal - b.wal})
 	}
-	var out []StmtCost
-	for _, c := range by {
-		out = append(out, *c)
-	}
-	slices.SortFunc(out, func(x, y StmtCost) int {
-		if x.Exec != y.Exec {
-			return int(y.Exec - x.Exec)
-		}
-		return strings.Compare(x.Phase, y.Phase)
-	})
-	return out
+	return mergeStmts([][]StmtCost{deltas})
 }
 
-// mergeStmts sums the statements of several rounds of one measurement.
+// mergeStmts sums the statements of several rounds of one measurement by
+// phase, largest execution time first (then by phase, so that the order
+// does not depend on the order of the rounds' entries).
 func mergeStmts(rounds [][]StmtCost) []StmtCost {
 	by := map[string]*StmtCost{}
 	var order []string
@@ -176,7 +160,12 @@ func mergeStmts(rounds [][]StmtCost) []StmtCost {
 	for _, p := range order {
 		out = append(out, *by[p])
 	}
-	slices.SortStableFunc(out, func(x, y StmtCost) int { return int(y.Exec - x.Exec) })
+	slices.SortFunc(out, func(x, y StmtCost) int {
+		if x.Exec != y.Exec {
+			return int(y.Exec - x.Exec)
+		}
+		return strings.Compare(x.Phase, y.Phase)
+	})
 	return out
 }
 
