@@ -221,3 +221,34 @@ func TestSizedLinksAreOurs(t *testing.T) {
 		}
 	}
 }
+
+// TestThawOnlyPodsThatRun: a sized pause drawn at a point of a role the
+// schedule does not run (the reconciler's, with reconciliation off)
+// becomes no thaw step, which would wait its whole bound for a pod that
+// never starts; every thaw's pod is one the schedule runs.
+func TestThawOnlyPodsThatRun(t *testing.T) {
+	t.Parallel()
+	d := NewRandDraw(1)
+	dropped := 0
+	for i := 0; i < 3000; i++ {
+		s := Generate(d)
+		var walk func([]Step)
+		walk = func(steps []Step) {
+			for _, st := range steps {
+				if st.Do == "thaw" && !s.runs(st.Pod) {
+					t.Errorf("schedule %d: thaw of %s, which it does not run: %s", i, st.Pod, s)
+				}
+				walk(st.Steps)
+			}
+		}
+		walk(s.Scenario("t").Steps)
+		for _, f := range s.Faults {
+			if f.When == WhenPaused && !s.runs(f.Pod) {
+				dropped++
+			}
+		}
+	}
+	if dropped == 0 {
+		t.Fatal("no schedule drew a pause in a role it does not run: the case this guards was not reached")
+	}
+}

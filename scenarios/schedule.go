@@ -382,6 +382,11 @@ func (s Schedule) Scenario(name string) *Scenario {
 		case WhenArmedEvery:
 			every[f.Role] = append(every[f.Role], f.Spec)
 		case WhenPaused:
+			if !s.runs(f.Pod) {
+				// Its pause-point was drawn in a role this schedule does
+				// not run: nothing can freeze, and nothing is waited for.
+				continue
+			}
 			windows = append(windows, Step{Do: "thaw", Pod: f.Pod, For: f.For, Faults: f.Held, Overhang: f.Overhang, Cond: f.Until})
 			// A thaw that saw the run quiescent before the pod froze gives
 			// up; a pod that freezes after that is continued once every

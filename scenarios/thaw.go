@@ -29,18 +29,18 @@ func (r *runner) thaw(ctx context.Context, st Step) error {
 	}
 	frozen := false
 	err := r.e.WaitFor(ctx, d, st.Pod+" frozen, exited or the run quiescent", func(ctx context.Context) (bool, error) {
-		p, err := r.e.Pod(st.Pod)
-		if err != nil {
-			return false, nil // not started (yet): its role may not run at all
-		}
-		if p.Paused() != "" {
-			frozen = true
-			return true, nil
-		}
-		select {
-		case <-p.Done():
-			return true, nil
-		default:
+		// A pod not started (yet) may never be: its role may not run at
+		// all, and a quiescent run will not start it.
+		if p, err := r.e.Pod(st.Pod); err == nil {
+			if p.Paused() != "" {
+				frozen = true
+				return true, nil
+			}
+			select {
+			case <-p.Done():
+				return true, nil
+			default:
+			}
 		}
 		s, err := r.e.Snapshot(ctx)
 		if err != nil {
