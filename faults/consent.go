@@ -52,6 +52,9 @@ func (c *WithdrawConsent) Inject(ctx context.Context, w World) error {
 }
 
 // Recover does nothing: a withdrawal stands.
+// Momentary: the consent is withdrawn as it is injected.
+func (*WithdrawConsent) Momentary() {}
+
 func (*WithdrawConsent) Recover(context.Context, World) error { return nil }
 
 // Fired reports whether the withdrawal was written.

@@ -177,3 +177,44 @@ func TestRollingRestartAndVirtualLedger(t *testing.T) {
 		}
 	}
 }
+
+// TestMomentaryKinds: the kinds that act once and hold nothing are
+// exactly these, none is armed in a pod, and their Recover does nothing;
+// a run whose only open faults are these may settle and jump its clock.
+func TestMomentaryKinds(t *testing.T) {
+	t.Parallel()
+	want := map[string]Spec{
+		"resume":           {Kind: "resume", Pod: "worker-1"},
+		"sigterm":          {Kind: "sigterm", Pod: "worker-1"},
+		"kill":             {Kind: "kill", Pod: "worker-1"},
+		"replay-parked":    {Kind: "replay-parked", Msg: 1},
+		"withdraw-consent": {Kind: "withdraw-consent", Member: 1},
+		"rolling-restart":  {Kind: "rolling-restart", Deployment: "worker"},
+		"poison":           {Kind: "poison", Poison: PoisonNames()[0]},
+	}
+	for kind, spec := range want {
+		f, err := spec.Build()
+		if err != nil {
+			t.Fatalf("%s: %v", kind, err)
+		}
+		if _, ok := f.(Momentary); !ok {
+			t.Errorf("%s is not momentary", kind)
+		}
+		if _, ok := f.(PodFault); ok {
+			t.Errorf("%s is momentary and armed in a pod", kind)
+		}
+		if err := f.Recover(context.Background(), nil); err != nil {
+			t.Errorf("%s: Recover: %v", kind, err)
+		}
+	}
+	for _, f := range []Spec{{Kind: "down", Link: "postgres"}, {Kind: "stall", Link: "postgres", Direction: "downstream"},
+		{Kind: "unbind"}, {Kind: "hold-rows", Rows: 1}, {Kind: "pause-point", Point: "relay.after-claim", Hit: 1}} {
+		b, err := f.Build()
+		if err != nil {
+			t.Fatalf("%s: %v", f.Kind, err)
+		}
+		if _, ok := b.(Momentary); ok {
+			t.Errorf("%s holds something until recovered, yet is momentary", f.Kind)
+		}
+	}
+}

@@ -42,6 +42,17 @@ type PodFault interface {
 	PodEnv(w World) []string
 }
 
+// Momentary is a fault that acts once, as it is injected, and holds
+// nothing after: a signal, a consent withdrawn, a message published. What
+// it did shows in the pods, rows and queues, not as a fault still in
+// place, so a run that only has these open may settle and jump its clock.
+// Its Recover does nothing.
+type Momentary interface {
+	Fault
+	// Momentary marks the kind; it does nothing.
+	Momentary()
+}
+
 // World is what faults act on: one run's links, vendor, pods, database and
 // broker, provided by the scenario engine. It hands faults handles, never
 // the concrete pods and proxies of package world: a fault says what it does

@@ -29,6 +29,9 @@ func (k *Kill) Inject(_ context.Context, w World) error {
 }
 
 // Recover does nothing: a killed pod stays dead.
+// Momentary: the signal is sent as it is injected.
+func (*Kill) Momentary() {}
+
 func (k *Kill) Recover(context.Context, World) error { return nil }
 
 // Fired reports whether the pod exited.

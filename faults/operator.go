@@ -35,6 +35,9 @@ func (s *Sigterm) Inject(_ context.Context, w World) error {
 }
 
 // Recover does nothing: the scenario starts a new pod if it wants one.
+// Momentary: the signal is sent as it is injected.
+func (*Sigterm) Momentary() {}
+
 func (s *Sigterm) Recover(context.Context, World) error { return nil }
 
 // Fired reports whether the pod exited.
@@ -112,6 +115,9 @@ func (r *ReplayParked) Inject(ctx context.Context, w World) error {
 }
 
 // Recover does nothing: a replay cannot be taken back.
+// Momentary: the replay is done as it is injected.
+func (*ReplayParked) Momentary() {}
+
 func (r *ReplayParked) Recover(context.Context, World) error { return nil }
 
 // Fired reports whether the parked copy was replayed.

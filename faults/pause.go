@@ -90,6 +90,9 @@ func (r *Resume) Inject(_ context.Context, w World) error {
 }
 
 // Recover does nothing: a continued pod runs on.
+// Momentary: the pod is continued as it is injected.
+func (*Resume) Momentary() {}
+
 func (r *Resume) Recover(context.Context, World) error { return nil }
 
 // Fired reports whether the pod was continued.

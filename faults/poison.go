@@ -77,6 +77,9 @@ func (p *Poison) Inject(ctx context.Context, w World) error {
 }
 
 // Recover does nothing: the message is parked, or still on its way.
+// Momentary: the message is published as it is injected.
+func (*Poison) Momentary() {}
+
 func (p *Poison) Recover(context.Context, World) error { return nil }
 
 // Fired reports whether a pod parked the message.

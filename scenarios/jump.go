@@ -285,6 +285,12 @@ func (e *Env) look(ctx context.Context, s checker.State) (look, error) {
 			// the rows and locks below show.
 			continue
 		}
+		if _, once := f.(faults.Momentary); once {
+			// It acted as it went in and holds nothing: a pod it
+			// signalled or continued, a row or message it changed, shows
+			// below.
+			continue
+		}
 		_, pod := f.(faults.PodFault)
 		if _, own := f.(*faults.ClockStep); !pod || own {
 			return look{busy: f.String() + " is in place"}, nil
