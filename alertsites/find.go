@@ -25,7 +25,7 @@ type Site struct {
 	File string // under system/, slash-separated
 	Line int
 	Func string // Type.Method, or the function's name
-	Kind string // the alert's Kind field as written: alert.KindParked, or a variable
+	Kind string // the alert's Kind field as written: history.AlertParked, or a variable
 }
 
 // Key names a site the way sites.tsv does: file, function and kind.

@@ -15,6 +15,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/audit"
 	"github.com/outboxchaos/outboxchaos/audit/audittest"
 	"github.com/outboxchaos/outboxchaos/checker"
+	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/system/testenv"
 )
 
@@ -207,7 +208,7 @@ func TestAuditAlertLog(t *testing.T) {
 	t.Parallel()
 	got, err := audit.ReadAlerts(strings.NewReader(`{"kind":"EXPIRED","outbox_id":3}` + "\n" +
 		`{"text":":rotating_light: PARKED","outboxchaos":{"kind":"PARKED","message_id":"notification-outbox-4","reason":"DELIVERY_LIMIT"}}` + "\n"))
-	if err != nil || len(got) != 2 || got[0].OutboxID != 3 || got[1].Kind != checker.AlertParked || got[1].Reason != "DELIVERY_LIMIT" {
+	if err != nil || len(got) != 2 || got[0].OutboxID != 3 || got[1].Kind != history.AlertParked || got[1].Reason != "DELIVERY_LIMIT" {
 		t.Errorf("alerts %v, %v", got, err)
 	}
 	if _, err := audit.ReadAlerts(strings.NewReader("{\"kind\":\"EXPIRED\"}\n{\"outbox_id\":3}\n")); err == nil || !strings.Contains(err.Error(), "line 2") {

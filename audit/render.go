@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/outboxchaos/outboxchaos/checker"
+	"github.com/outboxchaos/outboxchaos/history"
 )
 
 // Summary is the audit's verdict in one line per invariant, for a
@@ -123,7 +124,7 @@ func (m Message) markdown(b *strings.Builder) {
 			fmt.Fprintf(b, " status_reason=%s", o.Reason)
 		}
 		fmt.Fprintf(b, " attempts=%d created_at=%s updated_at=%s published_at=%s", o.Attempts, stamp(o.CreatedAt), stamp(o.UpdatedAt), stamp(o.PublishedAt))
-		if o.Status == "PUBLISHING" {
+		if o.Status == history.OutboxPublishing {
 			fmt.Fprintf(b, " claimed_by=%s claimed_until=%s", o.ClaimedBy, stamp(o.ClaimedUntil))
 		}
 		b.WriteString("`\n")

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/outboxchaos/outboxchaos/checker"
+	"github.com/outboxchaos/outboxchaos/history"
 )
 
 // Snapshot is the audited data as the checker reads it (State), with the
@@ -73,7 +74,7 @@ func Build(d Data, set Settings) Snapshot {
 	}
 	for _, a := range d.Alerts {
 		s.Alerts = append(s.Alerts, a)
-		if a.Kind != checker.AlertParked {
+		if a.Kind != history.AlertParked {
 			continue
 		}
 		mid := a.MessageID
@@ -91,16 +92,16 @@ func Build(d Data, set Settings) Snapshot {
 		if sent[mid] == 0 {
 			if why := sn.inFlight(r, set); why != "" {
 				sn.InFlight[mid] = why
-				row.Status, row.Deferred = "PENDING", true
+				row.Status, row.Deferred = history.OutboxPending, true
 			}
-			if ok, found := d.Consent[r.MemberID]; found && !ok && r.Status == "PUBLISHED" && len(sn.inbox[mid]) == 0 {
+			if ok, found := d.Consent[r.MemberID]; found && !ok && r.Status == history.OutboxPublished && len(sn.inbox[mid]) == 0 {
 				s.WorkerSkips = append(s.WorkerSkips, mid)
 			}
 		}
 		s.Outbox = append(s.Outbox, row)
 	}
 	for _, r := range d.Inbox {
-		if r.Status == "ERROR" && r.Settled == "" && (d.Now.IsZero() || !r.UpdatedAt.Add(set.Grace).After(d.Now)) {
+		if r.Status == history.InboxError && r.Settled == "" && (d.Now.IsZero() || !r.UpdatedAt.Add(set.Grace).After(d.Now)) {
 			sn.Unsettled = append(sn.Unsettled, fmt.Sprintf("stuck: %s inbox ERROR since %s, never settled (the report has %d delivery lines for it)",
 				r.MessageID, stamp(r.UpdatedAt), sent[r.MessageID]))
 		}
@@ -133,14 +134,14 @@ func (sn Snapshot) inFlight(r OutboxRecord, set Settings) string {
 	}
 	within := func(t time.Time, d time.Duration) bool { return !t.IsZero() && t.Add(d).After(now) }
 	switch r.Status {
-	case "PENDING":
+	case history.OutboxPending:
 		return fmt.Sprintf("PENDING, next attempt at %s", stamp(r.NextAttemptAt))
-	case "PUBLISHING":
+	case history.OutboxPublishing:
 		if within(r.ClaimedUntil, 0) {
 			return fmt.Sprintf("PUBLISHING within its lease (until %s)", stamp(r.ClaimedUntil))
 		}
 		return ""
-	case "PUBLISHED":
+	case history.OutboxPublished:
 	default:
 		return ""
 	}
@@ -153,9 +154,9 @@ func (sn Snapshot) inFlight(r OutboxRecord, set Settings) string {
 	}
 	ib := sn.data.Inbox[rows[len(rows)-1]]
 	switch {
-	case (ib.Status == "SENDING" || ib.Status == "RESENDING") && within(ib.CreatedAt, set.SendingTimeout):
+	case (ib.Status == history.InboxSending || ib.Status == history.InboxResending) && within(ib.CreatedAt, set.SendingTimeout):
 		return fmt.Sprintf("inbox %s since %s, within the sending timeout (%s)", ib.Status, stamp(ib.CreatedAt), set.SendingTimeout)
-	case ib.Status == "SENT" && within(ib.UpdatedAt, set.Grace):
+	case ib.Status == history.InboxSent && within(ib.UpdatedAt, set.Grace):
 		return fmt.Sprintf("inbox SENT at %s, less than %s ago: the report may not list it yet", stamp(ib.UpdatedAt), set.Grace)
 	}
 	return ""

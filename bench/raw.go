@@ -7,6 +7,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/system/broker"
 	"github.com/outboxchaos/outboxchaos/system/inbox"
 	"github.com/outboxchaos/outboxchaos/system/notification"
@@ -215,7 +216,7 @@ func RawInboxSQL(ctx context.Context, e *Env, id string, n int) Result {
 		if tag.RowsAffected() != 1 {
 			return res.fail(fmt.Errorf("claim %s inserted %d rows", mid, tag.RowsAffected()))
 		}
-		tag, err = e.Pool.Exec(ctx, inbox.FinishSQL, mid, inbox.StatusSent, "1000", nil, e.Clock.Now())
+		tag, err = e.Pool.Exec(ctx, inbox.FinishSQL, mid, history.InboxSent, "1000", nil, e.Clock.Now())
 		if err != nil {
 			return res.fail(fmt.Errorf("result %s: %w", mid, err))
 		}

@@ -11,10 +11,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/outboxchaos/outboxchaos/bench/baseline"
+	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/system/alert"
 	"github.com/outboxchaos/outboxchaos/system/broker"
 	"github.com/outboxchaos/outboxchaos/system/config"
-	"github.com/outboxchaos/outboxchaos/system/outbox"
 	"github.com/outboxchaos/outboxchaos/system/publisher"
 	"github.com/outboxchaos/outboxchaos/system/relay"
 )
@@ -271,7 +271,7 @@ func (e *Env) freshBacklog(ctx context.Context, n int) error {
 
 // verifyPublished checks every one of the n rows is PUBLISHED.
 func (e *Env) verifyPublished(ctx context.Context, n int) error {
-	got, err := e.CountStatus(ctx, outbox.StatusPublished)
+	got, err := e.CountStatus(ctx, history.OutboxPublished)
 	if err != nil {
 		return err
 	}

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/outboxchaos/outboxchaos/fakevendor"
+	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/system/broker"
-	"github.com/outboxchaos/outboxchaos/system/inbox"
 	"github.com/outboxchaos/outboxchaos/system/sms"
 	"github.com/outboxchaos/outboxchaos/system/worker"
 )
@@ -74,7 +74,7 @@ func MeasureWorker(ctx context.Context, e *Env, id string, n int, latency time.D
 	last, lastChange := -1, time.Now()
 	for {
 		var sent int
-		if err := e.Pool.QueryRow(ctx, `SELECT count(*) FROM notification_histories WHERE status = $1`, inbox.StatusSent).Scan(&sent); err != nil {
+		if err := e.Pool.QueryRow(ctx, `SELECT count(*) FROM notification_histories WHERE status = $1`, history.InboxSent).Scan(&sent); err != nil {
 			return res.fail(fmt.Errorf("count SENT history rows: %w", err))
 		}
 		if sent >= n {
@@ -93,7 +93,7 @@ func MeasureWorker(ctx context.Context, e *Env, id string, n int, latency time.D
 	}
 	busy := time.Since(started)
 	stop()
-	rows, err := e.Pool.Query(ctx, `SELECT updated_at FROM notification_histories WHERE status = $1 ORDER BY updated_at`, inbox.StatusSent)
+	rows, err := e.Pool.Query(ctx, `SELECT updated_at FROM notification_histories WHERE status = $1 ORDER BY updated_at`, history.InboxSent)
 	if err != nil {
 		return res.fail(fmt.Errorf("read result times: %w", err))
 	}

@@ -3,12 +3,8 @@ package checker
 import (
 	"fmt"
 	"slices"
-)
 
-// Alert kinds the checker holds the pipeline to besides those in state.go.
-const (
-	AlertRelayAttempts = "RELAY_ATTEMPTS" // the AlertAttempt-th failed publish of a row
-	AlertRelayFailed   = "RELAY_FAILED"   // an outbox row FAILED: its payload cannot be sent
+	"github.com/outboxchaos/outboxchaos/history"
 )
 
 // alertContract: every loss is told by the alert of its kind, every
@@ -27,13 +23,13 @@ var alertContract = Invariant{
 // PARKED alert) is still a broken contract: the operator was told the
 // wrong thing.
 var alertsFor = map[string][]string{
-	"outbox EXPIRED": {AlertExpired},
-	"outbox FAILED":  {AlertRelayFailed},
-	"inbox ERROR":    {AlertVendorUnknown, AlertSendingTimeout, AlertResultWriteFailed, AlertReconcileStuck},
-	"inbox FAILED":   {AlertReconciledFailed, AlertParked}, // settled so, or a park on record
-	"parked":         {AlertParked},
-	"never enqueued": {AlertAnniversaryLost},
-	"relay attempts": {AlertRelayAttempts},
+	"outbox EXPIRED": {history.AlertExpired},
+	"outbox FAILED":  {history.AlertRelayFailed},
+	"inbox ERROR":    {history.AlertVendorUnknown, history.AlertSendingTimeout, history.AlertResultWriteFailed, history.AlertReconcileStuck},
+	"inbox FAILED":   {history.AlertReconciledFailed, history.AlertParked}, // settled so, or a park on record
+	"parked":         {history.AlertParked},
+	"never enqueued": {history.AlertAnniversaryLost},
+	"relay attempts": {history.AlertRelayAttempts},
 }
 
 // AlertContract lists every way the state breaks the alert contract (a
@@ -116,12 +112,12 @@ func AlertContract(s State) []string {
 	enqueued := map[string]bool{}
 	for _, r := range s.Outbox {
 		enqueued[r.DedupKey] = true
-		if r.Status == "EXPIRED" || r.Status == "FAILED" {
+		if r.Status == history.OutboxExpired || r.Status == history.OutboxFailed {
 			wrongKind("outbox "+r.Status, MessageID(r.ID), rowNames(r)...)
 		}
 		if s.AlertAttempt > 0 && r.Attempts >= s.AlertAttempt && !has("relay attempts", rowNames(r)...) {
 			out = append(out, fmt.Sprintf("alert contract: %s failed %d publishes (alert-attempt %d) without a %s alert",
-				MessageID(r.ID), r.Attempts, s.AlertAttempt, AlertRelayAttempts))
+				MessageID(r.ID), r.Attempts, s.AlertAttempt, history.AlertRelayAttempts))
 		}
 	}
 	for _, k := range s.Intents {
@@ -130,13 +126,13 @@ func AlertContract(s State) []string {
 		}
 	}
 	for _, r := range s.Inbox {
-		if r.Status == "ERROR" || r.Status == "FAILED" {
+		if r.Status == history.InboxError || r.Status == history.InboxFailed {
 			wrongKind("inbox "+r.Status, r.MessageID, midNames(r.MessageID, r.DedupKey)...)
 		}
 	}
 	inboxState := map[string]string{}
 	for _, r := range s.Inbox {
-		if r.Status == "ERROR" || r.Status == "FAILED" {
+		if r.Status == history.InboxError || r.Status == history.InboxFailed {
 			inboxState[r.MessageID] = "inbox " + r.Status
 		}
 	}

@@ -3,6 +3,8 @@ package checker
 import (
 	"strings"
 	"testing"
+
+	"github.com/outboxchaos/outboxchaos/history"
 )
 
 // TestAlertContract: each clause of the alert contract fails on the state
@@ -18,30 +20,30 @@ func TestAlertContract(t *testing.T) {
 		want  string // a substring of the one violation; "" for none
 	}{
 		{"expired with its alert", State{Outbox: []OutboxRow{row(1, "EXPIRED", 0)},
-			Alerts: []AlertRecord{{Kind: AlertExpired, OutboxID: 1}}}, ""},
+			Alerts: []AlertRecord{{Kind: history.AlertExpired, OutboxID: 1}}}, ""},
 		{"expired told as parked", State{Outbox: []OutboxRow{row(1, "EXPIRED", 0)},
-			Alerts: []AlertRecord{{Kind: AlertParked, MessageID: "notification-outbox-1"}}}, "outbox EXPIRED notification-outbox-1 is alerted, but by no [EXPIRED]"},
+			Alerts: []AlertRecord{{Kind: history.AlertParked, MessageID: "notification-outbox-1"}}}, "outbox EXPIRED notification-outbox-1 is alerted, but by no [EXPIRED]"},
 		{"expired with no alert is a silent loss, not counted twice", State{Outbox: []OutboxRow{row(1, "EXPIRED", 0)}}, ""},
 		{"error told by its timeout", State{Outbox: []OutboxRow{row(2, "PUBLISHED", 0)},
 			Inbox:  []InboxRow{{MessageID: "notification-outbox-2", OutboxID: 2, Status: "ERROR"}},
-			Alerts: []AlertRecord{{Kind: AlertSendingTimeout, MessageID: "notification-outbox-2"}}}, ""},
+			Alerts: []AlertRecord{{Kind: history.AlertSendingTimeout, MessageID: "notification-outbox-2"}}}, ""},
 		{"error told as expired", State{Outbox: []OutboxRow{row(2, "PUBLISHED", 0)},
 			Inbox:  []InboxRow{{MessageID: "notification-outbox-2", OutboxID: 2, Status: "ERROR"}},
-			Alerts: []AlertRecord{{Kind: AlertExpired, OutboxID: 2}}}, "inbox ERROR notification-outbox-2 is alerted, but by no"},
+			Alerts: []AlertRecord{{Kind: history.AlertExpired, OutboxID: 2}}}, "inbox ERROR notification-outbox-2 is alerted, but by no"},
 		{"parked without its reason", State{Outbox: []OutboxRow{row(3, "PUBLISHED", 0)},
 			Parked: []ParkedRecord{{MessageID: "notification-outbox-3"}},
-			Alerts: []AlertRecord{{Kind: AlertParked, MessageID: "notification-outbox-3"}}}, "parked notification-outbox-3 has no x-failure-reason"},
+			Alerts: []AlertRecord{{Kind: history.AlertParked, MessageID: "notification-outbox-3"}}}, "parked notification-outbox-3 has no x-failure-reason"},
 		{"parked with reason and alert", State{Outbox: []OutboxRow{row(3, "PUBLISHED", 0)},
 			Parked: []ParkedRecord{{MessageID: "notification-outbox-3", Reason: "DELIVERY_LIMIT"}},
-			Alerts: []AlertRecord{{Kind: AlertParked, MessageID: "notification-outbox-3"}}}, ""},
+			Alerts: []AlertRecord{{Kind: history.AlertParked, MessageID: "notification-outbox-3"}}}, ""},
 		{"fifth failure without its alert", State{AlertAttempt: 5, Outbox: []OutboxRow{row(4, "PUBLISHED", 5)}},
 			"notification-outbox-4 failed 5 publishes (alert-attempt 5) without a RELAY_ATTEMPTS alert"},
 		{"fifth failure with its alert", State{AlertAttempt: 5, Outbox: []OutboxRow{row(4, "PUBLISHED", 6)},
-			Alerts: []AlertRecord{{Kind: AlertRelayAttempts, OutboxID: 4}}}, ""},
+			Alerts: []AlertRecord{{Kind: history.AlertRelayAttempts, OutboxID: 4}}}, ""},
 		{"fourth failure needs none", State{AlertAttempt: 5, Outbox: []OutboxRow{row(4, "PUBLISHED", 4)}}, ""},
 		{"attempts unchecked without the setting", State{Outbox: []OutboxRow{row(4, "PUBLISHED", 9)}}, ""},
 		{"never enqueued told as lost", State{Intents: []string{"ANNIVERSARY_COUPON:7"},
-			Alerts: []AlertRecord{{Kind: AlertAnniversaryLost, DedupKey: "ANNIVERSARY_COUPON:7"}}}, ""},
+			Alerts: []AlertRecord{{Kind: history.AlertAnniversaryLost, DedupKey: "ANNIVERSARY_COUPON:7"}}}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := AlertContract(tc.state)
@@ -97,11 +99,11 @@ func TestParkedCopyToldByItsRowsAlert(t *testing.T) {
 	s := rec.State
 	var alerts []AlertRecord
 	for _, a := range s.Alerts {
-		if a.Kind != AlertSendingTimeout {
+		if a.Kind != history.AlertSendingTimeout {
 			alerts = append(alerts, a)
 		}
 	}
-	s.Alerts = append(alerts, AlertRecord{Kind: AlertReconciledFailed, MessageID: "notification-outbox-1"})
+	s.Alerts = append(alerts, AlertRecord{Kind: history.AlertReconciledFailed, MessageID: "notification-outbox-1"})
 	if got := AlertContract(s); len(got) == 0 {
 		t.Error("a parked copy of an ERROR row told only by a RECONCILED_FAILED alert kept the contract")
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/outboxchaos/outboxchaos/auditor"
+	"github.com/outboxchaos/outboxchaos/history"
 )
 
 // Audit is the auditor's expectation of a run matched to its outbox
@@ -72,7 +73,7 @@ func NewAudit(s State) *Audit {
 	}
 	lost := map[string]bool{}
 	for _, al := range s.Alerts {
-		if al.Kind == AlertAnniversaryLost && al.DedupKey != "" {
+		if al.Kind == history.AlertAnniversaryLost && al.DedupKey != "" {
 			if _, enqueued := byKey[al.DedupKey]; !enqueued {
 				lost[al.DedupKey] = true
 			}

@@ -3,6 +3,8 @@ package checker
 import (
 	"fmt"
 	"slices"
+
+	"github.com/outboxchaos/outboxchaos/history"
 )
 
 // lossAlerts are the alert kinds that tell an operator a message is lost
@@ -10,7 +12,7 @@ import (
 // SENDING_TIMEOUT, RESULT_WRITE_FAILED, RECONCILE_STUCK) may name a
 // message that arrived: the design says so, and the reconciler settles
 // them.
-var lossAlerts = []string{AlertExpired, AlertRelayFailed, AlertParked, AlertReconciledFailed, AlertAnniversaryLost}
+var lossAlerts = []string{history.AlertExpired, history.AlertRelayFailed, history.AlertParked, history.AlertReconciledFailed, history.AlertAnniversaryLost}
 
 // trueAlerts: an alert that reports a loss tells the truth: the message
 // it names never reached a phone. A false alarm is a violation like a
@@ -34,7 +36,7 @@ var trueAlerts = Invariant{
 				continue
 			}
 			row, ok := alertRow(in.Tally, a)
-			if !ok || in.Tally.Reached[row.DedupKey] == 0 || (a.Kind == AlertParked && replayed[MessageID(row.ID)]) {
+			if !ok || in.Tally.Reached[row.DedupKey] == 0 || (a.Kind == history.AlertParked && replayed[MessageID(row.ID)]) {
 				continue
 			}
 			out = append(out, fmt.Sprintf("false alarm: %s alert for %s (%s), which reached a phone", a.Kind, MessageID(row.ID), row.DedupKey))

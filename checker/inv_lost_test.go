@@ -3,6 +3,8 @@ package checker
 import (
 	"strings"
 	"testing"
+
+	"github.com/outboxchaos/outboxchaos/history"
 )
 
 // TestNothingLostSilently: an intent never delivered is a silent loss
@@ -13,7 +15,7 @@ func TestNothingLostSilently(t *testing.T) {
 	if d := nothingLostSilently.Check(Input{State: s, Tally: NewTally(s)}); len(d) != 1 {
 		t.Fatalf("no alert: %q", d)
 	}
-	s.Alerts = []AlertRecord{{Kind: AlertExpired, OutboxID: 1}}
+	s.Alerts = []AlertRecord{{Kind: history.AlertExpired, OutboxID: 1}}
 	if d := nothingLostSilently.Check(Input{State: s, Tally: NewTally(s)}); len(d) != 0 {
 		t.Fatalf("with its alert: %q", d)
 	}
@@ -28,7 +30,7 @@ func TestParkedUnderAnotherID(t *testing.T) {
 	t.Parallel()
 	s := State{Intents: []string{"K:1"}, Outbox: []OutboxRow{{ID: 1, DedupKey: "K:1", Status: "PUBLISHED"}}, Settled: true,
 		Parked: []ParkedRecord{{MessageID: "b7e1c0de", Reason: "MESSAGE_ID_MISMATCH", OutboxID: 1}},
-		Alerts: []AlertRecord{{Kind: AlertParked, OutboxID: 1, MessageID: "b7e1c0de", Reason: "MESSAGE_ID_MISMATCH"}}}
+		Alerts: []AlertRecord{{Kind: history.AlertParked, OutboxID: 1, MessageID: "b7e1c0de", Reason: "MESSAGE_ID_MISMATCH"}}}
 	if !Quiescent(s) {
 		t.Error("a row whose copy is parked under another id is accounted for: the state is quiescent")
 	}

@@ -1,6 +1,10 @@
 package checker
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/outboxchaos/outboxchaos/history"
+)
 
 // settlementsAgree: no reconciler settlement is contradicted by the
 // handset ledger: a row settled FAILED never reached a handset. (SENT yet
@@ -11,7 +15,7 @@ var settlementsAgree = Invariant{
 	Check: func(in Input) []string {
 		var out []string
 		for _, i := range in.Tally.Intents {
-			if i.Enqueued && i.Inbox.Settled == SettledFailed && i.Handset > 0 {
+			if i.Enqueued && i.Inbox.Settled == history.SettledFailed && i.Handset > 0 {
 				out = append(out, fmt.Sprintf("misreconciled: %s settled FAILED but reached the handset %d times", i.Inbox.MessageID, i.Handset))
 			}
 		}

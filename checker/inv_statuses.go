@@ -1,6 +1,10 @@
 package checker
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/outboxchaos/outboxchaos/history"
+)
 
 // statusesAgree: a row the handset ledger shows received is not finally
 // reported lost: its outbox row is not EXPIRED or FAILED, its inbox row
@@ -19,9 +23,9 @@ var statusesAgree = Invariant{
 			}
 			mid := MessageID(f.Row.ID)
 			switch {
-			case f.Row.Status == "EXPIRED" || f.Row.Status == "FAILED":
+			case f.Row.Status == history.OutboxExpired || f.Row.Status == history.OutboxFailed:
 				out = append(out, fmt.Sprintf("status disagrees: %s reached a phone, its outbox row is %s (%s)", mid, f.Row.Status, f.Row.Reason))
-			case f.HasInbox && f.Inbox.Status == "FAILED" && f.Inbox.Settled == "":
+			case f.HasInbox && f.Inbox.Status == history.InboxFailed && f.Inbox.Settled == "":
 				out = append(out, fmt.Sprintf("status disagrees: %s reached a phone, its inbox row is FAILED", mid))
 			}
 		}

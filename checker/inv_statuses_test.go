@@ -1,6 +1,10 @@
 package checker
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/outboxchaos/outboxchaos/history"
+)
 
 // TestStatusesAgree: a message that reached a phone whose outbox row ends
 // EXPIRED (no alert) breaks statuses-agree alone; an inbox FAILED the
@@ -15,8 +19,8 @@ func TestStatusesAgree(t *testing.T) {
 	s.Inbox[0].Status = "FAILED"
 	onlyBroken(t, Record{State: s}, "statuses-agree")
 
-	s.Inbox[0].Settled = SettledFailed
-	s.Alerts = []AlertRecord{{Kind: AlertReconciledFailed, MessageID: MessageID(1)}}
+	s.Inbox[0].Settled = history.SettledFailed
+	s.Alerts = []AlertRecord{{Kind: history.AlertReconciledFailed, MessageID: MessageID(1)}}
 	for _, name := range Check(s).Broken() {
 		if name == "statuses-agree" {
 			t.Errorf("a settlement the ledger contradicts is settlements-agree's")

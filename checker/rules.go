@@ -213,7 +213,7 @@ func returnedCounted(_ Rule, rec Record, _ Verdict) error {
 func parkedWithReason(r Rule, rec Record, _ Verdict) error {
 	alerted := map[string]bool{}
 	for _, a := range rec.State.Alerts {
-		if a.Kind == AlertParked {
+		if a.Kind == history.AlertParked {
 			alerted[a.MessageID] = true
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/outboxchaos/outboxchaos/history"
 )
 
 // TestRecordedRuns recomputes the verdict of whole recorded runs
@@ -156,9 +158,9 @@ func TestRulesCatchTheirBug(t *testing.T) {
 	t.Parallel()
 	for dir, rule := range map[string]Rule{
 		"stale-relay-seed650260-no-claimed-by":                  {Rule: "late-mark", Pod: "relay-1"},
-		"worker-shutdown-mid-send-seed650260-release-on-cancel": {Rule: "alerts", Kind: AlertVendorUnknown, N: 1},
+		"worker-shutdown-mid-send-seed650260-release-on-cancel": {Rule: "alerts", Kind: history.AlertVendorUnknown, N: 1},
 		"vendor-5xx-seed650260-retry-unknown":                   {Rule: "vendor-calls", Msg: 1, N: 1},
-		"report-disagrees-seed235651-trust-first-answer":        {Rule: "settled", Status: SettledSent, N: 1},
+		"report-disagrees-seed235651-trust-first-answer":        {Rule: "settled", Status: history.SettledSent, N: 1},
 		"poison-messages-seed262525-park-without-reason":        {Rule: "parked", N: 5},
 	} {
 		rec := loadRun(t, dir)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/outboxchaos/outboxchaos/auditor"
+	"github.com/outboxchaos/outboxchaos/history"
 )
 
 // State is the final state of one run, as plain data: what the checker
@@ -105,13 +106,6 @@ type InboxRow struct {
 	Reconcilable bool `json:"reconcilable,omitempty"`
 }
 
-// Settlements the reconciler writes (InboxRow.Settled).
-const (
-	SettledSent   = "RECONCILED_SENT"
-	SettledFailed = "RECONCILED_FAILED"
-	SettledResent = "RESENT"
-)
-
 // LedgerEntry is one message that reached a handset.
 type LedgerEntry struct {
 	RefKey string `json:"refkey"`
@@ -157,24 +151,6 @@ type QueueDepths struct {
 	Parking int `json:"parking"`
 }
 
-// Alert kinds the pipeline sends (the alert's "kind" field).
-const (
-	AlertExpired           = "EXPIRED"
-	AlertSendingTimeout    = "SENDING_TIMEOUT"
-	AlertVendorUnknown     = "VENDOR_UNKNOWN"
-	AlertResultWriteFailed = "RESULT_WRITE_FAILED"
-	// AlertClaimReleaseFailed: a claim could not be released (a row rule
-	// counts it; no final state needs it, as the message is requeued).
-	AlertClaimReleaseFailed = "CLAIM_RELEASE_FAILED"
-	AlertAnniversaryLost    = "ANNIVERSARY_LOST"
-	AlertParked             = "PARKED"
-	// The reconciler's.
-	AlertReconciledSent   = "RECONCILED_SENT"
-	AlertReconciledFailed = "RECONCILED_FAILED"
-	AlertResent           = "RESENT"
-	AlertReconcileStuck   = "RECONCILE_STUCK"
-)
-
 // MessageID is the message_id of outbox row id: notification-outbox-{id}.
 func MessageID(outboxID int64) string { return fmt.Sprintf("notification-outbox-%d", outboxID) }
 
@@ -189,7 +165,7 @@ func Quiescent(s State) bool {
 	}
 	in := map[string]string{}
 	for _, r := range s.Inbox {
-		if r.Status == "SENDING" || r.Status == "RESENDING" || r.Reconcilable {
+		if r.Status == history.InboxSending || r.Status == history.InboxResending || r.Reconcilable {
 			return false
 		}
 		in[r.MessageID] = r.Status
@@ -204,13 +180,13 @@ func Quiescent(s State) bool {
 	}
 	for _, r := range s.Outbox {
 		switch r.Status {
-		case "PUBLISHING":
+		case history.OutboxPublishing:
 			return false
-		case "PENDING":
+		case history.OutboxPending:
 			if !r.Deferred {
 				return false
 			}
-		case "PUBLISHED":
+		case history.OutboxPublished:
 			mid := MessageID(r.ID)
 			if in[mid] == "" && !accounted[mid] {
 				return false

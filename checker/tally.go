@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"iter"
 	"sort"
+
+	"github.com/outboxchaos/outboxchaos/history"
 )
 
 // Fate is what became of one intent by the end of a run. Every intent has
@@ -169,22 +171,22 @@ func fate(s State, t Tally, f IntentFate, alerted alerts, workerSkip map[string]
 	// (before quiescence) stuck.
 	_, isParked := parked[mid]
 	switch {
-	case row.Status == "SKIPPED" || (!f.HasInbox && workerSkip[mid]):
+	case row.Status == history.OutboxSkipped || (!f.HasInbox && workerSkip[mid]):
 		if why := unowedSkip(s, row, t.Registered); why != "" {
 			return FateLostSilently, fmt.Sprintf("lost silently: %s skipped, but %s", mid, why)
 		}
 		return FateSkipped, ""
-	case row.Status == "EXPIRED" || row.Status == "FAILED":
+	case row.Status == history.OutboxExpired || row.Status == history.OutboxFailed:
 		return lost(row.Status)
-	case row.Status == "PENDING" && row.Deferred:
+	case row.Status == history.OutboxPending && row.Deferred:
 		return FateDeferred, fmt.Sprintf("deferred: %s due after the run", mid)
-	case row.Status == "PENDING" || row.Status == "PUBLISHING":
+	case row.Status == history.OutboxPending || row.Status == history.OutboxPublishing:
 		return FateStuck, fmt.Sprintf("stuck: %s outbox %s", mid, row.Status)
-	case f.HasInbox && (ib.Status == "SENDING" || ib.Status == "RESENDING"):
+	case f.HasInbox && (ib.Status == history.InboxSending || ib.Status == history.InboxResending):
 		return FateStuck, fmt.Sprintf("stuck: %s inbox %s", mid, ib.Status)
-	case f.HasInbox && (ib.Status == "ERROR" || ib.Status == "FAILED"):
+	case f.HasInbox && (ib.Status == history.InboxError || ib.Status == history.InboxFailed):
 		return lost("inbox " + ib.Status)
-	case f.HasInbox && ib.Status == "SENT":
+	case f.HasInbox && ib.Status == history.InboxSent:
 		return FateLostSilently, fmt.Sprintf("lost silently: %s inbox SENT but the handset never got it", mid)
 	case isParked:
 		return lost("parked (" + parked[mid] + ")")
@@ -229,22 +231,22 @@ func (t Tally) observe(v *Verdict) {
 		if i.Fate == FateLostVisibly || i.Fate == FateDeferred {
 			v.Details = append(v.Details, i.Detail)
 		}
-		if i.Fate == FateOnce && i.HasInbox && i.Inbox.Status == "ERROR" {
+		if i.Fate == FateOnce && i.HasInbox && i.Inbox.Status == history.InboxError {
 			v.ErrorDelivered++
 		}
 		// An ERROR row nobody settled, told to an operator (its outbox row
 		// neither EXPIRED nor FAILED: those are lost by the relay).
-		if i.Fate == FateLostVisibly && i.HasInbox && i.Inbox.Status == "ERROR" && i.Inbox.Settled == "" &&
-			i.Row.Status != "EXPIRED" && i.Row.Status != "FAILED" {
+		if i.Fate == FateLostVisibly && i.HasInbox && i.Inbox.Status == history.InboxError && i.Inbox.Settled == "" &&
+			i.Row.Status != history.OutboxExpired && i.Row.Status != history.OutboxFailed {
 			v.Unknown++
 		}
 		if !i.Enqueued {
 			continue
 		}
 		switch i.Inbox.Settled {
-		case SettledSent:
+		case history.SettledSent:
 			v.ReconciledSent++
-		case SettledFailed:
+		case history.SettledFailed:
 			v.ReconciledFailed++
 		}
 		if i.Inbox.Resends > 0 {

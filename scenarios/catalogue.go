@@ -74,7 +74,7 @@ func tableCatalogue() []*Scenario {
 				enqueue(), start("worker", "cleanup"), startWith("relay", clockAt("+1d 10:00")),
 				await(outboxRows("EXPIRED", 6)),
 			},
-			Expect: rules(lost(6), alerts(checker.AlertExpired, 6), handsets(0)),
+			Expect: rules(lost(6), alerts(history.AlertExpired, 6), handsets(0)),
 		},
 		{
 			Name: "relay-crash-after-claim", Row: "3",
@@ -181,7 +181,7 @@ func tableCatalogue() []*Scenario {
 			Fault:       "pause-point worker.after-claim (SIGSTOP) in worker-1, SIGKILLed once any ack it sent is at the broker",
 			Outcome:     "SENDING stays; the redelivery does not send; cleanup turns it into ERROR + alert (lost, visibly)",
 			Steps:       crashWorker(kp.WorkerAfterClaim),
-			Expect:      rules(lost(1), alerts(checker.AlertSendingTimeout, 1), handsets(5)),
+			Expect:      rules(lost(1), alerts(history.AlertSendingTimeout, 1), handsets(5)),
 		},
 		{
 			Name: "stranded-in-one-sweep", Row: "8", PerKind: 3,
@@ -198,7 +198,7 @@ func tableCatalogue() []*Scenario {
 				note(start("worker"), "the last killed worker's message is redelivered to a live one, which finds its row at the peek"),
 				await(peekSkipped(3)),
 			),
-			Expect: rules(lost(3), alerts(checker.AlertSendingTimeout, 3), handsets(0), peekSkips(3),
+			Expect: rules(lost(3), alerts(history.AlertSendingTimeout, 3), handsets(0), peekSkips(3),
 				checker.Rule{Rule: "inbox-all", Status: "ERROR"}),
 		},
 		vendorUnknown("vendor-timeout", fakevendor.AcceptHang, fakevendor.Hang,
@@ -214,7 +214,7 @@ func tableCatalogue() []*Scenario {
 				inject(vendorMode(fakevendor.FailCode, 1, 0), vendorMode(fakevendor.LateBody, 2, 0), vendorMode(fakevendor.Malformed, 3, 0)),
 				enqueue(), pipeline(), await(inboxRows("ERROR", 3)),
 			},
-			Expect: rules(lost(1), alerts(checker.AlertVendorUnknown, 3), errorDelivered(2), vendorCalls(1, 1), vendorCalls(2, 1), vendorCalls(3, 1)),
+			Expect: rules(lost(1), alerts(history.AlertVendorUnknown, 3), errorDelivered(2), vendorCalls(1, 1), vendorCalls(2, 1), vendorCalls(3, 1)),
 		},
 		{
 			Name: "result-write-fails", Row: "10",
@@ -222,7 +222,7 @@ func tableCatalogue() []*Scenario {
 			Fault:       "failpoint worker.result-update in worker-1",
 			Outcome:     "error log + alert, ack; SENDING blocks redelivery; cleanup → ERROR + alert; sent once",
 			Steps:       failWorker(kp.FailResultUpdate, "result-failed"),
-			Expect: rules(allOnce, alerts(checker.AlertResultWriteFailed, 1), alerts(checker.AlertSendingTimeout, 1),
+			Expect: rules(allOnce, alerts(history.AlertResultWriteFailed, 1), alerts(history.AlertSendingTimeout, 1),
 				errorDelivered(1)),
 		},
 		{
@@ -255,7 +255,7 @@ func tableCatalogue() []*Scenario {
 			Fault:       "pause-point worker.after-send (SIGSTOP) in worker-1, SIGKILLed once any ack it sent is at the broker",
 			Outcome:     "redelivered → its SENDING claim blocks a resend; cleanup → ERROR + alert; the phone got it once",
 			Steps:       append(crashWorker(kp.WorkerAfterSend), await(peekSkipped(1))),
-			Expect:      rules(allOnce, peekSkips(1), alerts(checker.AlertSendingTimeout, 1), errorDelivered(1)),
+			Expect:      rules(allOnce, peekSkips(1), alerts(history.AlertSendingTimeout, 1), errorDelivered(1)),
 		},
 		{
 			Name: "worker-shutdown-mid-send", Row: "§5",
@@ -277,7 +277,7 @@ func tableCatalogue() []*Scenario {
 				}}, "the held call is answered (its fault recovered) only once worker-1 has been asked to stop; the SIGTERM returns when worker-1 exited"),
 				start("worker"),
 			},
-			Expect: rules(allOnce, alerts(checker.AlertVendorUnknown, 1), errorDelivered(1)),
+			Expect: rules(allOnce, alerts(history.AlertVendorUnknown, 1), errorDelivered(1)),
 		},
 		{
 			Name: "unroutable-publish", Row: "§4",
@@ -296,7 +296,7 @@ func tableCatalogue() []*Scenario {
 			Fault:       "failpoint worker.claim-response in worker-1 (error after the commit)",
 			Outcome:     "requeued; the copy finds its own SENDING row and does not send; cleanup → ERROR + alert (lost, visibly)",
 			Steps:       failWorker(kp.FailClaimResponse, "claim-failed"),
-			Expect:      rules(lost(1), alerts(checker.AlertSendingTimeout, 1)),
+			Expect:      rules(lost(1), alerts(history.AlertSendingTimeout, 1)),
 		},
 		{
 			Name: "release-response-lost", Row: "extra",
@@ -308,7 +308,7 @@ func tableCatalogue() []*Scenario {
 				enqueue(), startWith("worker", fail(kp.FailReleaseResponse)), start("relay", "cleanup"),
 				await(eventOf(history.ReleaseFailed)),
 			},
-			Expect: rules(allOnce, alerts(checker.AlertClaimReleaseFailed, 1)),
+			Expect: rules(allOnce, alerts(history.AlertClaimReleaseFailed, 1)),
 		},
 		{
 			Name: "anniversary-outbox-fails", Row: "extra", PerKind: 2,
@@ -321,7 +321,7 @@ func tableCatalogue() []*Scenario {
 				assert(Cond{Rows: &Rows{Table: "coupons", N: 2}}),
 				pipeline(),
 			},
-			Expect: rules(lost(1), alerts(checker.AlertAnniversaryLost, 1), handsets(1)),
+			Expect: rules(lost(1), alerts(history.AlertAnniversaryLost, 1), handsets(1)),
 		},
 		{
 			Name: "anniversary-crash-after-coupon", Row: "1", PerKind: 2,
@@ -355,7 +355,7 @@ func tableCatalogue() []*Scenario {
 				inject(faults.Spec{Kind: "replay-parked", Msg: 1}),
 				note(await(peekSkipped(1)), "the second replay absorbed"),
 			},
-			Expect: rules(allOnce, alerts(checker.AlertParked, 1)),
+			Expect: rules(allOnce, alerts(history.AlertParked, 1)),
 		},
 		{
 			Name: "poison-messages", Row: "§5",
@@ -370,7 +370,7 @@ func tableCatalogue() []*Scenario {
 				inject(poison("unknown-kind"), poison("missing-template"), poison("long-fallback"), poison("malformed"), poison("long-message-id")),
 				await(Cond{Event: &EventCond{Name: history.Park, N: 5}}),
 			},
-			Expect: rules(allOnce, checker.Rule{Rule: "parked", N: 5}, alerts(checker.AlertParked, 5), handsets(6)),
+			Expect: rules(allOnce, checker.Rule{Rule: "parked", N: 5}, alerts(history.AlertParked, 5), handsets(6)),
 		},
 		{
 			Name: "worker-crash-after-park", Row: "12",
@@ -404,7 +404,7 @@ func tableCatalogue() []*Scenario {
 				note(restart("worker-1"), "SIGKILL, then a new worker-1: the unacked notification-outbox-2 comes back to it"),
 				await(ledger(1)),
 			},
-			Expect: rules(lost(1), alerts(checker.AlertParked, 1), handsets(1)),
+			Expect: rules(lost(1), alerts(history.AlertParked, 1), handsets(1)),
 		},
 		{
 			Name: "schema-race", Row: "§7", SelfMigrate: true,
@@ -425,7 +425,7 @@ func tableCatalogue() []*Scenario {
 			Fault:       "fake vendor hang for notification-outbox-1; pause-point worker.after-error-result (SIGSTOP) in worker-1, SIGKILLed once any ack it sent is at the broker",
 			Outcome:     "the ERROR row is final and nothing looks at it again, so its VENDOR_UNKNOWN alert must already be out: lost visibly, never silently",
 			Steps:       append([]Step{inject(vendorMode(fakevendor.Hang, 1, 0))}, crashWorker(kp.WorkerAfterErrorResult)...),
-			Expect:      rules(lost(1), alerts(checker.AlertVendorUnknown, 1)),
+			Expect:      rules(lost(1), alerts(history.AlertVendorUnknown, 1)),
 		},
 		{
 			Name: "crash-after-expiry", Row: "2*",
@@ -437,7 +437,7 @@ func tableCatalogue() []*Scenario {
 				startWith("relay", clockAt("+1d 10:00"), kill(kp.RelayAfterFinish)), await(killed("relay-1")),
 				startWith("relay", clockAt("+1d 10:00")), await(outboxRows("EXPIRED", 6)),
 			},
-			Expect: rules(lost(6), alerts(checker.AlertExpired, 6), handsets(0)),
+			Expect: rules(lost(6), alerts(history.AlertExpired, 6), handsets(0)),
 		},
 		{
 			Name: "broker-restart", Row: "extra", PerKind: 5,
@@ -465,7 +465,7 @@ func vendorUnknown(name string, sent, notSent fakevendor.Mode, desc string) *Sce
 			inject(vendorMode(sent, 1, 0), vendorMode(notSent, 2, 0)),
 			enqueue(), pipeline(), await(inboxRows("ERROR", 2)),
 		},
-		Expect: rules(lost(1), alerts(checker.AlertVendorUnknown, 2), errorDelivered(1), vendorCalls(1, 1), vendorCalls(2, 1)),
+		Expect: rules(lost(1), alerts(history.AlertVendorUnknown, 2), errorDelivered(1), vendorCalls(1, 1), vendorCalls(2, 1)),
 	}
 }
 
@@ -480,7 +480,7 @@ func adCutoffDeferral(name, at, desc, fault, outcome string) *Scenario {
 			await(ledger(4)), stop("relay-1"),
 			startWith("relay", clockAt("+1d 08:00")), await(outboxRows("EXPIRED", 2)),
 		},
-		Expect: rules(lost(2), alerts(checker.AlertExpired, 2), handsets(4)),
+		Expect: rules(lost(2), alerts(history.AlertExpired, 2), handsets(4)),
 	}
 }
 

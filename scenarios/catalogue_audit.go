@@ -29,7 +29,7 @@ func auditCatalogue() []*Scenario {
 				stop("relay-2"),
 				startWith("relay", clockAt("+1d 08:00")), await(anyOf(outboxRows("EXPIRED", 2), outboxRows("PUBLISHED", 2))),
 			},
-			Expect: rules(allOnce, handsets(2), alerts(checker.AlertExpired, 0)),
+			Expect: rules(allOnce, handsets(2), alerts(history.AlertExpired, 0)),
 		},
 		{
 			Name: "ad-send-cutoff", Row: "§5", Start: "20:50:00", Kinds: ads,
@@ -41,7 +41,7 @@ func auditCatalogue() []*Scenario {
 				await(outboxRows("PUBLISHED", 2)), start("worker", "cleanup"),
 				await(anyOf(Cond{Event: &EventCond{Name: history.Park, N: 2}}, ledger(2))),
 			},
-			Expect: rules(lost(2), alerts(checker.AlertParked, 2)),
+			Expect: rules(lost(2), alerts(history.AlertParked, 2)),
 		},
 		{
 			Name: "rejected-then-sent", Row: "12", Kinds: []notification.Kind{notification.GradeRenewal},
@@ -54,7 +54,7 @@ func auditCatalogue() []*Scenario {
 				during(fs(vendorMode(fakevendor.Status401, 1, 3)), eventWith(history.Republish, history.KeyTo, history.ToRetry), enqueue(), pipeline()),
 				await(ledger(1)),
 			},
-			Expect: rules(allOnce, checker.Rule{Rule: "alerts", Kind: checker.AlertParked, N: 0}),
+			Expect: rules(allOnce, checker.Rule{Rule: "alerts", Kind: history.AlertParked, N: 0}),
 		},
 		{
 			Name: "sent-copy-at-delivery-limit", Row: "11",
@@ -85,7 +85,7 @@ func auditCatalogue() []*Scenario {
 				note(await(allOf(outboxRows("PUBLISHED", 1), anyOf(peekSkipped(1), Cond{Event: &EventCond{Name: history.Park, N: 1}}, ledger(1)))),
 					"relay-2 republished the message: the second copy is acked at the peek, or sent"),
 			},
-			Expect: rules(allOnce, handsets(1), alerts(checker.AlertParked, 0)),
+			Expect: rules(allOnce, handsets(1), alerts(history.AlertParked, 0)),
 		},
 		{
 			Name: "park-refused-then-sent", Row: "12", Kinds: []notification.Kind{notification.GradeRenewal},
@@ -102,7 +102,7 @@ func auditCatalogue() []*Scenario {
 					"the third refusal parks the message while the worker's broker link is down: the park's republish fails"),
 				await(ledger(1)),
 			},
-			Expect: rules(allOnce, handsets(1), alerts(checker.AlertParked, 0)),
+			Expect: rules(allOnce, handsets(1), alerts(history.AlertParked, 0)),
 		},
 		{
 			Name: "parked-then-second-copy", Row: "14", Kinds: []notification.Kind{notification.GradeRenewal},
@@ -120,7 +120,7 @@ func auditCatalogue() []*Scenario {
 				note(await(allOf(outboxRows("PUBLISHED", 1), anyOf(peekSkipped(1), ledger(1)))),
 					"relay-2 republished the message: the second copy finds the park on record, or is sent"),
 			},
-			Expect: rules(lost(1), handsets(0), alerts(checker.AlertParked, 1)),
+			Expect: rules(lost(1), handsets(0), alerts(history.AlertParked, 1)),
 		},
 		{
 			Name: "business-events-once", Row: "1", PerKind: 2, AllowUnfired: true,

@@ -31,7 +31,7 @@ func defectCatalogue() []*Scenario {
 				startWith("relay", clockAt("+1d 10:00"), faults.Spec{Kind: "crash-point", Point: "sql:commit:after", Hit: 1}), await(killed("relay-1")),
 				startWith("relay", clockAt("+1d 10:00")), await(outboxRows("EXPIRED", 1)),
 			},
-			Expect: rules(lost(1), alerts(checker.AlertExpired, 1), handsets(0)),
+			Expect: rules(lost(1), alerts(history.AlertExpired, 1), handsets(0)),
 		},
 		{
 			Name: "relay-crash-after-attempt-alert", Row: "§3", Kinds: one,
@@ -60,7 +60,7 @@ func defectCatalogue() []*Scenario {
 				enqueue(), start("worker", "cleanup"), await(podEvent(history.ConsumeStart, "worker-", 1)),
 				during(fs(linkDown("postgres-worker")), anyOf(Cond{Event: &EventCond{Name: history.PeekFailed, N: 3}}, eventOf(history.Park)), start("relay")),
 			},
-			Expect: rules(allOnce, handsets(1), alerts(checker.AlertParked, 0)),
+			Expect: rules(allOnce, handsets(1), alerts(history.AlertParked, 0)),
 		},
 		{
 			Name: "worker-crash-on-last-delivery", Row: "7", Kinds: one,
@@ -118,7 +118,7 @@ func defectCatalogue() []*Scenario {
 			Steps: []Step{
 				enqueue(), start("worker", "cleanup"), startWith("relay", clockAt("+1d 08:00")), await(outboxRows("EXPIRED", 6)),
 			},
-			Expect: rules(lost(6), alerts(checker.AlertExpired, 6), handsets(0)),
+			Expect: rules(lost(6), alerts(history.AlertExpired, 6), handsets(0)),
 		},
 		adCutoffDeferral("ad-deferral-at-year-end", "2026-12-31 20:39:50", "advertising messages reach the relay after 20:40 on the year's last day",
 			"clock: the relay starts at 20:40:00 on 2026-12-31, then a relay runs on 2027-01-01 at 08:00",

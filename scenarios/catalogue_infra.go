@@ -3,7 +3,6 @@ package scenarios
 import (
 	"time"
 
-	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/fakevendor"
 	"github.com/outboxchaos/outboxchaos/faults"
 	"github.com/outboxchaos/outboxchaos/history"
@@ -179,7 +178,7 @@ func InfraCatalogue() []*Scenario {
 					"the cleanup starts only now, its clock an hour ahead: its first sweep finds the row past the SENDING timeout, and no sweep could take it before the crash"),
 				await(inboxRows("ERROR", 1)),
 			},
-			Expect: rules(lost(1), alerts(checker.AlertSendingTimeout, 1), alerts(checker.AlertVendorUnknown, 1), handsets(5), vendorCalls(1, 1)),
+			Expect: rules(lost(1), alerts(history.AlertSendingTimeout, 1), alerts(history.AlertVendorUnknown, 1), handsets(5), vendorCalls(1, 1)),
 		},
 		{
 			Name: "postgres-freeze", Row: "infra", Infra: "single",

@@ -22,7 +22,7 @@ func reconcileCatalogue() []*Scenario {
 				enqueue(), startWith("worker", kill(kp.WorkerAfterClaim)), start("relay", "cleanup", "reconciler"),
 				await(killed("worker-1")), restart("worker-1"),
 			},
-			Expect: rules(allOnce, alerts(checker.AlertSendingTimeout, 1), settled(checker.SettledResent, 1), alerts(checker.AlertResent, 1)),
+			Expect: rules(allOnce, alerts(history.AlertSendingTimeout, 1), settled(history.SettledResent, 1), alerts(history.AlertResent, 1)),
 		},
 		reconciledUnknown("reconcile-vendor-timeout", fakevendor.AcceptHang, fakevendor.Hang,
 			"row 9 with reconciliation: the vendor call times out, once after the message reached the phone, once before"),
@@ -37,7 +37,7 @@ func reconcileCatalogue() []*Scenario {
 				inject(vendorMode(fakevendor.FailCode, 1, 1), vendorMode(fakevendor.LateBody, 2, 1), vendorMode(fakevendor.Malformed, 3, 1)),
 				enqueue(), reconciled(),
 			},
-			Expect: rules(allOnce, settled(checker.SettledSent, 2), settled(checker.SettledResent, 1), vendorCalls(1, 2), vendorCalls(2, 1), vendorCalls(3, 1)),
+			Expect: rules(allOnce, settled(history.SettledSent, 2), settled(history.SettledResent, 1), vendorCalls(1, 2), vendorCalls(2, 1), vendorCalls(3, 1)),
 		},
 		{
 			Name: "reconcile-without-resend", Row: "9+R",
@@ -48,8 +48,8 @@ func reconcileCatalogue() []*Scenario {
 				inject(vendorMode(fakevendor.AcceptHang, 1, 1), vendorMode(fakevendor.Hang, 2, 1)),
 				enqueue(), reconciled(),
 			},
-			Expect: rules(lost(1), settled(checker.SettledSent, 1), settled(checker.SettledFailed, 1),
-				alerts(checker.AlertReconciledFailed, 1), vendorCalls(2, 1)),
+			Expect: rules(lost(1), settled(history.SettledSent, 1), settled(history.SettledFailed, 1),
+				alerts(history.AlertReconciledFailed, 1), vendorCalls(2, 1)),
 		},
 		{
 			Name: "reconcile-result-write-fails", Row: "10+R", Config: resendOn,
@@ -60,7 +60,7 @@ func reconcileCatalogue() []*Scenario {
 				enqueue(), startWith("worker", fail(kp.FailResultUpdate)), start("relay", "cleanup", "reconciler"),
 				await(eventOf(history.ResultFailed)),
 			},
-			Expect: rules(allOnce, alerts(checker.AlertResultWriteFailed, 1), settled(checker.SettledSent, 1), settled(checker.SettledResent, 0)),
+			Expect: rules(allOnce, alerts(history.AlertResultWriteFailed, 1), settled(history.SettledSent, 1), settled(history.SettledResent, 0)),
 		},
 		{
 			Name: "reconcile-claim-response-lost", Row: "extra+R", Config: resendOn,
@@ -71,7 +71,7 @@ func reconcileCatalogue() []*Scenario {
 				enqueue(), startWith("worker", fail(kp.FailClaimResponse)), start("relay", "cleanup", "reconciler"),
 				await(eventOf(history.ClaimFailed)),
 			},
-			Expect: rules(allOnce, alerts(checker.AlertSendingTimeout, 1), settled(checker.SettledResent, 1)),
+			Expect: rules(allOnce, alerts(history.AlertSendingTimeout, 1), settled(history.SettledResent, 1)),
 		},
 		{
 			Name: "late-landing", Row: "R", Config: resendOn,
@@ -79,7 +79,7 @@ func reconcileCatalogue() []*Scenario {
 			Fault:       "fake vendor land-late for notification-outbox-1: no answer (the worker times out, ERROR), and the request lands as soon as the vendor has answered the first lookup for it",
 			Outcome:     "the first lookup comes after the request's expireat, so the vendor drops it when it lands; never received twice → re-sent once; sent once",
 			Steps:       []Step{inject(vendorMode(fakevendor.LandLate, 1, 1)), enqueue(), reconciled()},
-			Expect:      rules(allOnce, settled(checker.SettledResent, 1), vendorCalls(1, 2), handsets(6)),
+			Expect:      rules(allOnce, settled(history.SettledResent, 1), vendorCalls(1, 2), handsets(6)),
 		},
 		{
 			Name: "late-landing-no-resend", Row: "R",
@@ -87,7 +87,7 @@ func reconcileCatalogue() []*Scenario {
 			Fault:       "fake vendor land-late for notification-outbox-1; the reconciler runs without --reconcile-resend",
 			Outcome:     "the late request is dropped (past its expireat); settled FAILED NEVER_RECEIVED, and the phone indeed never got it",
 			Steps:       []Step{inject(vendorMode(fakevendor.LandLate, 1, 1)), enqueue(), reconciled()},
-			Expect:      rules(lost(1), settled(checker.SettledFailed, 1), handsets(5)),
+			Expect:      rules(lost(1), settled(history.SettledFailed, 1), handsets(5)),
 		},
 		{
 			Name: "report-disagrees", Row: "R", Config: resendOn,
@@ -98,7 +98,7 @@ func reconcileCatalogue() []*Scenario {
 				inject(vendorMode(fakevendor.AcceptHang, 1, 1), vendorMode(fakevendor.ReportWrong, 1, 1), vendorMode(fakevendor.ReportMissing, 1, 1)),
 				enqueue(), reconciled(),
 			},
-			Expect: rules(allOnce, settled(checker.SettledSent, 1), alerts(checker.AlertReconciledFailed, 0), vendorCalls(1, 1)),
+			Expect: rules(allOnce, settled(history.SettledSent, 1), alerts(history.AlertReconciledFailed, 0), vendorCalls(1, 1)),
 		},
 		{
 			Name: "lookup-fails", Row: "R", Config: resendOn,
@@ -110,7 +110,7 @@ func reconcileCatalogue() []*Scenario {
 					vendorMode(fakevendor.LookupMalformed, 1, 1), vendorMode(fakevendor.ReportPending, 1, 1)),
 				enqueue(), reconciled(),
 			},
-			Expect: rules(allOnce, settled(checker.SettledSent, 1), alerts(checker.AlertReconcileStuck, 0), vendorCalls(1, 1)),
+			Expect: rules(allOnce, settled(history.SettledSent, 1), alerts(history.AlertReconcileStuck, 0), vendorCalls(1, 1)),
 		},
 		{
 			Name: "reconcile-gives-up", Row: "R", Config: resendOn,
@@ -121,20 +121,20 @@ func reconcileCatalogue() []*Scenario {
 				inject(vendorMode(fakevendor.Hang, 1, 1), vendorMode(fakevendor.Lookup5xx, 1, 0)),
 				enqueue(), reconciled(),
 			},
-			Expect: rules(lost(1), alerts(checker.AlertReconcileStuck, 1), settled(checker.SettledResent, 0), vendorCalls(1, 1)),
+			Expect: rules(lost(1), alerts(history.AlertReconcileStuck, 1), settled(history.SettledResent, 0), vendorCalls(1, 1)),
 		},
 		crashReconciler("reconciler-crash-after-lookup", kp.ReconcileAfterLookup, fakevendor.AcceptHang,
 			"the restarted reconciler looks again from the start; settled SENT, never re-sent",
-			settled(checker.SettledSent, 1), vendorCalls(1, 1)),
+			settled(history.SettledSent, 1), vendorCalls(1, 1)),
 		crashReconciler("reconciler-crash-before-settle", kp.ReconcileBeforeSettle, fakevendor.AcceptHang,
 			"the settlement's alert is out, its write is not: the restarted reconciler looks again and settles SENT, alerting a second time (twice, never none)",
-			settled(checker.SettledSent, 1), alerts(checker.AlertReconciledSent, 2), vendorCalls(1, 1)),
+			settled(history.SettledSent, 1), alerts(history.AlertReconciledSent, 2), vendorCalls(1, 1)),
 		crashReconciler("reconciler-crash-after-resend-claim", kp.ReconcileAfterResendClaim, fakevendor.Hang,
 			"the row stays RESENDING until cleanup turns it into ERROR + alert; looked up again after its new claim and re-sent by the restarted reconciler; sent once",
-			settled(checker.SettledResent, 1), alerts(checker.AlertSendingTimeout, 1), vendorCalls(1, 2)),
+			settled(history.SettledResent, 1), alerts(history.AlertSendingTimeout, 1), vendorCalls(1, 2)),
 		crashReconciler("reconciler-crash-after-resend", kp.ReconcileAfterResend, fakevendor.Hang,
 			"the re-send reached the phone but its result was never written: cleanup → ERROR + alert; the final report has it → settled SENT; sent once, never a third call",
-			settled(checker.SettledSent, 1), alerts(checker.AlertSendingTimeout, 1), vendorCalls(1, 2)),
+			settled(history.SettledSent, 1), alerts(history.AlertSendingTimeout, 1), vendorCalls(1, 2)),
 		{
 			Name: "two-reconcilers", Row: "R", PerKind: 2,
 			Config:      map[string]string{"reconcile-resend": "true", "reconcile-lock-ttl": "1ms"},
@@ -145,7 +145,7 @@ func reconcileCatalogue() []*Scenario {
 				inject(vendorMode(fakevendor.Hang, 1, 1), vendorMode(fakevendor.Hang, 2, 1), vendorMode(fakevendor.Hang, 3, 1)),
 				enqueue(), start("relay", "worker", "cleanup", "reconciler", "reconciler"),
 			},
-			Expect: rules(allOnce, settled(checker.SettledResent, 3), vendorCalls(1, 2), vendorCalls(2, 2), vendorCalls(3, 2)),
+			Expect: rules(allOnce, settled(history.SettledResent, 3), vendorCalls(1, 2), vendorCalls(2, 2), vendorCalls(3, 2)),
 		},
 	}
 }
@@ -170,7 +170,7 @@ func reconciledUnknown(name string, sent, notSent fakevendor.Mode, desc string) 
 			inject(vendorMode(sent, 1, 1), vendorMode(notSent, 2, 1)),
 			enqueue(), reconciled(),
 		},
-		Expect: rules(allOnce, alerts(checker.AlertVendorUnknown, 2), settled(checker.SettledSent, 1), settled(checker.SettledResent, 1),
+		Expect: rules(allOnce, alerts(history.AlertVendorUnknown, 2), settled(history.SettledSent, 1), settled(history.SettledResent, 1),
 			vendorCalls(1, 1), vendorCalls(2, 2)),
 	}
 }

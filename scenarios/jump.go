@@ -396,16 +396,16 @@ func (e *Env) lookInbox(ctx context.Context, claims claimants, l *look, b *strin
 		}
 		fmt.Fprintf(b, " %s=%s", mid, status)
 		switch status {
-		case "RESENDING":
+		case history.InboxResending:
 			l.busy = mid + " is being re-sent"
 			return nil
-		case "SENDING":
+		case history.InboxSending:
 			if c := claims.sends[mid]; c.pod == nil || !exited(c.pod) && !c.acked {
 				l.busy = mid + " is being sent"
 				return nil
 			}
 			l.earliest(created.Add(e.Cfg.SendingTimeout), mid+"'s SENDING timeout")
-		case "ERROR":
+		case history.InboxError:
 			if !e.reconcilable(status, "", tries) { // settled IS NULL above
 				continue
 			}

@@ -51,7 +51,7 @@ func (e *Env) consent(ctx context.Context) (map[int64]bool, error) {
 // will still look up: an unsettled ERROR row with lookups left, in a run
 // that started a reconciler.
 func (e *Env) reconcilable(status, settled string, tries int) bool {
-	return e.started("reconciler") && status == inbox.StatusError && settled == "" && tries < e.Cfg.ReconcileMaxTries
+	return e.started("reconciler") && status == history.InboxError && settled == "" && tries < e.Cfg.ReconcileMaxTries
 }
 
 // Snapshot reads the final state: rows, ledger, alerts, queues, parked

@@ -10,7 +10,6 @@ import (
 	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/system/broker"
-	"github.com/outboxchaos/outboxchaos/system/outbox"
 )
 
 // deferredHorizon: a PENDING row due this far past the virtual now is
@@ -24,7 +23,7 @@ const deferredHorizon = time.Hour
 // for 08:00, or its verdict, read a moment after the settle's look, would
 // find the row due and call it stuck.
 func (e *Env) deferred(status string, due time.Time, relayNows []time.Time) bool {
-	if status != outbox.StatusPending {
+	if status != history.OutboxPending {
 		return false
 	}
 	for _, now := range relayNows {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/outboxchaos/outboxchaos/auditor"
 	"github.com/outboxchaos/outboxchaos/checker"
+	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/system/testenv"
 )
 
@@ -45,7 +46,7 @@ func Clean(t testing.TB, db *testenv.DB, dir string) Files {
 	SeedInbox(t, db,
 		Inbox{OutboxID: 1, Created: old},
 		Inbox{OutboxID: 2, Created: old},
-		Inbox{OutboxID: 4, Status: "ERROR", Settled: checker.SettledSent, Created: old},
+		Inbox{OutboxID: 4, Status: "ERROR", Settled: history.SettledSent, Created: old},
 		Inbox{OutboxID: 5, Created: old},
 		Inbox{OutboxID: 8, Status: "SENDING", Created: now.Add(-time.Minute)},
 	)
@@ -58,9 +59,9 @@ func Clean(t testing.TB, db *testenv.DB, dir string) Files {
 			Line{RefKey: checker.MessageID(3), Status: "FAILED", At: old},
 		),
 		Alerts: WriteAlerts(t, dir,
-			checker.AlertRecord{Kind: checker.AlertExpired, OutboxID: 3, MessageID: checker.MessageID(3)},
-			checker.AlertRecord{Kind: checker.AlertVendorUnknown, MessageID: checker.MessageID(4)},
-			checker.AlertRecord{Kind: checker.AlertReconciledSent, MessageID: checker.MessageID(4)},
+			checker.AlertRecord{Kind: history.AlertExpired, OutboxID: 3, MessageID: checker.MessageID(3)},
+			checker.AlertRecord{Kind: history.AlertVendorUnknown, MessageID: checker.MessageID(4)},
+			checker.AlertRecord{Kind: history.AlertReconciledSent, MessageID: checker.MessageID(4)},
 		),
 	}
 }
@@ -87,7 +88,7 @@ func Planted(t testing.TB, db *testenv.DB, dir string) (Files, map[string]int) {
 		Inbox{OutboxID: 10, Created: old},
 		Inbox{OutboxID: 11, Created: old},
 		Inbox{OutboxID: 12, Created: old},
-		Inbox{OutboxID: 15, Status: "FAILED", Settled: checker.SettledFailed, Created: old},
+		Inbox{OutboxID: 15, Status: "FAILED", Settled: history.SettledFailed, Created: old},
 		Inbox{OutboxID: 17, Status: "SENDING", Created: old},
 		Inbox{OutboxID: 18, Status: "ERROR", Created: old},
 		Inbox{OutboxID: 19, Created: old},
@@ -105,9 +106,9 @@ func Planted(t testing.TB, db *testenv.DB, dir string) (Files, map[string]int) {
 			Line{RefKey: checker.MessageID(999999), At: old}, // no outbox row
 		),
 		Alerts: WriteAlerts(t, dir,
-			checker.AlertRecord{Kind: checker.AlertExpired, OutboxID: 14},
-			checker.AlertRecord{Kind: checker.AlertReconciledFailed, MessageID: checker.MessageID(15)},
-			checker.AlertRecord{Kind: checker.AlertVendorUnknown, MessageID: checker.MessageID(18)},
+			checker.AlertRecord{Kind: history.AlertExpired, OutboxID: 14},
+			checker.AlertRecord{Kind: history.AlertReconciledFailed, MessageID: checker.MessageID(15)},
+			checker.AlertRecord{Kind: history.AlertVendorUnknown, MessageID: checker.MessageID(18)},
 		),
 	}
 	return files, map[string]int{

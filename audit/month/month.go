@@ -20,6 +20,7 @@ import (
 
 	"github.com/outboxchaos/outboxchaos/auditor"
 	"github.com/outboxchaos/outboxchaos/checker"
+	"github.com/outboxchaos/outboxchaos/history"
 )
 
 // Planted are the anomalies of each kind a month holds, by the number of
@@ -231,7 +232,7 @@ func writeAlerts(path string, p plan) error {
 	}
 	enc := json.NewEncoder(f)
 	for _, id := range p.alarms {
-		if err := enc.Encode(checker.AlertRecord{Kind: checker.AlertExpired, OutboxID: id, MessageID: checker.MessageID(id)}); err != nil {
+		if err := enc.Encode(checker.AlertRecord{Kind: history.AlertExpired, OutboxID: id, MessageID: checker.MessageID(id)}); err != nil {
 			_ = f.Close()
 			return fmt.Errorf("month: %w", err)
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/outboxchaos/outboxchaos/fakevendor"
+	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/system/app"
 	"github.com/outboxchaos/outboxchaos/system/broker"
 	"github.com/outboxchaos/outboxchaos/system/clock"
@@ -171,13 +172,13 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 func settled(rows []outbox.Row, hist []inbox.Row) bool {
 	final := map[string]bool{}
 	for _, h := range hist {
-		final[h.MessageID] = h.Status != inbox.StatusSending
+		final[h.MessageID] = h.Status != history.InboxSending
 	}
 	for _, r := range rows {
 		switch r.Status {
-		case outbox.StatusPending, outbox.StatusPublishing:
+		case history.OutboxPending, history.OutboxPublishing:
 			return false
-		case outbox.StatusPublished:
+		case history.OutboxPublished:
 			if !final[notification.MessageID(r.ID)] {
 				return false
 			}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/system/outbox"
 	"github.com/outboxchaos/outboxchaos/system/testenv"
 )
@@ -159,7 +160,7 @@ func TestMigrateEnqueueRelayOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range rows {
-		if r.Status != outbox.StatusPublished {
+		if r.Status != history.OutboxPublished {
 			t.Fatalf("row %s is %s", r.DedupKey, r.Status)
 		}
 	}

@@ -22,24 +22,6 @@ import (
 	"github.com/outboxchaos/outboxchaos/system/crashpoint"
 )
 
-// Kinds of alert.
-const (
-	KindExpired           = "EXPIRED"
-	KindRelayAttempts     = "RELAY_ATTEMPTS"
-	KindRelayFailed       = "RELAY_FAILED"
-	KindSendingTimeout    = "SENDING_TIMEOUT"
-	KindVendorUnknown     = "VENDOR_UNKNOWN"
-	KindResultWriteFailed = "RESULT_WRITE_FAILED"
-	KindClaimReleaseFail  = "CLAIM_RELEASE_FAILED"
-	KindParked            = "PARKED"
-	KindAnniversaryLost   = "ANNIVERSARY_LOST"
-	// The reconciler's audit trail: every settlement is announced.
-	KindReconciledSent   = "RECONCILED_SENT"   // the vendor's final report has it: SENT
-	KindReconciledFailed = "RECONCILED_FAILED" // a definite failure or never received: FAILED
-	KindResent           = "RESENT"            // never received, re-sent, accepted
-	KindReconcileStuck   = "RECONCILE_STUCK"   // no settling answer after the bounded lookups
-)
-
 // Alert is one operations alert.
 type Alert struct {
 	Kind      string    `json:"kind"`

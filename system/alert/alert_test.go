@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/system/alert"
 )
 
@@ -26,7 +27,7 @@ func TestWebhookPostsSlackJSONWithJoinFields(t *testing.T) {
 	defer srv.Close()
 	w := alert.NewWebhook(srv.URL, time.Second, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	defer w.Close()
-	w.Send(context.Background(), alert.Alert{Kind: alert.KindVendorUnknown, OutboxID: 7,
+	w.Send(context.Background(), alert.Alert{Kind: history.AlertVendorUnknown, OutboxID: 7,
 		MessageID: "notification-outbox-7", DedupKey: "GRADE_RENEWAL:7", Reason: "TIMEOUT"})
 	m := <-got
 	if text, _ := m["text"].(string); text == "" {
@@ -54,7 +55,7 @@ func TestWebhookFailureNeverBlocksPastTheTimeout(t *testing.T) {
 	w := alert.NewWebhook(srv.URL, 100*time.Millisecond, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	done := make(chan struct{})
 	go func() {
-		w.Send(context.Background(), alert.Alert{Kind: alert.KindExpired, OutboxID: 1})
+		w.Send(context.Background(), alert.Alert{Kind: history.AlertExpired, OutboxID: 1})
 		close(done)
 	}()
 	select {

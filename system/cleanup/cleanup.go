@@ -124,7 +124,7 @@ func (c *Cleanup) RunOnce(ctx context.Context) (int, error) {
 		if c.alertLimit >= 0 && i >= c.alertLimit {
 			continue
 		}
-		c.alerts.Send(ctx, alert.Alert{Kind: alert.KindSendingTimeout, OutboxID: r.OutboxID, MessageID: r.MessageID,
+		c.alerts.Send(ctx, alert.Alert{Kind: history.AlertSendingTimeout, OutboxID: r.OutboxID, MessageID: r.MessageID,
 			DedupKey: r.DedupKey, Reason: "SENDING_TIMEOUT", Instance: c.cfg.Instance, At: now})
 	}
 	if err := tx.Commit(ctx); err != nil {

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/outboxchaos/outboxchaos/system/alert"
+	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/system/canary"
 	"github.com/outboxchaos/outboxchaos/system/cleanup"
 	"github.com/outboxchaos/outboxchaos/system/clock"
@@ -58,7 +58,7 @@ func TestRunOnce_OldSendingBecomesErrorWithAlert(t *testing.T) {
 	claimAt(t, db, "old", 1, now.Add(-time.Second))
 	claimAt(t, db, "young", 2, now.Add(-100*time.Millisecond))
 	claimAt(t, db, "sent", 3, now.Add(-time.Hour))
-	if _, err := inbox.Finish(ctx, db.Pool, "sent", inbox.StatusSent, "1000", "", now); err != nil {
+	if _, err := inbox.Finish(ctx, db.Pool, "sent", history.InboxSent, "1000", "", now); err != nil {
 		t.Fatal(err)
 	}
 	rec := &testenv.AlertRecorder{}
@@ -70,16 +70,16 @@ func TestRunOnce_OldSendingBecomesErrorWithAlert(t *testing.T) {
 	if n != 1 {
 		t.Fatalf("%d rows expired, want 1", n)
 	}
-	want := map[string]string{"old": inbox.StatusError, "young": inbox.StatusSending, "sent": inbox.StatusSent}
+	want := map[string]string{"old": history.InboxError, "young": history.InboxSending, "sent": history.InboxSent}
 	if got := statuses(t, db); len(got) != 3 || got["old"] != want["old"] || got["young"] != want["young"] || got["sent"] != want["sent"] {
 		t.Fatalf("statuses %v, want %v", got, want)
 	}
 	a := rec.All()
-	if len(a) != 1 || a[0].Kind != alert.KindSendingTimeout || a[0].MessageID != "old" || a[0].OutboxID != 1 || a[0].DedupKey == "" {
+	if len(a) != 1 || a[0].Kind != history.AlertSendingTimeout || a[0].MessageID != "old" || a[0].OutboxID != 1 || a[0].DedupKey == "" {
 		t.Fatalf("alerts %+v", a)
 	}
 	// A late vendor result for the expired claim does not overwrite ERROR.
-	if ok, err := inbox.Finish(ctx, db.Pool, "old", inbox.StatusSent, "1000", "", now); err != nil || ok {
+	if ok, err := inbox.Finish(ctx, db.Pool, "old", history.InboxSent, "1000", "", now); err != nil || ok {
 		t.Fatalf("late result written: %v %v", ok, err)
 	}
 	// Once the young row is old enough, the next run (the lock was
@@ -88,7 +88,7 @@ func TestRunOnce_OldSendingBecomesErrorWithAlert(t *testing.T) {
 	if n, err := c.RunOnce(ctx); err != nil || n != 1 {
 		t.Fatalf("second run: %d %v", n, err)
 	}
-	if got := statuses(t, db)["young"]; got != inbox.StatusError {
+	if got := statuses(t, db)["young"]; got != history.InboxError {
 		t.Fatalf("young row %s after its timeout", got)
 	}
 }
@@ -209,7 +209,7 @@ func TestRunOnce_WithoutLockDoesNothing(t *testing.T) {
 	if n, err := c.RunOnce(ctx); err != nil || n != 0 {
 		t.Fatalf("run without the lock: %d %v", n, err)
 	}
-	if got := statuses(t, db)["old"]; got != inbox.StatusSending || len(rec.All()) != 0 {
+	if got := statuses(t, db)["old"]; got != history.InboxSending || len(rec.All()) != 0 {
 		t.Fatalf("row %s, %d alerts: the lock was ignored", got, len(rec.All()))
 	}
 	clk.Set(now.Add(time.Minute))
@@ -230,7 +230,7 @@ func sweepThree(t *testing.T, db *testenv.DB, c *cleanup.Cleanup, now time.Time)
 		t.Fatalf("one sweep over three stranded claims: %d %v, want 3", n, err)
 	}
 	for mid, st := range statuses(t, db) {
-		if st != inbox.StatusError {
+		if st != history.InboxError {
 			t.Fatalf("row %s is %s after the sweep, want ERROR", mid, st)
 		}
 	}
@@ -246,7 +246,7 @@ func TestRunOnce_EveryRowOfOneSweepAlerted(t *testing.T) {
 	sweepThree(t, db, cleanup.New(testConfig(db, "cleanup-a"), db.Pool, clk, rec, slog.New(slog.DiscardHandler)), clk.Now())
 	got := map[string]int{}
 	for _, a := range rec.All() {
-		if a.Kind != alert.KindSendingTimeout {
+		if a.Kind != history.AlertSendingTimeout {
 			t.Fatalf("alert %+v", a)
 		}
 		got[a.MessageID]++

@@ -27,15 +27,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// Statuses of a history row.
-const (
-	StatusSending   = "SENDING"
-	StatusResending = "RESENDING" // the reconciler's re-send holds the row
-	StatusSent      = "SENT"
-	StatusFailed    = "FAILED"
-	StatusError     = "ERROR"
-)
-
 // DB is a pool, connection or transaction.
 type DB interface {
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)

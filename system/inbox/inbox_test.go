@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/system/clock"
 	"github.com/outboxchaos/outboxchaos/system/inbox"
 	"github.com/outboxchaos/outboxchaos/system/testenv"
@@ -75,14 +76,14 @@ func TestFinishAndRelease_OnlyFromSending(t *testing.T) {
 	if won, err := inbox.TryClaim(ctx, db.Pool, claim("m1"), now); err != nil || !won {
 		t.Fatalf("claim: %v %v", won, err)
 	}
-	if st, _ := inbox.Peek(ctx, db.Pool, "m1"); st != inbox.StatusSending {
+	if st, _ := inbox.Peek(ctx, db.Pool, "m1"); st != history.InboxSending {
 		t.Fatalf("peek saw %q, want the SENDING row", st)
 	}
-	if ok, err := inbox.Finish(ctx, db.Pool, "m1", inbox.StatusSent, "1000", "", now); err != nil || !ok {
+	if ok, err := inbox.Finish(ctx, db.Pool, "m1", history.InboxSent, "1000", "", now); err != nil || !ok {
 		t.Fatalf("finish: %v %v", ok, err)
 	}
 	// A second result (e.g. a late writer after cleanup) changes nothing.
-	if ok, err := inbox.Finish(ctx, db.Pool, "m1", inbox.StatusError, "X", "late", now); err != nil || ok {
+	if ok, err := inbox.Finish(ctx, db.Pool, "m1", history.InboxError, "X", "late", now); err != nil || ok {
 		t.Fatalf("second finish: %v %v, want false", ok, err)
 	}
 	// A finished row is never released: it keeps blocking every copy.
@@ -93,7 +94,7 @@ func TestFinishAndRelease_OnlyFromSending(t *testing.T) {
 		t.Fatal("claimed a SENT message again")
 	}
 	rows, _ := inbox.All(ctx, db.Pool)
-	if len(rows) != 1 || rows[0].Status != inbox.StatusSent || *rows[0].VendorCode != "1000" || rows[0].Error != nil ||
+	if len(rows) != 1 || rows[0].Status != history.InboxSent || *rows[0].VendorCode != "1000" || rows[0].Error != nil ||
 		rows[0].OutboxID != 1 || rows[0].DedupKey != "GRADE_RENEWAL:1" {
 		t.Fatalf("rows %+v", rows)
 	}
@@ -111,7 +112,7 @@ func TestFinishAndRelease_OnlyFromSending(t *testing.T) {
 
 	// A park on record: FAILED blocks every claim; only Reclaim takes it
 	// back, once, and only from FAILED.
-	if ok, _ := inbox.Finish(ctx, db.Pool, "m2", inbox.StatusFailed, "", "DELIVERY_LIMIT", now); !ok {
+	if ok, _ := inbox.Finish(ctx, db.Pool, "m2", history.InboxFailed, "", "DELIVERY_LIMIT", now); !ok {
 		t.Fatal("park m2")
 	}
 	if won, _ := inbox.TryClaim(ctx, db.Pool, claim("m2"), now); won {
@@ -126,7 +127,7 @@ func TestFinishAndRelease_OnlyFromSending(t *testing.T) {
 	if ok, _ := inbox.Reclaim(ctx, db.Pool, "m2", now); ok {
 		t.Fatal("reclaimed twice")
 	}
-	if st, _ := inbox.Peek(ctx, db.Pool, "m2"); st != inbox.StatusSending {
+	if st, _ := inbox.Peek(ctx, db.Pool, "m2"); st != history.InboxSending {
 		t.Fatalf("reclaimed row is %q, want SENDING", st)
 	}
 }
@@ -144,14 +145,14 @@ func TestExpireSending_OnlyOldSendingRows(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := inbox.Finish(ctx, db.Pool, "done", inbox.StatusSent, "1000", "", now); err != nil {
+	if _, err := inbox.Finish(ctx, db.Pool, "done", history.InboxSent, "1000", "", now); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := inbox.ExpireSending(ctx, db.Pool, now.Add(-10*time.Minute), now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 1 || rows[0].MessageID != "old" || rows[0].Status != inbox.StatusError || *rows[0].Error != "SENDING_TIMEOUT" {
+	if len(rows) != 1 || rows[0].MessageID != "old" || rows[0].Status != history.InboxError || *rows[0].Error != "SENDING_TIMEOUT" {
 		t.Fatalf("expired %+v, want only old", rows)
 	}
 	all, _ := inbox.All(ctx, db.Pool)
@@ -159,7 +160,7 @@ func TestExpireSending_OnlyOldSendingRows(t *testing.T) {
 	for _, r := range all {
 		status[r.MessageID] = r.Status
 	}
-	if status["young"] != inbox.StatusSending || status["done"] != inbox.StatusSent || status["old"] != inbox.StatusError {
+	if status["young"] != history.InboxSending || status["done"] != history.InboxSent || status["old"] != history.InboxError {
 		t.Fatalf("statuses %v", status)
 	}
 }

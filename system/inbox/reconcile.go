@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/outboxchaos/outboxchaos/history"
 )
 
 // The reconciler's writes (system/reconcile). Each is conditional on the
@@ -12,13 +14,6 @@ import (
 // pair. Both counters only grow within a re-send generation and resends
 // only grows, so a reconciler that was paused while another one moved the
 // row on writes 0 rows instead of acting on an answer that is out of date.
-
-// Settlements: how a row was settled (the settled column).
-const (
-	SettledSent   = "RECONCILED_SENT"   // the vendor's final report has it
-	SettledFailed = "RECONCILED_FAILED" // the vendor reports a definite failure, or never received it
-	SettledResent = "RESENT"            // never received, re-sent, and the re-send was accepted
-)
 
 // Unsettled is an ERROR row the reconciler may look up.
 type Unsettled struct {
@@ -104,8 +99,8 @@ func ClaimResend(ctx context.Context, db DB, u Unsettled, now time.Time) (bool, 
 // was no longer RESENDING (cleanup turned it into ERROR).
 func FinishResend(ctx context.Context, db DB, messageID, status, code, errText string, now time.Time) (bool, error) {
 	how := ""
-	if status == StatusSent {
-		how = SettledResent
+	if status == history.InboxSent {
+		how = history.SettledResent
 	}
 	tag, err := db.Exec(ctx, `UPDATE notification_histories
 		SET status = $2, settled = $3, vendor_code = $4, error = $5,

@@ -350,7 +350,7 @@ func (r *Runner) issueCoupon(ctx context.Context, tx pgx.Tx, now time.Time, temp
 	r.Log.Error("anniversary outbox insert failed; notification lost on purpose", history.KeyEvent, history.AnniversaryLost,
 		history.KeyDedupKey, e.DedupKey, "member_id", member, history.KeyErr, err)
 	if !r.silentLoss {
-		r.Alerts.Send(ctx, alert.Alert{Kind: alert.KindAnniversaryLost, DedupKey: e.DedupKey,
+		r.Alerts.Send(ctx, alert.Alert{Kind: history.AlertAnniversaryLost, DedupKey: e.DedupKey,
 			Reason: err.Error(), At: now})
 	}
 	return nil

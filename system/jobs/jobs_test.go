@@ -19,6 +19,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/system/alert"
 	"github.com/outboxchaos/outboxchaos/system/clock"
 	"github.com/outboxchaos/outboxchaos/system/jobs"
@@ -396,8 +397,8 @@ func TestAnniversary_OutboxInsertFailureLosesMessageWithAlert(t *testing.T) {
 		t.Fatalf("alerts %+v, want exactly one", res.alerts)
 	}
 	a := res.alerts[0]
-	if a.Kind != alert.KindAnniversaryLost || a.DedupKey != lostKey || !strings.Contains(a.Reason, "injected") {
-		t.Fatalf("alert %+v, want %s for %s", a, alert.KindAnniversaryLost, lostKey)
+	if a.Kind != history.AlertAnniversaryLost || a.DedupKey != lostKey || !strings.Contains(a.Reason, "injected") {
+		t.Fatalf("alert %+v, want %s for %s", a, history.AlertAnniversaryLost, lostKey)
 	}
 	// A re-run does not re-issue the coupon nor resurrect the message: it is
 	// lost, never sent twice.

@@ -25,16 +25,6 @@ import (
 	"github.com/outboxchaos/outboxchaos/system/notification"
 )
 
-// Statuses of an outbox row.
-const (
-	StatusPending    = "PENDING"
-	StatusPublishing = "PUBLISHING"
-	StatusPublished  = "PUBLISHED"
-	StatusSkipped    = "SKIPPED"
-	StatusFailed     = "FAILED"
-	StatusExpired    = "EXPIRED"
-)
-
 // Execer is a pool, a connection or a transaction.
 type Execer interface {
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)

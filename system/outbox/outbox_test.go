@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/system/clock"
 	"github.com/outboxchaos/outboxchaos/system/notification"
 	"github.com/outboxchaos/outboxchaos/system/outbox"
@@ -47,7 +48,7 @@ func TestEnqueue_InsertIgnoreOnDedupKey(t *testing.T) {
 		t.Fatalf("%d rows, want 1", len(rows))
 	}
 	r := rows[0]
-	if r.Status != outbox.StatusPending || r.Attempts != 0 || !r.NextAttemptAt.Equal(now) || r.ClaimedBy != nil {
+	if r.Status != history.OutboxPending || r.Attempts != 0 || !r.NextAttemptAt.Equal(now) || r.ClaimedBy != nil {
 		t.Fatalf("row %+v: want PENDING, 0 attempts, due at %s, unclaimed", r, now)
 	}
 	var p notification.Payload

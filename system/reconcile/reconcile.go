@@ -142,11 +142,11 @@ func (r *Reconciler) one(ctx context.Context, u inbox.Unsettled, st *Stats) {
 	}
 	switch {
 	case answer == AnswerSent:
-		if r.settle(ctx, u, inbox.StatusSent, inbox.SettledSent, alert.KindReconciledSent, "", now) {
+		if r.settle(ctx, u, history.InboxSent, history.SettledSent, history.AlertReconciledSent, "", now) {
 			st.Sent++
 		}
 	case strings.HasPrefix(answer, AnswerFailed):
-		if r.settle(ctx, u, inbox.StatusFailed, inbox.SettledFailed, alert.KindReconciledFailed, reason, now) {
+		if r.settle(ctx, u, history.InboxFailed, history.SettledFailed, history.AlertReconciledFailed, reason, now) {
 			st.Failed++
 		}
 	case r.cfg.ReconcileResend && u.Resends < r.cfg.ReconcileMaxResends:
@@ -154,7 +154,7 @@ func (r *Reconciler) one(ctx context.Context, u inbox.Unsettled, st *Stats) {
 			st.Resent++
 		}
 	default:
-		if r.settle(ctx, u, inbox.StatusFailed, inbox.SettledFailed, alert.KindReconciledFailed, NeverReceived, now) {
+		if r.settle(ctx, u, history.InboxFailed, history.SettledFailed, history.AlertReconciledFailed, NeverReceived, now) {
 			st.Failed++
 		}
 	}
@@ -188,7 +188,7 @@ func (r *Reconciler) lookup(ctx context.Context, mid string) (answer, reason str
 func (r *Reconciler) again(ctx context.Context, u inbox.Unsettled, answer string, now time.Time, st *Stats) {
 	if u.Tries+1 >= r.cfg.ReconcileMaxTries {
 		st.Stuck++
-		r.alerts.Send(ctx, alert.Alert{Kind: alert.KindReconcileStuck, OutboxID: u.OutboxID, MessageID: u.MessageID,
+		r.alerts.Send(ctx, alert.Alert{Kind: history.AlertReconcileStuck, OutboxID: u.OutboxID, MessageID: u.MessageID,
 			DedupKey: u.DedupKey, Reason: fmt.Sprintf("no settling answer after %d lookups (last: %s)", u.Tries+1, answer),
 			Instance: r.cfg.Instance, At: now})
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/outboxchaos/outboxchaos/system/alert"
+	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/system/clock"
 	"github.com/outboxchaos/outboxchaos/system/config"
 	"github.com/outboxchaos/outboxchaos/system/inbox"
@@ -88,7 +88,7 @@ func newFixture(t *testing.T, v *scripted, tune func(*config.Config)) *fixture {
 	if err != nil || !won {
 		t.Fatalf("claim: %v %v", won, err)
 	}
-	if _, err := inbox.Finish(ctx, db.Pool, mid, inbox.StatusError, "TIMEOUT", "vendor timeout", f.clk.Now()); err != nil {
+	if _, err := inbox.Finish(ctx, db.Pool, mid, history.InboxError, "TIMEOUT", "vendor timeout", f.clk.Now()); err != nil {
 		t.Fatal(err)
 	}
 	return f
@@ -126,7 +126,7 @@ func TestSettlesSentOnTwoAgreeingAnswersAfterTheDeadline(t *testing.T) {
 	if st := f.runAt(t, time.Millisecond); st.Looked != 1 || st.Again != 1 {
 		t.Fatalf("first lookup: %+v", st)
 	}
-	if r := f.row(t); r.Status != inbox.StatusError || r.ReconcileTries != 1 {
+	if r := f.row(t); r.Status != history.InboxError || r.ReconcileTries != 1 {
 		t.Fatalf("settled on one answer: %+v", r)
 	}
 	if st := f.runAt(t, f.cfg.ReconcileRetry-time.Millisecond); st.Looked != 0 {
@@ -135,10 +135,10 @@ func TestSettlesSentOnTwoAgreeingAnswersAfterTheDeadline(t *testing.T) {
 	if st := f.runAt(t, time.Millisecond); st.Sent != 1 {
 		t.Fatalf("second lookup: %+v", st)
 	}
-	if r := f.row(t); r.Status != inbox.StatusSent || r.Settled != inbox.SettledSent {
+	if r := f.row(t); r.Status != history.InboxSent || r.Settled != history.SettledSent {
 		t.Fatalf("row %+v", r)
 	}
-	if a := f.alerts.OfKind(alert.KindReconciledSent); len(a) != 1 || a[0].MessageID != mid {
+	if a := f.alerts.OfKind(history.AlertReconciledSent); len(a) != 1 || a[0].MessageID != mid {
 		t.Fatalf("alerts %+v", f.alerts.All())
 	}
 	if st := f.runAt(t, time.Hour); st.Looked != 0 {
@@ -155,10 +155,10 @@ func TestDisagreeingAnswersDoNotSettle(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		f.runAt(t, f.cfg.ReconcileRetry)
 	}
-	if r := f.row(t); r.Status != inbox.StatusSent || r.Settled != inbox.SettledSent || r.ReconcileTries != 4 {
+	if r := f.row(t); r.Status != history.InboxSent || r.Settled != history.SettledSent || r.ReconcileTries != 4 {
 		t.Fatalf("row %+v", r)
 	}
-	if n := len(f.alerts.OfKind(alert.KindReconciledFailed)); n != 0 {
+	if n := len(f.alerts.OfKind(history.AlertReconciledFailed)); n != 0 {
 		t.Fatalf("%d RECONCILED_FAILED alerts", n)
 	}
 }
@@ -174,14 +174,14 @@ func TestSettlesFailed(t *testing.T) {
 			f.runAt(t, reconcile.FinalAfter(f.cfg))
 			f.runAt(t, f.cfg.ReconcileRetry)
 			r := f.row(t)
-			if r.Status != inbox.StatusFailed || r.Settled != inbox.SettledFailed || r.Error == nil {
+			if r.Status != history.InboxFailed || r.Settled != history.SettledFailed || r.Error == nil {
 				t.Fatalf("row %+v", r)
 			}
 			want := reconcile.NeverReceived
 			if a.rep.Found {
 				want = "3101 undeliverable"
 			}
-			if *r.Error != want || len(f.alerts.OfKind(alert.KindReconciledFailed)) != 1 || len(f.vendor.sends) != 0 {
+			if *r.Error != want || len(f.alerts.OfKind(history.AlertReconciledFailed)) != 1 || len(f.vendor.sends) != 0 {
 				t.Fatalf("error %q, alerts %+v, sends %d", *r.Error, f.alerts.All(), len(f.vendor.sends))
 			}
 		})
@@ -197,10 +197,10 @@ func TestGivesUpAfterBoundedTries(t *testing.T) {
 	for i := 1; i < f.cfg.ReconcileMaxTries; i++ {
 		f.runAt(t, f.cfg.ReconcileRetry)
 	}
-	if r := f.row(t); r.Status != inbox.StatusError || r.Settled != "" || r.ReconcileTries != f.cfg.ReconcileMaxTries {
+	if r := f.row(t); r.Status != history.InboxError || r.Settled != "" || r.ReconcileTries != f.cfg.ReconcileMaxTries {
 		t.Fatalf("row %+v", r)
 	}
-	if n := len(f.alerts.OfKind(alert.KindReconcileStuck)); n != 1 {
+	if n := len(f.alerts.OfKind(history.AlertReconcileStuck)); n != 1 {
 		t.Fatalf("%d RECONCILE_STUCK alerts, want 1", n)
 	}
 	if st := f.runAt(t, time.Hour); st.Looked != 0 || f.vendor.lookups != f.cfg.ReconcileMaxTries {
@@ -225,10 +225,10 @@ func TestResendsWhatNeverArrived(t *testing.T) {
 	if req.RefKey != mid || !req.ExpireAt.Equal(f.clk.Now().Add(f.cfg.VendorAcceptWindow)) || req.Text == "" {
 		t.Fatalf("re-send %+v", req)
 	}
-	if r := f.row(t); r.Status != inbox.StatusSent || r.Settled != inbox.SettledResent || r.Resends != 1 {
+	if r := f.row(t); r.Status != history.InboxSent || r.Settled != history.SettledResent || r.Resends != 1 {
 		t.Fatalf("row %+v", r)
 	}
-	if len(f.alerts.OfKind(alert.KindResent)) != 1 {
+	if len(f.alerts.OfKind(history.AlertResent)) != 1 {
 		t.Fatalf("alerts %+v", f.alerts.All())
 	}
 }
@@ -243,7 +243,7 @@ func TestUnknownResendIsReconciledAgain(t *testing.T) {
 	seedOutbox(t, f.db)
 	f.runAt(t, reconcile.FinalAfter(f.cfg))
 	f.runAt(t, f.cfg.ReconcileRetry)
-	if r := f.row(t); r.Status != inbox.StatusError || r.Resends != 1 || r.ReconcileTries != 0 {
+	if r := f.row(t); r.Status != history.InboxError || r.Resends != 1 || r.ReconcileTries != 0 {
 		t.Fatalf("after the unknown re-send: %+v", r)
 	}
 	if st := f.runAt(t, f.cfg.ReconcileRetry); st.Looked != 0 {
@@ -251,7 +251,7 @@ func TestUnknownResendIsReconciledAgain(t *testing.T) {
 	}
 	f.runAt(t, reconcile.FinalAfter(f.cfg))
 	f.runAt(t, f.cfg.ReconcileRetry)
-	if r := f.row(t); r.Status != inbox.StatusFailed || r.Settled != inbox.SettledFailed || len(v.sends) != 1 {
+	if r := f.row(t); r.Status != history.InboxFailed || r.Settled != history.SettledFailed || len(v.sends) != 1 {
 		t.Fatalf("row %+v after %d sends", r, len(v.sends))
 	}
 }
@@ -273,7 +273,7 @@ func TestStaleReconcilerWritesNothing(t *testing.T) {
 	for name, write := range map[string]func() (bool, error){
 		"note": func() (bool, error) { return inbox.NoteLookup(ctx, f.db.Pool, stale, "SENT", f.clk.Now(), f.clk.Now()) },
 		"settle": func() (bool, error) {
-			return inbox.Settle(ctx, f.db.Pool, stale, inbox.StatusSent, inbox.SettledSent, "", f.clk.Now())
+			return inbox.Settle(ctx, f.db.Pool, stale, history.InboxSent, history.SettledSent, "", f.clk.Now())
 		},
 		"resend": func() (bool, error) { return inbox.ClaimResend(ctx, f.db.Pool, stale, f.clk.Now()) },
 	} {
@@ -281,7 +281,7 @@ func TestStaleReconcilerWritesNothing(t *testing.T) {
 			t.Errorf("stale %s wrote a row: %v %v", name, ok, err)
 		}
 	}
-	if r := f.row(t); r.Status != inbox.StatusError || r.ReconcileTries != 1 {
+	if r := f.row(t); r.Status != history.InboxError || r.ReconcileTries != 1 {
 		t.Fatalf("row %+v", r)
 	}
 }

@@ -28,7 +28,7 @@ func (r *Reconciler) resend(ctx context.Context, u inbox.Unsettled) bool {
 	now := r.clock.Now()
 	body, err := r.message(ctx, u)
 	if errors.Is(err, pgx.ErrNoRows) {
-		r.settle(ctx, u, inbox.StatusFailed, inbox.SettledFailed, alert.KindReconciledFailed, NeverReceived+": no outbox row to re-send", now)
+		r.settle(ctx, u, history.InboxFailed, history.SettledFailed, history.AlertReconciledFailed, NeverReceived+": no outbox row to re-send", now)
 		return false
 	}
 	if err != nil {
@@ -41,7 +41,7 @@ func (r *Reconciler) resend(ctx context.Context, u inbox.Unsettled) bool {
 		return false
 	}
 	if v.Reason != "" {
-		r.settle(ctx, u, inbox.StatusFailed, inbox.SettledFailed, alert.KindReconciledFailed, NeverReceived+"; not re-sent: "+v.Reason, now)
+		r.settle(ctx, u, history.InboxFailed, history.SettledFailed, history.AlertReconciledFailed, NeverReceived+"; not re-sent: "+v.Reason, now)
 		return false
 	}
 	ctx = context.WithoutCancel(ctx)
@@ -61,17 +61,17 @@ func (r *Reconciler) resend(ctx context.Context, u inbox.Unsettled) bool {
 		"code", res.Code, "resend", u.Resends+1)
 	killpoint.Hit(killpoint.ReconcileAfterResend)
 	at := r.clock.Now()
-	status, errText := inbox.StatusSent, ""
+	status, errText := history.InboxSent, ""
 	switch res.Outcome {
 	case sms.Sent:
-		r.alerts.Send(ctx, alert.Alert{Kind: alert.KindResent, OutboxID: u.OutboxID, MessageID: u.MessageID,
+		r.alerts.Send(ctx, alert.Alert{Kind: history.AlertResent, OutboxID: u.OutboxID, MessageID: u.MessageID,
 			DedupKey: u.DedupKey, Reason: "never received; re-sent", Instance: r.cfg.Instance, At: at})
 	case sms.Unknown:
-		status, errText = inbox.StatusError, fmt.Sprintf("re-send outcome unknown: %v", res.Err)
-		r.alerts.Send(ctx, alert.Alert{Kind: alert.KindVendorUnknown, OutboxID: u.OutboxID, MessageID: u.MessageID,
+		status, errText = history.InboxError, fmt.Sprintf("re-send outcome unknown: %v", res.Err)
+		r.alerts.Send(ctx, alert.Alert{Kind: history.AlertVendorUnknown, OutboxID: u.OutboxID, MessageID: u.MessageID,
 			DedupKey: u.DedupKey, Reason: "re-send: " + res.Code, Instance: r.cfg.Instance, At: at})
 	default:
-		status, errText = inbox.StatusError, fmt.Sprintf("re-send not sent: %v", res.Err)
+		status, errText = history.InboxError, fmt.Sprintf("re-send not sent: %v", res.Err)
 	}
 	written, err := inbox.FinishResend(ctx, r.pool, u.MessageID, status, res.Code, errText, at)
 	switch {

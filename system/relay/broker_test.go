@@ -7,10 +7,10 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/system/broker"
 	"github.com/outboxchaos/outboxchaos/system/config"
 	"github.com/outboxchaos/outboxchaos/system/notification"
-	"github.com/outboxchaos/outboxchaos/system/outbox"
 	"github.com/outboxchaos/outboxchaos/system/publisher"
 	"github.com/outboxchaos/outboxchaos/system/testenv"
 )
@@ -54,7 +54,7 @@ func TestRealBroker_ReturnedMessageIsNotPublished(t *testing.T) {
 		t.Fatalf("stats %+v, want the returned message failed", st)
 	}
 	r := row(t, db, id)
-	if r.Status != outbox.StatusPending || r.Attempts != 1 || !r.NextAttemptAt.Equal(now.Add(time.Minute)) ||
+	if r.Status != history.OutboxPending || r.Attempts != 1 || !r.NextAttemptAt.Equal(now.Add(time.Minute)) ||
 		!strings.Contains(str(r.LastError), "returned") {
 		t.Fatalf("row %s attempts %d next %s err %s; want PENDING, attempt 1, +1m, returned",
 			r.Status, r.Attempts, r.NextAttemptAt, str(r.LastError))

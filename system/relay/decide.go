@@ -5,7 +5,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
-	"github.com/outboxchaos/outboxchaos/system/alert"
+	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/system/canary"
 	"github.com/outboxchaos/outboxchaos/system/clock"
 	"github.com/outboxchaos/outboxchaos/system/config"
@@ -94,12 +94,12 @@ func (ru rules) decideFresh(row claimed, now time.Time, members map[int64]bool, 
 	// message).
 	var p notification.Payload
 	if err := json.Unmarshal(row.payload, &p); err != nil {
-		return decision{verdict: failRow, status: "FAILED", reason: "MALFORMED_PAYLOAD", alertKind: alert.KindRelayFailed}
+		return decision{verdict: failRow, status: "FAILED", reason: "MALFORMED_PAYLOAD", alertKind: history.AlertRelayFailed}
 	}
 	today := clock.Date(now)
 	switch {
 	case ru.expire && row.scheduledDate.Before(time.Date(today.Year(), today.Month(), today.Day(), 0, 0, 0, 0, time.UTC)):
-		return decision{verdict: expireRow, status: "EXPIRED", reason: "SCHEDULED_DATE_PASSED", alertKind: alert.KindExpired}
+		return decision{verdict: expireRow, status: "EXPIRED", reason: "SCHEDULED_DATE_PASSED", alertKind: history.AlertExpired}
 	case ru.deferAds && row.advertising && ru.adBlocked(now):
 		return decision{verdict: deferRow, until: ru.adResume(now)}
 	}

@@ -7,7 +7,7 @@ import (
 
 	gojson "github.com/goccy/go-json"
 
-	"github.com/outboxchaos/outboxchaos/system/alert"
+	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/system/canary"
 	"github.com/outboxchaos/outboxchaos/system/clock"
 	"github.com/outboxchaos/outboxchaos/system/config"
@@ -60,18 +60,18 @@ func TestDecide(t *testing.T) {
 		want       decision
 	}{
 		{"due today", "", false, claimedRow(1, reg, false, 0), at(0, 10, 0), pub},
-		{"malformed payload", "", false, malformed, at(0, 10, 0), final(failRow, "FAILED", "MALFORMED_PAYLOAD", alert.KindRelayFailed)},
-		{"scheduled yesterday", "", false, claimedRow(1, reg, false, -1), at(0, 10, 0), final(expireRow, "EXPIRED", "SCHEDULED_DATE_PASSED", alert.KindExpired)},
-		{"yesterday, just after Seoul midnight", "", false, claimedRow(1, reg, false, -1), at(0, 0, 30), final(expireRow, "EXPIRED", "SCHEDULED_DATE_PASSED", alert.KindExpired)},
+		{"malformed payload", "", false, malformed, at(0, 10, 0), final(failRow, "FAILED", "MALFORMED_PAYLOAD", history.AlertRelayFailed)},
+		{"scheduled yesterday", "", false, claimedRow(1, reg, false, -1), at(0, 10, 0), final(expireRow, "EXPIRED", "SCHEDULED_DATE_PASSED", history.AlertExpired)},
+		{"yesterday, just after Seoul midnight", "", false, claimedRow(1, reg, false, -1), at(0, 0, 30), final(expireRow, "EXPIRED", "SCHEDULED_DATE_PASSED", history.AlertExpired)},
 		{"today, just after Seoul midnight", "", false, claimedRow(1, reg, false, 0), at(0, 0, 30), pub},
 		{"scheduled tomorrow", "", false, claimedRow(1, reg, false, 1), at(0, 10, 0), pub},
-		{"expiry before consent", "", false, claimedRow(3, unreg, false, -1), at(0, 10, 0), final(expireRow, "EXPIRED", "SCHEDULED_DATE_PASSED", alert.KindExpired)},
+		{"expiry before consent", "", false, claimedRow(3, unreg, false, -1), at(0, 10, 0), final(expireRow, "EXPIRED", "SCHEDULED_DATE_PASSED", history.AlertExpired)},
 		{"ad before the cut-off", "", false, claimedRow(1, reg, true, 0), at(0, 20, 39), pub},
 		{"ad at the cut-off", "", false, claimedRow(1, reg, true, 0), at(0, 20, 40), deferTo(at(1, 8, 0))},
 		{"ad before the resume", "", false, claimedRow(1, reg, true, 0), at(0, 7, 59), deferTo(at(0, 8, 0))},
 		{"ad at the resume", "", false, claimedRow(1, reg, true, 0), at(0, 8, 0), pub},
 		{"non-ad after the cut-off", "", false, claimedRow(1, reg, false, 0), at(0, 21, 0), pub},
-		{"expired ad after the cut-off", "", false, claimedRow(1, reg, true, -1), at(0, 21, 0), final(expireRow, "EXPIRED", "SCHEDULED_DATE_PASSED", alert.KindExpired)},
+		{"expired ad after the cut-off", "", false, claimedRow(1, reg, true, -1), at(0, 21, 0), final(expireRow, "EXPIRED", "SCHEDULED_DATE_PASSED", history.AlertExpired)},
 		{"ad after the cut-off, consent withdrawn", "", false, claimedRow(2, reg, true, 0), at(0, 21, 0), deferTo(at(1, 8, 0))},
 		{"member not found", "", false, claimedRow(3, reg, false, 0), at(0, 10, 0), final(skipRow, "SKIPPED", "MEMBER_NOT_FOUND", "")},
 		{"consent withdrawn", "", false, claimedRow(2, reg, false, 0), at(0, 10, 0), final(skipRow, "SKIPPED", "NO_SMS_CONSENT", "")},
@@ -79,7 +79,7 @@ func TestDecide(t *testing.T) {
 		{"unregistered number in production", "", true, claimedRow(1, unreg, false, 0), at(0, 10, 0), pub},
 		{"NoExpiry canary", canary.NoExpiry, false, claimedRow(1, reg, false, -1), at(0, 10, 0), pub},
 		{"NoAdDeferral canary", canary.NoAdDeferral, false, claimedRow(1, reg, true, 0), at(0, 20, 40), pub},
-		{"NoAdDeferral still expires", canary.NoAdDeferral, false, claimedRow(1, reg, true, -1), at(0, 20, 40), final(expireRow, "EXPIRED", "SCHEDULED_DATE_PASSED", alert.KindExpired)},
+		{"NoAdDeferral still expires", canary.NoAdDeferral, false, claimedRow(1, reg, true, -1), at(0, 20, 40), final(expireRow, "EXPIRED", "SCHEDULED_DATE_PASSED", history.AlertExpired)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := config.Default()

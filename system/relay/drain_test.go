@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/system/broker"
 	"github.com/outboxchaos/outboxchaos/system/config"
 	"github.com/outboxchaos/outboxchaos/system/notification"
@@ -78,7 +79,7 @@ func TestDrain_ReturnedMessagesAreNotPublished(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range rows {
-		if r.Status != outbox.StatusPending || r.Attempts != 1 {
+		if r.Status != history.OutboxPending || r.Attempts != 1 {
 			t.Fatalf("row %d is %s after %d attempts, want PENDING after 1", r.ID, r.Status, r.Attempts)
 		}
 	}

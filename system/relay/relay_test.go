@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/outboxchaos/outboxchaos/system/alert"
+	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/system/broker"
 	"github.com/outboxchaos/outboxchaos/system/clock"
 	"github.com/outboxchaos/outboxchaos/system/killpoint"
@@ -95,7 +95,7 @@ func TestClaim_ConcurrentRelaysTakeDisjointRows(t *testing.T) {
 	}
 	per := map[string]int{}
 	for _, r := range all {
-		if r.Status != outbox.StatusPublished {
+		if r.Status != history.OutboxPublished {
 			t.Fatalf("row %d is %s, want PUBLISHED", r.ID, r.Status)
 		}
 		if seen[notification.MessageID(r.ID)] != str(r.ClaimedBy) {
@@ -157,7 +157,7 @@ func TestLostLease_StaleRunWritesNothing(t *testing.T) {
 	go func() { st, err := ra.RunOnce(context.Background()); aDone <- result{st, err} }()
 	<-aIn
 	for _, id := range []int64{id1, id2} {
-		if r := row(t, db, id); r.Status != outbox.StatusPublishing || str(r.ClaimedBy) != "relay-a" {
+		if r := row(t, db, id); r.Status != history.OutboxPublishing || str(r.ClaimedBy) != "relay-a" {
 			t.Fatalf("row %d while A publishes: %s by %s", id, r.Status, str(r.ClaimedBy))
 		}
 	}
@@ -167,7 +167,7 @@ func TestLostLease_StaleRunWritesNothing(t *testing.T) {
 	<-bIn
 	for _, id := range []int64{id1, id2} {
 		r := row(t, db, id)
-		if r.Status != outbox.StatusPublishing || str(r.ClaimedBy) != "relay-b" || str(r.StatusReason) != "CLAIM_EXPIRED" {
+		if r.Status != history.OutboxPublishing || str(r.ClaimedBy) != "relay-b" || str(r.StatusReason) != "CLAIM_EXPIRED" {
 			t.Fatalf("row %d after B's claim: %s by %s (%s)", id, r.Status, str(r.ClaimedBy), str(r.StatusReason))
 		}
 	}
@@ -181,7 +181,7 @@ func TestLostLease_StaleRunWritesNothing(t *testing.T) {
 	}
 	for _, id := range []int64{id1, id2} {
 		r := row(t, db, id)
-		if r.Status != outbox.StatusPublishing || str(r.ClaimedBy) != "relay-b" || r.Attempts != 0 || r.LastError != nil {
+		if r.Status != history.OutboxPublishing || str(r.ClaimedBy) != "relay-b" || r.Attempts != 0 || r.LastError != nil {
 			t.Fatalf("stale run A wrote row %d: %s by %s attempts %d err %s", id, r.Status, str(r.ClaimedBy), r.Attempts, str(r.LastError))
 		}
 	}
@@ -197,7 +197,7 @@ func TestLostLease_StaleRunWritesNothing(t *testing.T) {
 		t.Fatalf("B stats %+v: want 2 reclaimed, 2 published", b.st)
 	}
 	for _, id := range []int64{id1, id2} {
-		if r := row(t, db, id); r.Status != outbox.StatusPublished || str(r.ClaimedBy) != "relay-b" {
+		if r := row(t, db, id); r.Status != history.OutboxPublished || str(r.ClaimedBy) != "relay-b" {
 			t.Fatalf("row %d: %s by %s, want PUBLISHED by relay-b", id, r.Status, str(r.ClaimedBy))
 		}
 	}
@@ -225,9 +225,9 @@ func TestReclaim_OnlyExpiredPublishingRows(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	set(expired, outbox.StatusPublishing, "dead-relay", now.Add(-time.Second))
-	set(live, outbox.StatusPublishing, "other-relay", now.Add(time.Minute))
-	set(done, outbox.StatusPublished, "old-relay", now.Add(-time.Hour))
+	set(expired, history.OutboxPublishing, "dead-relay", now.Add(-time.Second))
+	set(live, history.OutboxPublishing, "other-relay", now.Add(time.Minute))
+	set(done, history.OutboxPublished, "old-relay", now.Add(-time.Hour))
 	liveBefore := row(t, db, live)
 
 	var during outbox.Row
@@ -249,10 +249,10 @@ func TestReclaim_OnlyExpiredPublishingRows(t *testing.T) {
 		t.Fatalf("published %v, want exactly the reclaimed and the pending row", got)
 	}
 	l := row(t, db, live)
-	if l.Status != outbox.StatusPublishing || str(l.ClaimedBy) != "other-relay" || !l.ClaimedUntil.Equal(*liveBefore.ClaimedUntil) || l.StatusReason != nil {
+	if l.Status != history.OutboxPublishing || str(l.ClaimedBy) != "other-relay" || !l.ClaimedUntil.Equal(*liveBefore.ClaimedUntil) || l.StatusReason != nil {
 		t.Fatalf("live lease touched: %+v", l)
 	}
-	if d := row(t, db, done); d.Status != outbox.StatusPublished || str(d.ClaimedBy) != "old-relay" {
+	if d := row(t, db, done); d.Status != history.OutboxPublished || str(d.ClaimedBy) != "old-relay" {
 		t.Fatalf("published row touched: %+v", d)
 	}
 }
@@ -271,7 +271,7 @@ func TestPublish_MarkOnlyAfterConfirm(t *testing.T) {
 	var during outbox.Row
 	pub := &fakePub{hook: func([]publisher.Message) { during = row(t, db, id) }}
 	st := runOnce(t, newRelay(testConfig(db, db.Schema, "relay-x"), db, pub, clk, &testenv.AlertRecorder{}))
-	if during.Status != outbox.StatusPublishing || str(during.ClaimedBy) != "relay-x" ||
+	if during.Status != history.OutboxPublishing || str(during.ClaimedBy) != "relay-x" ||
 		!during.ClaimedUntil.Equal(now.Add(2*time.Second)) {
 		t.Fatalf("row during publish: %s by %s until %v; want PUBLISHING by relay-x with a 2s lease",
 			during.Status, str(during.ClaimedBy), during.ClaimedUntil)
@@ -279,7 +279,7 @@ func TestPublish_MarkOnlyAfterConfirm(t *testing.T) {
 	if st.Claimed != 1 || st.Published != 1 {
 		t.Fatalf("stats %+v", st)
 	}
-	if r := row(t, db, id); r.Status != outbox.StatusPublished {
+	if r := row(t, db, id); r.Status != history.OutboxPublished {
 		t.Fatalf("confirmed row is %s", r.Status)
 	}
 	msgs := pub.published()
@@ -323,13 +323,13 @@ func TestPublish_FailureBacksOffAndAlertsOnFifthAttempt(t *testing.T) {
 		}
 		got := row(t, db, id)
 		want := now.Add(wantWait[attempt-1] * time.Minute)
-		if got.Status != outbox.StatusPending || got.Attempts != attempt || !got.NextAttemptAt.Equal(want) ||
+		if got.Status != history.OutboxPending || got.Attempts != attempt || !got.NextAttemptAt.Equal(want) ||
 			got.ClaimedBy != nil || got.ClaimedUntil != nil || str(got.StatusReason) != "PUBLISH_FAILED" ||
 			!strings.Contains(str(got.LastError), outcomes[attempt-1].String()) {
 			t.Fatalf("attempt %d: %s attempts %d next %s (want %s) claimed %s reason %s err %s", attempt, got.Status,
 				got.Attempts, got.NextAttemptAt.In(clock.Seoul), want, str(got.ClaimedBy), str(got.StatusReason), str(got.LastError))
 		}
-		alerts := rec.OfKind(alert.KindRelayAttempts)
+		alerts := rec.OfKind(history.AlertRelayAttempts)
 		wantAlerts := 0
 		if attempt >= 5 {
 			wantAlerts = 1
@@ -367,7 +367,7 @@ func TestPublish_BatchErrorReleasesWithBackoff(t *testing.T) {
 		t.Fatal("RunOnce hid the publish error")
 	}
 	r := row(t, db, id)
-	if r.Status != outbox.StatusPending || r.Attempts != 1 || !r.NextAttemptAt.Equal(now.Add(time.Minute)) || r.ClaimedBy != nil {
+	if r.Status != history.OutboxPending || r.Attempts != 1 || !r.NextAttemptAt.Equal(now.Add(time.Minute)) || r.ClaimedBy != nil {
 		t.Fatalf("row %+v, want PENDING attempt 1 due in 1m", r)
 	}
 }
@@ -395,7 +395,7 @@ func TestPublish_ConfirmedRowNotReleasedWhenMarkFails(t *testing.T) {
 		t.Fatal("RunOnce hid the failed mark")
 	}
 	r := row(t, db, id)
-	if r.Status != outbox.StatusPublishing || str(r.ClaimedBy) != "relay-x" || r.Attempts != 0 {
+	if r.Status != history.OutboxPublishing || str(r.ClaimedBy) != "relay-x" || r.Attempts != 0 {
 		t.Fatalf("confirmed row after failed mark: %s by %s attempts %d; want PUBLISHING, kept until the lease passes",
 			r.Status, str(r.ClaimedBy), r.Attempts)
 	}
@@ -416,7 +416,7 @@ func TestPublish_ConfirmedRowNotReleasedWhenMarkFails(t *testing.T) {
 	if m := pub2.published(); len(m) != 1 || m[0].MessageID != notification.MessageID(id) {
 		t.Fatalf("republished %+v, want the same message_id", m)
 	}
-	if r := row(t, db, id); r.Status != outbox.StatusPublished {
+	if r := row(t, db, id); r.Status != history.OutboxPublished {
 		t.Fatalf("row %s", r.Status)
 	}
 }
@@ -449,18 +449,18 @@ func TestAdCutoff_DeferredToEightNextDay(t *testing.T) {
 			info := enqueue(t, db, now, notification.GradeRenewal, 2, now)
 			pub := &fakePub{}
 			st := runOnce(t, newRelay(testConfig(db, db.Schema, "relay-x"), db, pub, clk, &testenv.AlertRecorder{}))
-			if r := row(t, db, info); r.Status != outbox.StatusPublished {
+			if r := row(t, db, info); r.Status != history.OutboxPublished {
 				t.Fatalf("non-advertising row is %s at %s", r.Status, now.Format("15:04:05"))
 			}
 			r := row(t, db, ad)
 			if c.deferTo == nil {
-				if r.Status != outbox.StatusPublished || st.Deferred != 0 {
+				if r.Status != history.OutboxPublished || st.Deferred != 0 {
 					t.Fatalf("ad at %s: %s, want PUBLISHED", now.Format("15:04:05"), r.Status)
 				}
 				return
 			}
 			want := c.deferTo(now)
-			if r.Status != outbox.StatusPending || !r.NextAttemptAt.Equal(want) || str(r.StatusReason) != "AD_CUTOFF_DEFERRED" ||
+			if r.Status != history.OutboxPending || !r.NextAttemptAt.Equal(want) || str(r.StatusReason) != "AD_CUTOFF_DEFERRED" ||
 				r.Attempts != 0 || r.ClaimedBy != nil || st.Deferred != 1 {
 				t.Fatalf("ad at %s: %s next %s reason %s attempts %d; want PENDING until %s",
 					now.Format("15:04:05"), r.Status, r.NextAttemptAt.In(clock.Seoul), str(r.StatusReason), r.Attempts, want)
@@ -498,13 +498,13 @@ func TestExpired_PastScheduledDateAlerts(t *testing.T) {
 			if st.Expired != 1 || st.Published != 1 {
 				t.Fatalf("stats %+v", st)
 			}
-			if r := row(t, db, old); r.Status != outbox.StatusExpired || str(r.StatusReason) != "SCHEDULED_DATE_PASSED" {
+			if r := row(t, db, old); r.Status != history.OutboxExpired || str(r.StatusReason) != "SCHEDULED_DATE_PASSED" {
 				t.Fatalf("yesterday's row: %s (%s)", r.Status, str(r.StatusReason))
 			}
-			if r := row(t, db, today); r.Status != outbox.StatusPublished {
+			if r := row(t, db, today); r.Status != history.OutboxPublished {
 				t.Fatalf("today's row: %s", r.Status)
 			}
-			a := rec.OfKind(alert.KindExpired)
+			a := rec.OfKind(history.AlertExpired)
 			if len(a) != 1 || a[0].OutboxID != old || a[0].MessageID != notification.MessageID(old) || a[0].DedupKey == "" {
 				t.Fatalf("EXPIRED alerts %+v", a)
 			}
@@ -532,10 +532,10 @@ func TestExpired_AlertsWhenTheStatusAnswerIsLost(t *testing.T) {
 	old := enqueue(t, db, now, notification.GradeRenewal, 1, now.AddDate(0, 0, -1))
 	rec := &testenv.AlertRecorder{}
 	runOnce(t, newRelay(testConfig(db, db.Schema, "relay-x"), db, &fakePub{}, clk, rec))
-	if r := row(t, db, old); r.Status != outbox.StatusExpired {
+	if r := row(t, db, old); r.Status != history.OutboxExpired {
 		t.Fatalf("row %s, want EXPIRED (the UPDATE committed)", r.Status)
 	}
-	if a := rec.OfKind(alert.KindExpired); len(a) != 1 || a[0].OutboxID != old {
+	if a := rec.OfKind(history.AlertExpired); len(a) != 1 || a[0].OutboxID != old {
 		t.Fatalf("EXPIRED alerts %+v, want one naming row %d", a, old)
 	}
 }
@@ -563,11 +563,11 @@ func TestSkip_ConsentAndNonProductionNumbers(t *testing.T) {
 	rec := &testenv.AlertRecorder{}
 	st := runOnce(t, newRelay(testConfig(db, db.Schema, "relay-x"), db, pub, clk, rec))
 	want := map[int64][2]string{
-		1: {outbox.StatusPublished, "<nil>"},
-		2: {outbox.StatusSkipped, "NO_SMS_CONSENT"},
-		3: {outbox.StatusSkipped, "NON_PRODUCTION_NUMBER"},
-		4: {outbox.StatusSkipped, "NO_SMS_CONSENT"},
-		5: {outbox.StatusSkipped, "MEMBER_NOT_FOUND"},
+		1: {history.OutboxPublished, "<nil>"},
+		2: {history.OutboxSkipped, "NO_SMS_CONSENT"},
+		3: {history.OutboxSkipped, "NON_PRODUCTION_NUMBER"},
+		4: {history.OutboxSkipped, "NO_SMS_CONSENT"},
+		5: {history.OutboxSkipped, "MEMBER_NOT_FOUND"},
 	}
 	for m, w := range want {
 		r := row(t, db, ids[m])
@@ -586,7 +586,7 @@ func TestSkip_ConsentAndNonProductionNumbers(t *testing.T) {
 	cfg := testConfig(db2, db2.Schema, "relay-x")
 	cfg.Production = true
 	runOnce(t, newRelay(cfg, db2, &fakePub{}, clk, rec))
-	if r := row(t, db2, id); r.Status != outbox.StatusPublished {
+	if r := row(t, db2, id); r.Status != history.OutboxPublished {
 		t.Fatalf("production, unregistered number: %s (%s), want PUBLISHED", r.Status, str(r.StatusReason))
 	}
 }
@@ -609,10 +609,10 @@ func TestInvalidPayload_FailedWithAlert(t *testing.T) {
 	if st.Invalid != 1 || len(pub.published()) != 0 {
 		t.Fatalf("stats %+v", st)
 	}
-	if r := row(t, db, id); r.Status != outbox.StatusFailed || str(r.StatusReason) != "MALFORMED_PAYLOAD" {
+	if r := row(t, db, id); r.Status != history.OutboxFailed || str(r.StatusReason) != "MALFORMED_PAYLOAD" {
 		t.Fatalf("row %s (%s)", r.Status, str(r.StatusReason))
 	}
-	if a := rec.OfKind(alert.KindRelayFailed); len(a) != 1 || a[0].OutboxID != id {
+	if a := rec.OfKind(history.AlertRelayFailed); len(a) != 1 || a[0].OutboxID != id {
 		t.Fatalf("alerts %+v", a)
 	}
 }
@@ -644,12 +644,12 @@ func TestInvalidMemberID_DoesNotFailTheBatch(t *testing.T) {
 	if st.Claimed != 6 || st.Published != 1 || len(pub.published()) != 1 {
 		t.Fatalf("stats %+v, %d published; want 6 claimed, 1 published", st, len(pub.published()))
 	}
-	if r := row(t, db, good); r.Status != outbox.StatusPublished {
+	if r := row(t, db, good); r.Status != history.OutboxPublished {
 		t.Fatalf("good row %s (%s)", r.Status, str(r.StatusReason))
 	}
 	for _, id := range bad {
 		// null decodes as 0: no member 0, so it is skipped, not failed.
-		if r := row(t, db, id); r.Status != outbox.StatusFailed && r.Status != outbox.StatusSkipped {
+		if r := row(t, db, id); r.Status != history.OutboxFailed && r.Status != history.OutboxSkipped {
 			t.Errorf("row %d: %s (%s), want FAILED or SKIPPED", id, r.Status, str(r.StatusReason))
 		}
 	}

@@ -199,7 +199,7 @@ func (r *Relay) fail(ctx context.Context, row claimed, why string, now time.Time
 		return
 	}
 	if re.alert && r.attemptsAlert {
-		r.alerts.Send(ctx, alert.Alert{Kind: alert.KindRelayAttempts, OutboxID: row.id, MessageID: notification.MessageID(row.id),
+		r.alerts.Send(ctx, alert.Alert{Kind: history.AlertRelayAttempts, OutboxID: row.id, MessageID: notification.MessageID(row.id),
 			DedupKey: row.dedupKey, Reason: fmt.Sprintf("attempt %d: %s", re.attempt, why), Instance: r.cfg.Instance, At: now})
 	}
 	if err := tx.Commit(ctx); err != nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/system/alert"
 )
 
@@ -52,18 +53,18 @@ func TestAlertRecorderKeepsEveryAlertInOrder(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r.Send(context.Background(), alert.Alert{Kind: alert.KindParked, OutboxID: int64(i)})
+			r.Send(context.Background(), alert.Alert{Kind: history.AlertParked, OutboxID: int64(i)})
 		}()
 	}
 	wg.Wait()
-	r.Send(context.Background(), alert.Alert{Kind: alert.KindExpired, OutboxID: 99})
+	r.Send(context.Background(), alert.Alert{Kind: history.AlertExpired, OutboxID: 99})
 	if r.Count() != 21 || len(r.All()) != 21 {
 		t.Fatalf("count %d, all %d: want 21", r.Count(), len(r.All()))
 	}
-	if got := r.OfKind(alert.KindParked); len(got) != 20 {
+	if got := r.OfKind(history.AlertParked); len(got) != 20 {
 		t.Fatalf("%d PARKED alerts, want 20", len(got))
 	}
-	if got := r.OfKind(alert.KindExpired); len(got) != 1 || got[0].OutboxID != 99 {
+	if got := r.OfKind(history.AlertExpired); len(got) != 1 || got[0].OutboxID != 99 {
 		t.Fatalf("EXPIRED alerts %+v, want the one for outbox 99", got)
 	}
 	if all := r.All(); all[len(all)-1].OutboxID != 99 {

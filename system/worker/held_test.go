@@ -9,9 +9,8 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/outboxchaos/outboxchaos/system/alert"
+	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/system/broker"
-	"github.com/outboxchaos/outboxchaos/system/inbox"
 	"github.com/outboxchaos/outboxchaos/system/notification"
 	"github.com/outboxchaos/outboxchaos/system/testenv"
 	"github.com/outboxchaos/outboxchaos/system/worker"
@@ -77,13 +76,13 @@ func TestPeekFailure_HoldsTheDelivery(t *testing.T) {
 	if a, n, _ := ack.counts(); a != 1 || n != 0 {
 		t.Fatalf("%d acks, %d nacks; want the held delivery acked once, never handed back", a, n)
 	}
-	if r, ok := e.history(mid); !ok || r.Status != inbox.StatusSent {
+	if r, ok := e.history(mid); !ok || r.Status != history.InboxSent {
 		t.Fatalf("history %+v (%v), want SENT", r, ok)
 	}
 	if n := e.fv.Count(mid); n != 1 {
 		t.Fatalf("ledger count %d, want 1", n)
 	}
-	if a := e.rec.OfKind(alert.KindParked); len(a) != 0 {
+	if a := e.rec.OfKind(history.AlertParked); len(a) != 0 {
 		t.Fatalf("PARKED alerts %+v, want none", a)
 	}
 }
@@ -106,7 +105,7 @@ func TestFailedParkRaisesNoAlert(t *testing.T) {
 	if a, n, rq := ack.counts(); a != 0 || n != 1 || rq != 1 {
 		t.Fatalf("%d acks, %d nacks (%d requeued); want the delivery handed back", a, n, rq)
 	}
-	if a := e.rec.OfKind(alert.KindParked); len(a) != 0 {
+	if a := e.rec.OfKind(history.AlertParked); len(a) != 0 {
 		t.Fatalf("PARKED alerts %+v for a park that failed, want none", a)
 	}
 }

@@ -14,7 +14,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/outboxchaos/outboxchaos/fakevendor"
-	"github.com/outboxchaos/outboxchaos/system/alert"
+	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/system/broker"
 	"github.com/outboxchaos/outboxchaos/system/clock"
 	"github.com/outboxchaos/outboxchaos/system/config"
@@ -206,7 +206,7 @@ func (e *env) sentinel() {
 	e.t.Helper()
 	id := e.nextID.Add(1)
 	e.member(id, true, true)
-	e.waitStatus(e.publishPayload(payload(id, id, notification.GradeRenewal)), inbox.StatusSent)
+	e.waitStatus(e.publishPayload(payload(id, id, notification.GradeRenewal)), history.InboxSent)
 }
 
 // calls counts the send requests the vendor received for refkey.
@@ -253,7 +253,7 @@ func (e *env) expectParked(mid, reason string) amqp.Delivery {
 	if strings.HasPrefix(reason, "VENDOR_REJECTED:") || strings.HasPrefix(reason, "DELIVERY_LIMIT") {
 		testenv.Eventually(e.t, 10*time.Second, fmt.Sprintf("FAILED history row for parked %s", mid), func() bool {
 			r, ok := e.history(mid)
-			return ok && r.Status == inbox.StatusFailed
+			return ok && r.Status == history.InboxFailed
 		})
 	} else if _, ok := e.history(mid); ok {
 		e.t.Fatalf("parked %s left a history row", mid)
@@ -263,7 +263,7 @@ func (e *env) expectParked(mid, reason string) amqp.Delivery {
 	}
 	// The worker alerts after the copy is parked: wait for the alert.
 	testenv.Eventually(e.t, 10*time.Second, fmt.Sprintf("PARKED alert for %s (%s)", mid, reason), func() bool {
-		for _, a := range e.rec.OfKind(alert.KindParked) {
+		for _, a := range e.rec.OfKind(history.AlertParked) {
 			if a.MessageID == mid && a.Reason == reason {
 				return true
 			}

@@ -73,7 +73,7 @@ func (w *Worker) park(ctx context.Context, d amqp.Delivery, p notification.Paylo
 		extra = nil
 	}
 	alerted := func() {
-		w.alerts.Send(ctx, alert.Alert{Kind: alert.KindParked, OutboxID: p.OutboxID, MessageID: d.MessageId,
+		w.alerts.Send(ctx, alert.Alert{Kind: history.AlertParked, OutboxID: p.OutboxID, MessageID: d.MessageId,
 			DedupKey: p.DedupKey, Reason: reason, Instance: w.cfg.Instance, At: w.clock.Now()})
 	}
 	if w.policy.alertBeforePark {
@@ -84,7 +84,7 @@ func (w *Worker) park(ctx context.Context, d amqp.Delivery, p notification.Paylo
 	if c != nil {
 		confirmed = func() {
 			alerted()
-			w.result(ctx, *c, inbox.StatusFailed, "", reason)
+			w.result(ctx, *c, history.InboxFailed, "", reason)
 		}
 		refused = func() { w.release(ctx, *c, p) }
 	}

@@ -247,7 +247,7 @@ func (w *Worker) Handle(ctx context.Context, d amqp.Delivery) {
 	}
 	// A FAILED row is a park on record: final for every copy but the
 	// parked one an operator moved back, which reclaims it.
-	reclaim := status == inbox.StatusFailed && w.policy.recordPark && parkedCopy(d)
+	reclaim := status == history.InboxFailed && w.policy.recordPark && parkedCopy(d)
 	if err == nil && status != "" && !reclaim {
 		w.ack(d, mid, history.StepPeek, "history row exists")
 		return
@@ -457,7 +457,7 @@ func (w *Worker) claimAndSend(ctx context.Context, d amqp.Delivery, p notificati
 		// Step 5: result.
 		switch res.Outcome {
 		case sms.Sent:
-			w.result(ctx, c, inbox.StatusSent, res.Code, "")
+			w.result(ctx, c, history.InboxSent, res.Code, "")
 			killpoint.Hit(killpoint.WorkerAfterResult)
 			if !acked {
 				w.ack(d, mid, history.StepSent, "sent")
@@ -468,9 +468,9 @@ func (w *Worker) claimAndSend(ctx context.Context, d amqp.Delivery, p notificati
 			// row again, so its alert goes out before the row is written.
 			// If the write fails, the row stays SENDING and cleanup alerts
 			// again (two alerts, never none).
-			w.alerts.Send(ctx, alert.Alert{Kind: alert.KindVendorUnknown, OutboxID: p.OutboxID, MessageID: mid,
+			w.alerts.Send(ctx, alert.Alert{Kind: history.AlertVendorUnknown, OutboxID: p.OutboxID, MessageID: mid,
 				DedupKey: p.DedupKey, Reason: res.Code, Instance: w.cfg.Instance, At: w.clock.Now()})
-			w.result(ctx, c, inbox.StatusError, res.Code, errText(res.Err))
+			w.result(ctx, c, history.InboxError, res.Code, errText(res.Err))
 			killpoint.Hit(killpoint.WorkerAfterErrorResult)
 			killpoint.Hit(killpoint.WorkerAfterResult)
 			w.ack(d, mid, history.StepUnknown, "vendor outcome unknown: ERROR, never retried")
@@ -506,7 +506,7 @@ func (w *Worker) claimAndSend(ctx context.Context, d amqp.Delivery, p notificati
 		n := retryCount(d)
 		if n < w.cfg.RetryMax {
 			if w.policy.alertOnRetry {
-				w.alerts.Send(ctx, alert.Alert{Kind: alert.KindParked, OutboxID: p.OutboxID, MessageID: d.MessageId,
+				w.alerts.Send(ctx, alert.Alert{Kind: history.AlertParked, OutboxID: p.OutboxID, MessageID: d.MessageId,
 					DedupKey: p.DedupKey, Reason: "VENDOR_REJECTED:" + res.Code, Instance: w.cfg.Instance, At: w.clock.Now()})
 			}
 			w.republish(ctx, d, broker.KeyRetry, amqp.Table{broker.HeaderRetryCount: int32(n + 1)}, history.StepRetry, nil, nil)
@@ -543,7 +543,7 @@ func (w *Worker) result(ctx context.Context, c inbox.Claim, status, code, errTex
 	}
 	if err != nil {
 		w.log.Error("result write failed", history.KeyEvent, history.ResultFailed, history.KeyMessageID, c.MessageID, history.KeyStatus, status, history.KeyErr, err)
-		w.alerts.Send(ctx, alert.Alert{Kind: alert.KindResultWriteFailed, OutboxID: c.OutboxID, MessageID: c.MessageID,
+		w.alerts.Send(ctx, alert.Alert{Kind: history.AlertResultWriteFailed, OutboxID: c.OutboxID, MessageID: c.MessageID,
 			DedupKey: c.DedupKey, Reason: fmt.Sprintf("%s not written: %v", status, err), Instance: w.cfg.Instance, At: w.clock.Now()})
 		return
 	}
@@ -561,7 +561,7 @@ func (w *Worker) release(ctx context.Context, c inbox.Claim, p notification.Payl
 	}
 	if err != nil {
 		w.log.Error("release claim failed", history.KeyEvent, history.ReleaseFailed, history.KeyMessageID, c.MessageID, history.KeyErr, err)
-		w.alerts.Send(ctx, alert.Alert{Kind: alert.KindClaimReleaseFail, OutboxID: p.OutboxID, MessageID: c.MessageID,
+		w.alerts.Send(ctx, alert.Alert{Kind: history.AlertClaimReleaseFailed, OutboxID: p.OutboxID, MessageID: c.MessageID,
 			DedupKey: p.DedupKey, Reason: err.Error(), Instance: w.cfg.Instance, At: w.clock.Now()})
 		return false
 	}

@@ -12,11 +12,10 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/outboxchaos/outboxchaos/fakevendor"
-	"github.com/outboxchaos/outboxchaos/system/alert"
+	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/system/broker"
 	"github.com/outboxchaos/outboxchaos/system/clock"
 	"github.com/outboxchaos/outboxchaos/system/config"
-	"github.com/outboxchaos/outboxchaos/system/inbox"
 	"github.com/outboxchaos/outboxchaos/system/notification"
 	"github.com/outboxchaos/outboxchaos/system/testenv"
 )
@@ -29,7 +28,7 @@ func TestHappyPath_SentOnce(t *testing.T) {
 	e.member(1, true, true)
 	e.start()
 	mid := e.publishPayload(payload(1, 1, notification.GradeRenewal))
-	r := e.waitStatus(mid, inbox.StatusSent)
+	r := e.waitStatus(mid, history.InboxSent)
 	if r.VendorCode == nil || *r.VendorCode != "1000" || r.OutboxID != 1 || r.DedupKey != "GRADE_RENEWAL:1" || r.Phone != "01000000001" {
 		t.Fatalf("history row %+v", r)
 	}
@@ -65,7 +64,7 @@ func TestDuplicateCopies_SentOnce(t *testing.T) {
 	if n := e.calls(mid); n != 1 {
 		t.Fatalf("%d vendor calls, want 1", n)
 	}
-	if r, _ := e.history(mid); r.Status != inbox.StatusSent {
+	if r, _ := e.history(mid); r.Status != history.InboxSent {
 		t.Fatalf("history %+v", r)
 	}
 }
@@ -122,7 +121,7 @@ func TestConcurrentCopiesPastPeek_OneVendorCall(t *testing.T) {
 			t.Fatalf("copy %d: %d acks, %d nacks; want acked once", i, ack, nack)
 		}
 	}
-	if r, _ := e.history(mid); r.Status != inbox.StatusSent {
+	if r, _ := e.history(mid); r.Status != history.InboxSent {
 		t.Fatalf("history %+v", r)
 	}
 }
@@ -185,7 +184,7 @@ func TestStopAfterClaimStarted_StillCompletes(t *testing.T) {
 	if a, n, _ := ack.counts(); a != 1 || n != 0 {
 		t.Fatalf("%d acks, %d nacks; want acked once", a, n)
 	}
-	if r, ok := e.history(mid); !ok || r.Status != inbox.StatusSent {
+	if r, ok := e.history(mid); !ok || r.Status != history.InboxSent {
 		t.Fatalf("history %+v (%v), want SENT", r, ok)
 	}
 	if n := e.fv.Count(mid); n != 1 {
@@ -214,7 +213,7 @@ func TestDeliveryLimit_WorkerParksWithReason(t *testing.T) {
 	if _, nacks, rq := below.counts(); nacks != 1 || rq != 1 {
 		t.Fatalf("below the limit: nacks %d requeued %d, want one requeue", nacks, rq)
 	}
-	if a := e.rec.OfKind(alert.KindParked); len(a) != 0 {
+	if a := e.rec.OfKind(history.AlertParked); len(a) != 0 {
 		t.Fatalf("PARKED alerts %+v below the limit, want none", a)
 	}
 	at := &fakeAck{}
@@ -232,7 +231,7 @@ func TestDeliveryLimit_WorkerParksWithReason(t *testing.T) {
 	if n, ok := d.Headers["x-delivery-count"]; ok && fmt.Sprint(n) != "0" {
 		t.Fatalf("the parked copy's first delivery carries x-delivery-count %v: a replay would be parked again at once", n)
 	}
-	a := e.rec.OfKind(alert.KindParked)
+	a := e.rec.OfKind(history.AlertParked)
 	if len(a) != 1 || a[0].MessageID != mid || a[0].OutboxID != 1 || !strings.HasPrefix(a[0].Reason, "DELIVERY_LIMIT") {
 		t.Fatalf("PARKED alerts %+v, want one for %s", a, mid)
 	}
@@ -280,13 +279,13 @@ func TestVendorTimeout_ErrorAlertNeverResent(t *testing.T) {
 	}
 	e.start()
 	e.publishPayload(payload(1, 1, notification.GradeRenewal))
-	r := e.waitStatus(mid, inbox.StatusError)
+	r := e.waitStatus(mid, history.InboxError)
 	if r.VendorCode == nil || *r.VendorCode != "TIMEOUT" {
 		t.Fatalf("history %+v, want vendor code TIMEOUT", r)
 	}
 	// The alert follows the ERROR row: wait for it.
-	testenv.Eventually(t, 10*time.Second, "the VENDOR_UNKNOWN alert", func() bool { return len(e.rec.OfKind(alert.KindVendorUnknown)) > 0 })
-	a := e.rec.OfKind(alert.KindVendorUnknown)
+	testenv.Eventually(t, 10*time.Second, "the VENDOR_UNKNOWN alert", func() bool { return len(e.rec.OfKind(history.AlertVendorUnknown)) > 0 })
+	a := e.rec.OfKind(history.AlertVendorUnknown)
 	if len(a) != 1 || a[0].MessageID != mid || a[0].OutboxID != 1 || a[0].DedupKey == "" {
 		t.Fatalf("VENDOR_UNKNOWN alerts %+v", a)
 	}
@@ -299,7 +298,7 @@ func TestVendorTimeout_ErrorAlertNeverResent(t *testing.T) {
 	if n := e.fv.Count(mid); n != 1 {
 		t.Fatalf("ledger count %d, want 1", n)
 	}
-	if r, _ := e.history(mid); r.Status != inbox.StatusError {
+	if r, _ := e.history(mid); r.Status != history.InboxError {
 		t.Fatalf("history now %s", r.Status)
 	}
 }
@@ -321,7 +320,7 @@ func TestVendor5xx_ErrorNotRetried(t *testing.T) {
 	e.publishPayload(payload(1, 1, notification.GradeRenewal))
 	e.publishPayload(payload(2, 2, notification.GradeRenewal))
 	for _, mid := range []string{plain, acted} {
-		r := e.waitStatus(mid, inbox.StatusError)
+		r := e.waitStatus(mid, history.InboxError)
 		if r.VendorCode == nil || !strings.HasPrefix(*r.VendorCode, "HTTP_5") {
 			t.Fatalf("%s: vendor code %v", mid, r.VendorCode)
 		}
@@ -337,7 +336,7 @@ func TestVendor5xx_ErrorNotRetried(t *testing.T) {
 			t.Fatalf("%s: ledger %d, want %d", mid, n, ledger)
 		}
 	}
-	if n := len(e.rec.OfKind(alert.KindVendorUnknown)); n != 2 {
+	if n := len(e.rec.OfKind(history.AlertVendorUnknown)); n != 2 {
 		t.Fatalf("%d VENDOR_UNKNOWN alerts, want 2", n)
 	}
 }
@@ -354,7 +353,7 @@ func TestVendor429_RetriedInListenerSentOnce(t *testing.T) {
 	}
 	e.start()
 	e.publishPayload(payload(1, 1, notification.GradeRenewal))
-	e.waitStatus(mid, inbox.StatusSent)
+	e.waitStatus(mid, history.InboxSent)
 	if n := e.calls(mid); n != 2 {
 		t.Fatalf("%d vendor calls, want 2 (429, then success)", n)
 	}
@@ -408,7 +407,7 @@ func TestVendor401Forever_RetryQueueThenParking(t *testing.T) {
 	// reclaims the FAILED row; with the vendor healthy again it is sent
 	// exactly once.
 	e.publish(d.MessageId, d.Body, d.Headers)
-	e.waitStatus(mid, inbox.StatusSent)
+	e.waitStatus(mid, history.InboxSent)
 	if n := e.fv.Count(mid); n != 1 {
 		t.Fatalf("ledger %d after replay, want 1", n)
 	}
@@ -481,12 +480,12 @@ func TestAdHours_OutsideParked(t *testing.T) {
 			e.start()
 			ad := e.publishPayload(payload(1, 1, notification.MissionReminder))
 			info := e.publishPayload(payload(2, 1, notification.GradeRenewal))
-			e.waitStatus(info, inbox.StatusSent)
+			e.waitStatus(info, history.InboxSent)
 			if c.parked {
 				e.expectParked(ad, "OUTSIDE_AD_HOURS")
 				return
 			}
-			e.waitStatus(ad, inbox.StatusSent)
+			e.waitStatus(ad, history.InboxSent)
 		})
 	}
 }
@@ -527,7 +526,7 @@ func TestProduction_UnregisteredNumberSent(t *testing.T) {
 	e.member(2, true, false)
 	e.start()
 	mid := e.publishPayload(payload(2, 2, notification.GradeRenewal))
-	e.waitStatus(mid, inbox.StatusSent)
+	e.waitStatus(mid, history.InboxSent)
 }
 
 // design §5 step 5 and §6 case 11: the result is written before the ack, so
@@ -543,7 +542,7 @@ func TestResultWrittenBeforeAck(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := e.newWorker()
-	for id, want := range map[int64]string{1: inbox.StatusSent, 2: inbox.StatusError} {
+	for id, want := range map[int64]string{1: history.InboxSent, 2: history.InboxError} {
 		mid := notification.MessageID(id)
 		var atAck string
 		ack := &fakeAck{onAck: func() {
@@ -581,7 +580,7 @@ func TestSendExpiresOneWindowAfterItsClaim(t *testing.T) {
 			e.start()
 			mid := e.publishPayload(payload(1, 1, notification.GradeRenewal))
 			if c.sent {
-				e.waitStatus(mid, inbox.StatusSent)
+				e.waitStatus(mid, history.InboxSent)
 				return
 			}
 			testenv.Eventually(t, waitFor, "the request refused as expired", func() bool {
