@@ -6,7 +6,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/outboxchaos/outboxchaos/history"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
@@ -89,8 +88,8 @@ func WriteCharts(r *Result, dir string) ([]Chart, error) {
 	ib := func(s Sample) map[string]int { return s.Inbox }
 
 	p := newDayPlot("Outbox rows by status", "rows")
-	if err := plotutil.AddLines(p, "PENDING", series(r, st(ob, history.OutboxPending)), "PUBLISHING", series(r, st(ob, history.OutboxPublishing)),
-		"PUBLISHED", series(r, st(ob, history.OutboxPublished)), "SKIPPED", series(r, st(ob, history.OutboxSkipped)), "EXPIRED", series(r, st(ob, history.OutboxExpired))); err != nil {
+	if err := plotutil.AddLines(p, "PENDING", series(r, st(ob, "PENDING")), "PUBLISHING", series(r, st(ob, "PUBLISHING")),
+		"PUBLISHED", series(r, st(ob, "PUBLISHED")), "SKIPPED", series(r, st(ob, "SKIPPED")), "EXPIRED", series(r, st(ob, "EXPIRED"))); err != nil {
 		return nil, err
 	}
 	if err := add(p, "outbox.png", "Outbox states", "Rows of notification_outbox by status, sampled every virtual minute. Each job's rows appear as PENDING at its hour and turn PUBLISHED in steps of one relay batch per 5-minute cron run; advertising rows still PENDING after 20:40 wait for the next morning."); err != nil {
@@ -98,15 +97,15 @@ func WriteCharts(r *Result, dir string) ([]Chart, error) {
 	}
 
 	p = newDayPlot("Inbox rows by status", "rows")
-	if err := plotutil.AddLines(p, "SENT", series(r, st(ib, history.InboxSent))); err != nil {
+	if err := plotutil.AddLines(p, "SENT", series(r, st(ib, "SENT"))); err != nil {
 		return nil, err
 	}
 	if err := add(p, "inbox.png", "Inbox: sent", "Rows of notification_histories that reached SENT: the worker's progress through the day, one relay batch at a time."); err != nil {
 		return nil, err
 	}
 	p = newDayPlot("Inbox rows not sent", "rows")
-	if err := plotutil.AddLines(p, "ERROR", series(r, st(ib, history.InboxError)), "FAILED", series(r, st(ib, history.InboxFailed)),
-		"SENDING", series(r, st(ib, history.InboxSending))); err != nil {
+	if err := plotutil.AddLines(p, "ERROR", series(r, st(ib, "ERROR")), "FAILED", series(r, st(ib, "FAILED")),
+		"SENDING", series(r, st(ib, "SENDING"))); err != nil {
 		return nil, err
 	}
 	if err := add(p, "inbox-trouble.png", "Inbox: ERROR, FAILED, SENDING", "The inbox rows that did not reach SENT, on their own scale: ERROR rows are vendor outcomes nobody can know (timeouts, 5xx) and sends a killed worker left behind (cleanup turns a SENDING row older than 10 minutes into ERROR), each with an alert; FAILED are definitely-not-sent outcomes."); err != nil {
@@ -239,8 +238,8 @@ func lossesByHour(r *Result) (labels []string, errs, exps, alerts plotter.Values
 			buckets[label] = b
 			order = append(order, label)
 		}
-		b.e += float64(s.Inbox[history.InboxError] - prev.Inbox[history.InboxError])
-		b.x += float64(s.Outbox[history.OutboxExpired] - prev.Outbox[history.OutboxExpired])
+		b.e += float64(s.Inbox["ERROR"] - prev.Inbox["ERROR"])
+		b.x += float64(s.Outbox["EXPIRED"] - prev.Outbox["EXPIRED"])
 		b.a += float64(s.Alerts - prev.Alerts)
 		prev = s
 	}

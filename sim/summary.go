@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/outboxchaos/outboxchaos/checker"
-	"github.com/outboxchaos/outboxchaos/history"
 )
 
 // Figures are a day's headline numbers.
@@ -44,8 +43,8 @@ func (f Figures) MarshalJSON() ([]byte, error) {
 func (r *Result) Figures() Figures {
 	f := r.Final
 	fig := Figures{
-		Sent: f.Inbox[history.InboxSent], Errors: f.Inbox[history.InboxError], Failed: f.Inbox[history.InboxFailed],
-		Expired: f.Outbox[history.OutboxExpired], Skipped: f.Outbox[history.OutboxSkipped], Parked: f.Parking,
+		Sent: f.Inbox["SENT"], Errors: f.Inbox["ERROR"], Failed: f.Inbox["FAILED"],
+		Expired: f.Outbox["EXPIRED"], Skipped: f.Outbox["SKIPPED"], Parked: f.Parking,
 		Alerts: f.Alerts, VendorCalls: f.VendorCalls, ErrorDelivered: r.Verdict.ErrorDelivered, ParkedOnRecord: r.ParkedOnRecord,
 		Outbox: f.Outbox, Inbox: f.Inbox,
 	}
@@ -59,7 +58,7 @@ func (r *Result) Figures() Figures {
 		if d.Advertising && d.Handset.Before(cut) {
 			fig.AdBeforeCutoff++
 		}
-		if d.Status == history.OutboxExpired {
+		if d.Status == "EXPIRED" {
 			fig.ExpiredDelivered++
 		}
 	}
