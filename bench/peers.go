@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// PeerRate is one peer relay's measured throughput (peers/peerbench).
+// PeerRate is one peer relay's measured throughput (bench/peerbench).
 type PeerRate struct {
 	Impl string
 	Rate float64
@@ -23,7 +23,7 @@ func (r *Report) peersSection() string {
 	lock, okLock := r.Result(IDLockHolding)
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n## Peer relays\n\n")
-	fmt.Fprintf(&b, "Each peer's own binary (`make peer-bins`), driven by `peers/peerbench`, gets a sandbox like ours, the same %d-row backlog (`bench.Env.Backlog`, each row also enqueued into the peer's outbox before the clock starts), the same topology and broker, and runs the peer's relay as configured in `reports/PEERS.md` until the main queue holds every message; then it checks the peer marked every message done. Rate = rows / time to the last message in the queue.\n\n", r.PeerRows)
+	fmt.Fprintf(&b, "Each peer's own binary (`make peer-bins`), driven by `bench/peerbench`, gets a sandbox like ours, the same %d-row backlog (`bench.Env.Backlog`, each row also enqueued into the peer's outbox before the clock starts), the same topology and broker, and runs the peer's relay as configured in `reports/PEERS.md` until the main queue holds every message; then it checks the peer marked every message done. Rate = rows / time to the last message in the queue.\n\n", r.PeerRows)
 	fmt.Fprintf(&b, "| relay | msgs/s | ours (`%s`) ÷ peer |\n|---|---|---|\n", IDRelay)
 	if okOurs {
 		fmt.Fprintf(&b, "| ours, `%s` | %.0f | 1.00 |\n", IDRelay, ours.Rate)

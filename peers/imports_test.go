@@ -8,7 +8,7 @@ import (
 
 // TestPeerBinariesDoNotLinkTheBench: the seam and every peer binary of this
 // module stay free of the benchmark code (bench, gonum): the benchmark
-// drives a peer binary from outside (peers/peerbench).
+// drives a peer binary from outside (bench/peerbench).
 func TestPeerBinariesDoNotLinkTheBench(t *testing.T) {
 	for _, pkg := range []string{"./seam", "./cmd/peer-watermill", "./cmd/peer-sendrecord", "./cmd/peer-jetstream"} {
 		out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()

@@ -13,7 +13,7 @@ const backfillChunk = 1000
 
 // Backfill enqueues the notification_outbox rows from..to into a's outbox,
 // backfillChunk per transaction, and returns how many it enqueued: the
-// benchmark's backlog (peers/peerbench), written before its clock starts.
+// benchmark's backlog (bench/peerbench), written before its clock starts.
 func Backfill(ctx context.Context, pool *pgxpool.Pool, a Adapter, env Env, from, to int64) (int, error) {
 	n := 0
 	for lo := from; lo <= to; lo += backfillChunk {

@@ -38,9 +38,9 @@ type Env struct {
 //	relay                        the peer's relay until SIGTERM
 //	consume                      the peer's own consumer until SIGTERM (a Consumer; worker pods run it instead of our worker)
 //	settings                     every setting the adapter chose, one per line
-//	backfill --from A --to B     enqueue notification_outbox rows A..B into the peer's outbox (the benchmark's backlog, peers/peerbench)
+//	backfill --from A --to B     enqueue notification_outbox rows A..B into the peer's outbox (the benchmark's backlog, bench/peerbench)
 //
-// The benchmark drives a peer binary from outside (peers/peerbench), so no
+// The benchmark drives a peer binary from outside (bench/peerbench), so no
 // peer binary links the benchmark code.
 //
 // Configuration comes from the OUTBOXCHAOS_* environment as for

@@ -10,11 +10,11 @@ import (
 
 	"github.com/outboxchaos/outboxchaos/bench"
 	"github.com/outboxchaos/outboxchaos/peers"
-	"github.com/outboxchaos/outboxchaos/peers/peerbench"
+	"github.com/outboxchaos/outboxchaos/bench/peerbench"
 )
 
 // measurePeers measures each peer binary found in dir (make peer-bins)
-// with peers/peerbench against the same services: each gets its own
+// with bench/peerbench against the same services: each gets its own
 // sandbox, the same backlog (bench.Env.Backlog) and topology as ours.
 func measurePeers(ctx context.Context, dir string, n int, pgURL, amqpURL string, progress io.Writer) []bench.PeerRate {
 	var out []bench.PeerRate
