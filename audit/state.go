@@ -44,7 +44,7 @@ func Build(d Data, set Settings) Snapshot {
 		byOutbox: make(map[int64][]int, len(d.Inbox)), lines: make(map[string][]int, len(d.Report))}
 	s := &sn.State
 	s.Production, s.Settled, s.Consent, s.AlertAttempt = true, true, d.Consent, set.AlertAttempt
-	s.Outbox, s.Inbox, s.Ledger = make([]checker.OutboxRow, 0, len(d.Outbox)), make([]checker.InboxRow, 0, len(d.Inbox)), make([]checker.LedgerEntry, 0, len(d.Report))
+	s.Outbox, s.Inbox, s.Ledger = make([]checker.OutboxRow, 0, len(d.Outbox)), make([]checker.InboxRow, 0, len(d.Inbox)), make([]checker.HandsetEntry, 0, len(d.Report))
 	byKey := make(map[string]int64, len(d.Outbox))
 	for i, r := range d.Outbox {
 		sn.outbox[r.ID] = i
@@ -69,7 +69,7 @@ func Build(d Data, set Settings) Snapshot {
 		sn.lines[mid] = append(sn.lines[mid], i)
 		if l.Status == ReportSent {
 			sent[mid]++
-			s.Ledger = append(s.Ledger, checker.LedgerEntry{RefKey: mid, Phone: l.Phone, At: l.At})
+			s.Ledger = append(s.Ledger, checker.HandsetEntry{RefKey: mid, Phone: l.Phone, At: l.At})
 		}
 	}
 	for _, a := range d.Alerts {

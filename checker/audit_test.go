@@ -35,7 +35,7 @@ func auditState() State {
 		Registered: []string{"01000000001"},
 		Outbox:     []OutboxRow{{ID: 1, DedupKey: "GRADE_RENEWAL:7001", Kind: auditor.GradeRenewal, Status: "PUBLISHED", MemberID: 1, Phone: "01000000001"}},
 		Inbox:      []InboxRow{{MessageID: MessageID(1), OutboxID: 1, DedupKey: "GRADE_RENEWAL:7001", Status: "SENT"}},
-		Ledger:     []LedgerEntry{{RefKey: MessageID(1), Phone: "01000000001", At: auditDay.Add(time.Second)}},
+		Ledger:     []HandsetEntry{{RefKey: MessageID(1), Phone: "01000000001", At: auditDay.Add(time.Second)}},
 	}
 }
 

@@ -16,7 +16,7 @@ func TestRightIntents(t *testing.T) {
 	s := auditState()
 	s.Outbox = append(s.Outbox, OutboxRow{ID: 2, DedupKey: "GRADE_RENEWAL:2026-12:1", Kind: "GRADE_RENEWAL", Status: "PUBLISHED", MemberID: 1, Phone: "01000000001"})
 	s.Inbox = append(s.Inbox, InboxRow{MessageID: MessageID(2), OutboxID: 2, Status: "SENT"})
-	s.Ledger = append(s.Ledger, LedgerEntry{RefKey: MessageID(2), Phone: "01000000001", At: auditDay})
+	s.Ledger = append(s.Ledger, HandsetEntry{RefKey: MessageID(2), Phone: "01000000001", At: auditDay})
 	onlyBroken(t, Record{State: s}, "right-intents")
 
 	s = auditState()

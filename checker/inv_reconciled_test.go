@@ -16,7 +16,7 @@ func TestSettlementsAgree(t *testing.T) {
 	if d := settlementsAgree.Check(Input{State: s, Tally: NewTally(s)}); len(d) != 0 {
 		t.Fatalf("never delivered: %q", d)
 	}
-	s.Ledger = []LedgerEntry{{RefKey: "notification-outbox-1"}}
+	s.Ledger = []HandsetEntry{{RefKey: "notification-outbox-1"}}
 	if d := settlementsAgree.Check(Input{State: s, Tally: NewTally(s)}); len(d) != 1 {
 		t.Fatalf("delivered yet settled FAILED: %q", d)
 	}

@@ -8,7 +8,7 @@ import "testing"
 func TestNothingUnexpected(t *testing.T) {
 	t.Parallel()
 	s := State{Outbox: []OutboxRow{{ID: 1, DedupKey: "K:1", Status: "PUBLISHED"}},
-		Ledger: []LedgerEntry{{RefKey: "notification-outbox-1", Phone: "01099999999"}, {RefKey: "notification-outbox-9"}}}
+		Ledger: []HandsetEntry{{RefKey: "notification-outbox-1", Phone: "01099999999"}, {RefKey: "notification-outbox-9"}}}
 	if d := nothingUnexpected.Check(Input{State: s, Tally: NewTally(s)}); len(d) != 2 {
 		t.Fatalf("want two: %q", d)
 	}

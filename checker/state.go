@@ -26,7 +26,7 @@ type State struct {
 	Intents    []string       `json:"intents"` // dedup keys the business rows call for
 	Outbox     []OutboxRow    `json:"outbox"`
 	Inbox      []InboxRow     `json:"inbox"`
-	Ledger     []LedgerEntry  `json:"ledger"`
+	Ledger     []HandsetEntry `json:"ledger"`
 	Alerts     []AlertRecord  `json:"alerts"`
 	Parked     []ParkedRecord `json:"parked"`
 	Queues     QueueDepths    `json:"queues"`
@@ -106,8 +106,8 @@ type InboxRow struct {
 	Reconcilable bool `json:"reconcilable,omitempty"`
 }
 
-// LedgerEntry is one message that reached a handset.
-type LedgerEntry struct {
+// HandsetEntry is one message that reached a handset.
+type HandsetEntry struct {
 	RefKey string `json:"refkey"`
 	Phone  string `json:"phone"`
 	// At is when it reached the phone, on the run's clock (the vendor's);

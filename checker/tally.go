@@ -140,8 +140,8 @@ func NewTally(s State) Tally {
 
 // Owned yields each handset delivery of ledger that an outbox row owns,
 // with that row; a delivery no row owns is nothing-unexpected's.
-func (t Tally) Owned(ledger []LedgerEntry) iter.Seq2[LedgerEntry, OutboxRow] {
-	return func(yield func(LedgerEntry, OutboxRow) bool) {
+func (t Tally) Owned(ledger []HandsetEntry) iter.Seq2[HandsetEntry, OutboxRow] {
+	return func(yield func(HandsetEntry, OutboxRow) bool) {
 		for _, e := range ledger {
 			if row, ok := t.ByMID[e.RefKey]; ok && !yield(e, row) {
 				return

@@ -84,7 +84,7 @@ func TestJudgeCountsHistory(t *testing.T) {
 		Intents:    []string{"GRADE_RENEWAL:1"},
 		Outbox:     []OutboxRow{{ID: 1, DedupKey: "GRADE_RENEWAL:1", Status: "PUBLISHED"}},
 		Inbox:      []InboxRow{{MessageID: "notification-outbox-1", OutboxID: 1, Status: "SENT"}},
-		Ledger:     []LedgerEntry{{RefKey: "notification-outbox-1", Phone: "01000000001"}},
+		Ledger:     []HandsetEntry{{RefKey: "notification-outbox-1", Phone: "01000000001"}},
 		Registered: []string{"01000000001"},
 		Settled:    true,
 	}

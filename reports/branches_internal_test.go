@@ -73,13 +73,13 @@ func TestWriteBranchesLedgerUnion(t *testing.T) {
 	t1 := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 	// An exploration at an older commit reached B, C and a branch since
 	// removed from the source.
-	if err := AppendLedger(path, LedgerEntry{At: t1, Commit: "c1", What: LedgerSchedules, Count: 20,
+	if err := AppendLedger(path, Exploration{At: t1, Commit: "c1", What: LedgerSchedules, Count: 20,
 		Branches: &BranchCount{Reached: 3, Total: 6, Keys: []string{"relay/relay.go:B:json.Marshal(v)", "relay/relay.go:C:tx.Commit(ctx)", "relay/relay.go:Gone:err != nil"}}}); err != nil {
 		t.Fatal(err)
 	}
 	// A later one, written as explore writes it, reached B again.
 	later := &branches.Map{Branches: bs, Instrumented: inst, Reached: map[string]bool{bs[1].ID(): true}}
-	if err := AppendLedger(path, LedgerEntry{At: t1.Add(time.Hour), Commit: "c2", What: LedgerSchedules, Count: 4, Branches: CountBranches(later)}); err != nil {
+	if err := AppendLedger(path, Exploration{At: t1.Add(time.Hour), Commit: "c2", What: LedgerSchedules, Count: 4, Branches: CountBranches(later)}); err != nil {
 		t.Fatal(err)
 	}
 	tot, err := ReadLedger(path)

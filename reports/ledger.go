@@ -15,10 +15,10 @@ import (
 	"github.com/outboxchaos/outboxchaos/scenarios"
 )
 
-// LedgerEntry is one finished exploration, appended to the exploration
+// Exploration is one finished exploration, appended to the exploration
 // ledger (reports/explored.jsonl) by make explore, make crashpoints and
 // make report, so the report can show what has been explored in all.
-type LedgerEntry struct {
+type Exploration struct {
 	At         time.Time `json:"at"`
 	Commit     string    `json:"commit"`
 	What       string    `json:"what"` // "schedules" or "crash-points"
@@ -94,7 +94,7 @@ const (
 )
 
 // AppendLedger appends e to the ledger at path (creating it).
-func AppendLedger(path string, e LedgerEntry) error {
+func AppendLedger(path string, e Exploration) error {
 	b, err := json.Marshal(e)
 	if err != nil {
 		return fmt.Errorf("encode ledger entry: %w", err)
@@ -121,7 +121,7 @@ type LedgerTotals struct {
 	Coverage *scenarios.Coverage
 	// Branches is the entry that reached the most error branches (the
 	// counts of different commits do not add up), nil if none measured.
-	Branches *LedgerEntry
+	Branches *Exploration
 	// BranchesEver is the union of the reached branches of every entry
 	// that named them (BranchCount.Keys), by key: the last entry to reach
 	// each. A key may name a branch the source no longer has
@@ -167,7 +167,7 @@ func ReadLedger(path string) (LedgerTotals, error) {
 	// it reached: tens of kilobytes, past bufio's 64 KiB default soon.
 	sc.Buffer(make([]byte, 0, 1<<16), 16<<20)
 	for n := 1; sc.Scan(); n++ {
-		var e LedgerEntry
+		var e Exploration
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
 			return t, fmt.Errorf("exploration ledger %s line %d: %w", path, n, err)
 		}

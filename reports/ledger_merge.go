@@ -15,15 +15,15 @@ import (
 
 // ReadLedgerEntries reads every entry of the ledger in r, in order; name
 // says where it came from in errors.
-func ReadLedgerEntries(r io.Reader, name string) ([]LedgerEntry, error) {
-	var out []LedgerEntry
+func ReadLedgerEntries(r io.Reader, name string) ([]Exploration, error) {
+	var out []Exploration
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 1<<16), 16<<20)
 	for n := 1; sc.Scan(); n++ {
 		if strings.TrimSpace(sc.Text()) == "" {
 			continue
 		}
-		var e LedgerEntry
+		var e Exploration
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
 			return nil, fmt.Errorf("exploration ledger %s line %d: %w", name, n, err)
 		}
@@ -36,7 +36,7 @@ func ReadLedgerEntries(r io.Reader, name string) ([]LedgerEntry, error) {
 }
 
 // ReadLedgerFile is ReadLedgerEntries of the file at path.
-func ReadLedgerFile(path string) ([]LedgerEntry, error) {
+func ReadLedgerFile(path string) ([]Exploration, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open exploration ledger: %w", err)
@@ -62,7 +62,7 @@ type budgetKey struct {
 // reached), its time the last shard's. Entries not run as shards pass
 // through. A budget with a shard missing or twice is an error, naming it:
 // its merge would not be the budget's totals.
-func MergeShards(es []LedgerEntry) ([]LedgerEntry, error) {
+func MergeShards(es []Exploration) ([]Exploration, error) {
 	groups := map[budgetKey][]int{}
 	var order []budgetKey
 	first := map[int]budgetKey{}
@@ -81,7 +81,7 @@ func MergeShards(es []LedgerEntry) ([]LedgerEntry, error) {
 		}
 		groups[k] = append(groups[k], i)
 	}
-	merged := map[budgetKey]LedgerEntry{}
+	merged := map[budgetKey]Exploration{}
 	for _, k := range order {
 		m, err := mergeBudget(k, es, groups[k])
 		if err != nil {
@@ -89,7 +89,7 @@ func MergeShards(es []LedgerEntry) ([]LedgerEntry, error) {
 		}
 		merged[k] = m
 	}
-	var out []LedgerEntry
+	var out []Exploration
 	for i, e := range es {
 		sh, _ := scenarios.ParseShard(e.Shard)
 		if sh.N <= 1 {
@@ -104,7 +104,7 @@ func MergeShards(es []LedgerEntry) ([]LedgerEntry, error) {
 }
 
 // mergeBudget folds the shards at idx of es, which make up budget k.
-func mergeBudget(k budgetKey, es []LedgerEntry, idx []int) (LedgerEntry, error) {
+func mergeBudget(k budgetKey, es []Exploration, idx []int) (Exploration, error) {
 	seen := map[int]int{}
 	for _, i := range idx {
 		sh, _ := scenarios.ParseShard(es[i].Shard)
@@ -120,10 +120,10 @@ func mergeBudget(k budgetKey, es []LedgerEntry, idx []int) (LedgerEntry, error) 
 		}
 	}
 	if len(missing) > 0 || len(twice) > 0 {
-		return LedgerEntry{}, fmt.Errorf("%s of seed %d at %s: shards missing %v, recorded more than once %v",
+		return Exploration{}, fmt.Errorf("%s of seed %d at %s: shards missing %v, recorded more than once %v",
 			k.what, k.seed, k.commit, missing, twice)
 	}
-	m := LedgerEntry{Commit: k.commit, What: k.what, Seed: k.seed}
+	m := Exploration{Commit: k.commit, What: k.what, Seed: k.seed}
 	keys := map[string]bool{}
 	allNamed := true
 	for _, i := range idx {
@@ -172,7 +172,7 @@ func mergeBudget(k budgetKey, es []LedgerEntry, idx []int) (LedgerEntry, error) 
 }
 
 // WriteLedgerEntries writes es as a ledger, one JSON object a line.
-func WriteLedgerEntries(w io.Writer, es []LedgerEntry) error {
+func WriteLedgerEntries(w io.Writer, es []Exploration) error {
 	enc := json.NewEncoder(w)
 	for _, e := range es {
 		if err := enc.Encode(e); err != nil {

@@ -13,13 +13,13 @@ import (
 
 // shardEntry is shard k/n of a budget of seed 7 at commit abc: count
 // schedules, the coverage and invariant counts given, and branches.
-func shardEntry(shard string, at int, count, viol int, single map[string]int, keys ...string) LedgerEntry {
+func shardEntry(shard string, at int, count, viol int, single map[string]int, keys ...string) Exploration {
 	cov := scenarios.NewCoverage()
 	cov.Schedules = count
 	for k, v := range single {
 		cov.Single[k] = v
 	}
-	return LedgerEntry{At: time.Date(2026, 12, 6, 1, at, 0, 0, time.UTC), Commit: "abc", What: LedgerSchedules, Seed: 7, Shard: shard,
+	return Exploration{At: time.Date(2026, 12, 6, 1, at, 0, 0, time.UTC), Commit: "abc", What: LedgerSchedules, Seed: 7, Shard: shard,
 		Count: count, Violations: viol, Coverage: cov, Branches: &BranchCount{Reached: len(keys), Total: 200, Keys: keys},
 		Invariants: map[string]InvariantCount{"nothing-twice": {Judged: count, Broken: viol, Violations: 2 * viol}}}
 }
@@ -29,8 +29,8 @@ func shardEntry(shard string, at int, count, viol int, single map[string]int, ke
 // entries pass through; the ledger's totals are unchanged by the merge.
 func TestMergeShards(t *testing.T) {
 	t.Parallel()
-	plain := LedgerEntry{At: time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC), Commit: "abc", What: LedgerCrashPoints, Count: 30, Seed: 1}
-	es := []LedgerEntry{
+	plain := Exploration{At: time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC), Commit: "abc", What: LedgerCrashPoints, Count: 30, Seed: 1}
+	es := []Exploration{
 		plain,
 		shardEntry("2/3", 2, 33, 1, map[string]int{"down@claim": 4}, "b", "c"),
 		shardEntry("1/3", 1, 34, 0, map[string]int{"down@claim": 1, "kill-point@send": 2}, "a", "b"),
@@ -74,7 +74,7 @@ func TestMergeShards(t *testing.T) {
 // merge would not be the budget's totals.
 func TestMergeShardsIncomplete(t *testing.T) {
 	t.Parallel()
-	for name, es := range map[string][]LedgerEntry{
+	for name, es := range map[string][]Exploration{
 		"missing": {shardEntry("1/3", 1, 34, 0, nil), shardEntry("3/3", 3, 33, 0, nil)},
 		"twice":   {shardEntry("1/2", 1, 50, 0, nil), shardEntry("1/2", 2, 50, 0, nil), shardEntry("2/2", 3, 50, 0, nil)},
 	} {

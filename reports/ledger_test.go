@@ -20,7 +20,7 @@ func TestLedgerSums(t *testing.T) {
 		t.Fatalf("missing ledger: %+v, %v", tot, err)
 	}
 	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	for _, e := range []LedgerEntry{
+	for _, e := range []Exploration{
 		{At: t0.Add(time.Hour), What: LedgerSchedules, Count: 250, Shard: "1/8"},
 		{At: t0, What: LedgerCrashPoints, Count: 748},
 		{At: t0.Add(2 * time.Hour), What: LedgerSchedules, Count: 250, Violations: 1, Shard: "2/8"},
@@ -49,7 +49,7 @@ func TestLedgerSumsCoverage(t *testing.T) {
 		{Kind: "kill-point", Fired: true, At: time.Second, Detail: "kill-point relay.after-claim:1: died"},
 		{Kind: "down", Fired: true, At: time.Second, Detail: "down postgres: refused"},
 	}, nil)
-	for _, e := range []LedgerEntry{
+	for _, e := range []Exploration{
 		{At: time.Now(), What: LedgerSchedules, Count: 1, Coverage: cov},
 		{At: time.Now(), What: LedgerSchedules, Count: 1, Coverage: cov},
 		{At: time.Now(), What: LedgerCrashPoints, Count: 5},
@@ -82,7 +82,7 @@ func TestLedgerLongLine(t *testing.T) {
 	for i := range 1000 {
 		keys = append(keys, fmt.Sprintf("relay/relay.go:Relay.RunOnce#%d:%s", i+2, strings.Repeat("x", 80)))
 	}
-	if err := AppendLedger(path, LedgerEntry{At: time.Now(), What: LedgerSchedules, Count: 1, Branches: &BranchCount{Reached: 1000, Total: 1000, Keys: keys}}); err != nil {
+	if err := AppendLedger(path, Exploration{At: time.Now(), What: LedgerSchedules, Count: 1, Branches: &BranchCount{Reached: 1000, Total: 1000, Keys: keys}}); err != nil {
 		t.Fatal(err)
 	}
 	tot, err := ReadLedger(path)

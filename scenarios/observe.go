@@ -91,7 +91,7 @@ func (e *Env) Snapshot(ctx context.Context) (checker.State, error) {
 	}
 	s.VendorHeld = e.vendor.Held()
 	for _, l := range e.vendor.Ledger() {
-		s.Ledger = append(s.Ledger, checker.LedgerEntry{RefKey: l.RefKey, Phone: l.Phone, At: l.At})
+		s.Ledger = append(s.Ledger, checker.HandsetEntry{RefKey: l.RefKey, Phone: l.Phone, At: l.At})
 	}
 	for _, a := range e.Sink.Alerts() {
 		rec := checker.AlertRecord{}

@@ -83,7 +83,7 @@ func decisiveRun() Result {
 				{ID: 2, DedupKey: "K:2", Status: "PUBLISHED"},
 				{ID: 3, DedupKey: "K:3", Status: "EXPIRED"},
 			},
-			Ledger: []checker.LedgerEntry{
+			Ledger: []checker.HandsetEntry{
 				{RefKey: "notification-outbox-1"}, {RefKey: "notification-outbox-1"}, {RefKey: "notification-outbox-2"},
 			},
 			Alerts:  []checker.AlertRecord{{Kind: "EXPIRED", OutboxID: 3}},

@@ -71,7 +71,7 @@ func TestSettleLookDecidesAsSnapshot(t *testing.T) {
 			s.WorkerSkips = []string{mid(rapid.IntRange(1, n).Draw(t, "skipped"))}
 		}
 		s.Registered = []string{"010"}
-		s.Ledger = []checker.LedgerEntry{{RefKey: mid(1), Phone: "010"}}
+		s.Ledger = []checker.HandsetEntry{{RefKey: mid(1), Phone: "010"}}
 		if whole, light := checker.Quiescent(s), checker.Quiescent(settleView(s)); whole != light {
 			t.Fatalf("Quiescent: %v on the whole snapshot, %v on the settle's look\n%+v", whole, light, s)
 		}

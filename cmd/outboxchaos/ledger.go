@@ -35,7 +35,7 @@ func runLedger(_ context.Context, args []string, stdout, stderr io.Writer) error
 	if fs.NArg() == 0 {
 		return usagef("name the ledgers to merge (usage: outboxchaos ledger %s)", ledgerUsage)
 	}
-	var all []reports.LedgerEntry
+	var all []reports.Exploration
 	for _, path := range fs.Args() {
 		es, err := reports.ReadLedgerFile(path)
 		if err != nil {

@@ -220,7 +220,7 @@ func appendLedger(path, what string, count, violations int, seed int64, shard st
 		fmt.Fprintf(stderr, "outboxchaos: create the exploration ledger's folder: %v\n", err)
 		return
 	}
-	e := reports.LedgerEntry{At: time.Now().UTC(), Commit: reports.Commit(), What: what, Count: count, Violations: violations, Seed: seed, Shard: shard,
+	e := reports.Exploration{At: time.Now().UTC(), Commit: reports.Commit(), What: what, Count: count, Violations: violations, Seed: seed, Shard: shard,
 		Coverage: cov, Branches: br, Invariants: inv}
 	if err := reports.AppendLedger(path, e); err != nil {
 		fmt.Fprintf(stderr, "outboxchaos: %v\n", err)

@@ -143,7 +143,7 @@ func exploreBudget(t *testing.T, bin string, args ...string) {
 }
 
 // onlyEntry is the one entry of the ledger at path.
-func onlyEntry(t *testing.T, path string) reports.LedgerEntry {
+func onlyEntry(t *testing.T, path string) reports.Exploration {
 	t.Helper()
 	es, err := reports.ReadLedgerFile(path)
 	if err != nil {
