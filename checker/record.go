@@ -19,6 +19,11 @@ type FaultRecord struct {
 	Start  time.Duration `json:"start,omitempty"` // when it was injected
 	Fired  bool          `json:"fired"`
 	Detail string        `json:"detail,omitempty"`
+	// Phases are the pipeline phases it acts at, known from what it is (a
+	// point's phase, a vendor mode's); none: those logged while it was in
+	// place. Windowed: it held for a while (a link or node fault).
+	Phases   []string `json:"phases,omitempty"`
+	Windowed bool     `json:"windowed,omitempty"`
 }
 
 // Record is one recorded run: everything the checker reads. A failing run

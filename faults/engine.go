@@ -205,11 +205,20 @@ func (e *Engine) Records() []checker.FaultRecord {
 		if !en.recovered.IsZero() {
 			end = en.recovered
 		}
-		out = append(out, checker.FaultRecord{
-			Kind: en.f.Family(), Target: en.f.Target(), Fired: fired,
-			Detail: en.f.String() + ": " + detail,
-			Start:  en.injected.Sub(e.start), At: end.Sub(e.start),
-		})
+		out = append(out, Record(en.f, fired, detail, en.injected.Sub(e.start), end.Sub(e.start)))
 	}
 	return out
+}
+
+// Record is the ledger's line for fault f: what it is, where it says it
+// reaches the pipeline, whether it fired with the evidence, and when it
+// was injected and recovered (offsets from the run's start).
+func Record(f Fault, fired bool, evidence string, injected, recovered time.Duration) checker.FaultRecord {
+	reach := ReachOf(f)
+	return checker.FaultRecord{
+		Kind: f.Family(), Target: f.Target(), Fired: fired,
+		Detail: f.String() + ": " + evidence,
+		Start:  injected, At: recovered,
+		Phases: reach.Phases, Windowed: reach.Windowed,
+	}
 }

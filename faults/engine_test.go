@@ -3,6 +3,7 @@ package faults
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/outboxchaos/outboxchaos/fakevendor"
+	"github.com/outboxchaos/outboxchaos/system/killpoint"
 )
 
 // stubWorld is a World with nothing in it: the engine's bookkeeping needs
@@ -215,6 +217,33 @@ func TestMomentaryKinds(t *testing.T) {
 		}
 		if _, ok := b.(Momentary); ok {
 			t.Errorf("%s holds something until recovered, yet is momentary", f.Kind)
+		}
+	}
+}
+
+// TestEveryPointHasAPhase: a kill-point, pause-point or failpoint reaches
+// its point's phase, so a new point without one would be counted where the
+// pipeline happened to log while it was armed.
+func TestEveryPointHasAPhase(t *testing.T) {
+	t.Parallel()
+	for _, kind := range []string{"kill-point", "pause-point"} {
+		for _, p := range killpoint.Names {
+			f, err := Spec{Kind: kind, Point: p, Hit: 1}.Build()
+			if err != nil {
+				t.Fatalf("%s %s: %v", kind, p, err)
+			}
+			if r := ReachOf(f); len(r.Phases) != 1 || !slices.Contains(Phases, r.Phases[0]) || r.Windowed {
+				t.Errorf("%s %s reaches %+v, want one phase", kind, p, r)
+			}
+		}
+	}
+	for _, p := range killpoint.FailNames {
+		f, err := Spec{Kind: "failpoint", Point: p, Hit: 1}.Build()
+		if err != nil {
+			t.Fatalf("failpoint %s: %v", p, err)
+		}
+		if r := ReachOf(f); len(r.Phases) != 1 {
+			t.Errorf("failpoint %s reaches %+v, want one phase", p, r)
 		}
 	}
 }

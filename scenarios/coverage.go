@@ -9,14 +9,13 @@ import (
 	"time"
 
 	"github.com/outboxchaos/outboxchaos/checker"
-	"github.com/outboxchaos/outboxchaos/fakevendor"
+	"github.com/outboxchaos/outboxchaos/faults"
 	"github.com/outboxchaos/outboxchaos/history"
-	"github.com/outboxchaos/outboxchaos/system/killpoint"
 )
 
 // Phases are the pipeline's phases a fault can meet, in pipeline order;
 // "idle" is a fault in place while no phase logged anything.
-var Phases = []string{"enqueue", "claim", "publish", "mark", "consume", "worker-claim", "send", "result", "cleanup", "reconcile", "idle"}
+var Phases = faults.Phases
 
 // Coverage counts the schedules that reached each cell of fault family ×
 // pipeline phase, by fired evidence: a fault counts only if the fault
@@ -73,7 +72,7 @@ func (c *Coverage) Add(recs []checker.FaultRecord, events []history.Event) {
 		}
 		what, _, _ := strings.Cut(r.Detail, ": ")
 		x := reach{family: r.Kind, what: what, phases: phasesOf(r, events), start: r.Start, end: r.At}
-		if _, windowed := windowKinds[r.Kind]; !windowed && len(x.phases) == 1 {
+		if !r.Windowed && len(x.phases) == 1 {
 			if l, ok := last[x.phases[0]]; ok && l >= x.start {
 				x.end = min(x.end, l)
 			}
@@ -132,54 +131,11 @@ func (c *Coverage) Merge(o *Coverage) {
 	}
 }
 
-// pointPhases maps each kill-point and failpoint to its phase.
-var pointPhases = map[string]string{
-	killpoint.JobBeforeCommit: "enqueue", killpoint.JobAfterCoupon: "enqueue", killpoint.FailAnniversaryOutbox: "enqueue",
-	killpoint.RelayAfterClaim: "claim", killpoint.RelayAfterPublish: "publish", killpoint.RelayBeforePublish: "publish", killpoint.RelayAfterConfirm: "publish",
-	killpoint.FailMisroute: "publish", killpoint.RelayAfterFail: "publish",
-	killpoint.RelayBeforeMark: "mark", killpoint.RelayAfterFinish: "mark", killpoint.FailFinishResponse: "mark",
-	killpoint.WorkerOnDelivery: "consume", killpoint.WorkerBeforeClaim: "consume", killpoint.WorkerAfterPark: "consume",
-	killpoint.WorkerAfterClaim: "worker-claim", killpoint.FailClaimResponse: "worker-claim",
-	killpoint.WorkerAfterSend:   "send",
-	killpoint.WorkerAfterResult: "result", killpoint.WorkerAfterErrorResult: "result", killpoint.FailResultUpdate: "result",
-	killpoint.FailReleaseResponse:  "result",
-	killpoint.CleanupBeforeUpdate:  "cleanup",
-	killpoint.ReconcileAfterLookup: "reconcile", killpoint.ReconcileBeforeSettle: "reconcile",
-	killpoint.ReconcileAfterResendClaim: "reconcile", killpoint.ReconcileAfterResend: "reconcile",
-}
-
-// windowKinds are the faults in place for a while, whose phases are those
-// logged meanwhile.
-var windowKinds = map[string]struct{}{"down": {}, "latency": {}, "stall": {}, "crash": {}, "restart": {}, "freeze": {}, "leader-loss": {}}
-
-// lookupModes are the vendor modes that bite at a reconciler's lookup.
-var lookupModes = []fakevendor.Mode{fakevendor.ReportWrong, fakevendor.ReportMissing, fakevendor.ReportPending,
-	fakevendor.Lookup5xx, fakevendor.LookupHang, fakevendor.LookupMalformed}
-
-// phasesOf is where a fired fault reached the pipeline.
+// phasesOf is where a fired fault reached the pipeline: where it says it
+// acts (faults.Reach), else the phases logged while it was in place.
 func phasesOf(r checker.FaultRecord, events []history.Event) []string {
-	what, _, _ := strings.Cut(r.Detail, ": ")
-	// The longest point named: worker.after-error-result, not after-result.
-	best := ""
-	for p := range pointPhases {
-		if strings.Contains(what, p) && len(p) > len(best) {
-			best = p
-		}
-	}
-	switch {
-	case best != "":
-		return []string{pointPhases[best]}
-	case r.Kind == "vendor":
-		for _, m := range lookupModes {
-			if strings.Contains(what, " "+string(m)+" ") || strings.HasSuffix(what, " "+string(m)) {
-				return []string{"reconcile"}
-			}
-		}
-		return []string{"send"}
-	case r.Kind == "poison" || r.Kind == "withdraw-consent":
-		return []string{"consume"}
-	case r.Kind == "clock":
-		return []string{"claim"}
+	if len(r.Phases) > 0 {
+		return r.Phases
 	}
 	seen := map[string]bool{}
 	for _, e := range events {
@@ -197,7 +153,7 @@ func phasesOf(r checker.FaultRecord, events []history.Event) []string {
 		}
 	}
 	if len(out) == 0 {
-		out = []string{"idle"}
+		out = []string{faults.PhaseIdle}
 	}
 	return out
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/outboxchaos/outboxchaos/checker"
+	"github.com/outboxchaos/outboxchaos/faults"
 	"github.com/outboxchaos/outboxchaos/history"
 )
 
@@ -17,12 +18,21 @@ import (
 func TestCoverageCountsFiredEvidence(t *testing.T) {
 	t.Parallel()
 	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	// Each record is the ledger's line for a real fault: where it reaches
+	// is what the fault says of itself.
+	rec := func(sp faults.Spec, fired bool, start, at int, evidence string) checker.FaultRecord {
+		f, err := sp.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return faults.Record(f, fired, evidence, ms(start), ms(at))
+	}
 	recs := []checker.FaultRecord{
-		{Kind: "kill-point", Fired: true, Start: 0, At: ms(5000), Detail: "kill-point worker.after-error-result:1: died"},
-		{Kind: "down", Fired: true, Start: ms(100), At: ms(300), Detail: "down postgres: refused"},
-		{Kind: "latency", Fired: false, Start: ms(100), At: ms(300), Detail: "latency vendor: nothing"},
-		{Kind: "vendor", Fired: true, Start: 0, At: ms(5000), Detail: "vendor lookup-5xx for notification-outbox-1 ×1: answered"},
-		{Kind: "stall", Fired: true, Start: ms(6000), At: ms(7000), Detail: "stall vendor: held"},
+		rec(faults.Spec{Kind: "kill-point", Point: "worker.after-error-result", Hit: 1}, true, 0, 5000, "died"),
+		rec(faults.Spec{Kind: "down", Link: "postgres"}, true, 100, 300, "refused"),
+		rec(faults.Spec{Kind: "latency", Link: "vendor", Delay: faults.Duration(time.Second), Direction: "downstream"}, false, 100, 300, "nothing"),
+		rec(faults.Spec{Kind: "vendor", Mode: "lookup-5xx", Msg: 1, Times: 1}, true, 0, 5000, "answered"),
+		rec(faults.Spec{Kind: "stall", Link: "vendor", Direction: "downstream"}, true, 6000, 7000, "held"),
 	}
 	events := []history.Event{
 		{At: ms(150), Pod: "relay-1", Name: history.Publish},
@@ -51,10 +61,10 @@ func TestCoverageCountsFiredEvidence(t *testing.T) {
 	// every relay is one fault, not a pair.
 	c2 := NewCoverage()
 	c2.Add([]checker.FaultRecord{
-		{Kind: "kill-point", Fired: true, Start: 0, At: ms(5000), Detail: "kill-point job.before-commit:1: died"},
-		{Kind: "down", Fired: true, Start: ms(100), At: ms(300), Detail: "down postgres: refused"},
-		{Kind: "clock", Fired: true, Start: ms(60), At: ms(5000), Detail: "clock at +1d 10:00: relay-1"},
-		{Kind: "clock", Fired: true, Start: ms(70), At: ms(5000), Detail: "clock at +1d 10:00: relay-2"},
+		rec(faults.Spec{Kind: "kill-point", Point: "job.before-commit", Hit: 1}, true, 0, 5000, "died"),
+		rec(faults.Spec{Kind: "down", Link: "postgres"}, true, 100, 300, "refused"),
+		rec(faults.Spec{Kind: "clock", At: "+1d 10:00"}, true, 60, 5000, "relay-1"),
+		rec(faults.Spec{Kind: "clock", At: "+1d 10:00"}, true, 70, 5000, "relay-2"),
 	}, []history.Event{{At: ms(50), Pod: "job-1", Name: history.Job}, {At: ms(150), Pod: "relay-1", Name: history.Claim}})
 	if len(c2.FamilyPairs) != 1 || c2.FamilyPairs["clock + down"] != 1 {
 		t.Errorf("pairs %v, want only clock + down", c2.FamilyPairs)
