@@ -26,7 +26,7 @@ type WithdrawConsent struct {
 func (c *WithdrawConsent) Done() (time.Time, bool) { return c.done, c.fired }
 
 // Family is "withdraw-consent".
-func (*WithdrawConsent) Family() string { return "withdraw-consent" }
+func (*WithdrawConsent) Family() string { return KindWithdrawConsent }
 
 // Target is the member.
 func (c *WithdrawConsent) Target() string { return fmt.Sprintf("member %d", c.Member) }

@@ -17,7 +17,7 @@ type CrashPoint struct {
 func (c *CrashPoint) setting() string { return crashpoint.EnvVar + "=" + c.Point.String() }
 
 // Family is "crash-point".
-func (c *CrashPoint) Family() string { return "crash-point" }
+func (c *CrashPoint) Family() string { return KindCrashPoint }
 
 // Target is the step.
 func (c *CrashPoint) Target() string { return c.Point.Step }

@@ -31,7 +31,7 @@ type RollingRestart struct {
 }
 
 // Family is "rolling-restart".
-func (r *RollingRestart) Family() string { return "rolling-restart" }
+func (r *RollingRestart) Family() string { return KindRollingRestart }
 
 // Target is the deployment.
 func (r *RollingRestart) Target() string { return r.Deployment }

@@ -115,7 +115,7 @@ type NodeCrash struct {
 }
 
 // Family is "crash".
-func (c *NodeCrash) Family() string { return "crash" }
+func (c *NodeCrash) Family() string { return KindCrash }
 
 // Target is the node.
 func (c *NodeCrash) Target() string { return c.Node }
@@ -152,7 +152,7 @@ type NodeRestart struct {
 }
 
 // Family is "restart".
-func (r *NodeRestart) Family() string { return "restart" }
+func (r *NodeRestart) Family() string { return KindRestart }
 
 // Target is the node.
 func (r *NodeRestart) Target() string { return r.Node }
@@ -191,7 +191,7 @@ type NodeFreeze struct {
 }
 
 // Family is "freeze".
-func (f *NodeFreeze) Family() string { return "freeze" }
+func (f *NodeFreeze) Family() string { return KindFreeze }
 
 // Target is the node.
 func (f *NodeFreeze) Target() string { return f.Node }
@@ -229,7 +229,7 @@ type LeaderLoss struct {
 }
 
 // Family is "leader-loss".
-func (l *LeaderLoss) Family() string { return "leader-loss" }
+func (l *LeaderLoss) Family() string { return KindLeaderLoss }
 
 // Target is the main queue's leader, once known.
 func (l *LeaderLoss) Target() string {

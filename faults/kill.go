@@ -13,7 +13,7 @@ type Kill struct {
 }
 
 // Family is "kill".
-func (k *Kill) Family() string { return "kill" }
+func (k *Kill) Family() string { return KindKill }
 
 // Target is the pod.
 func (k *Kill) Target() string { return k.Pod }

@@ -60,7 +60,7 @@ type LinkDown struct {
 func (l *LinkDown) PartlyBlind() {}
 
 // Family is "down".
-func (l *LinkDown) Family() string { return "down" }
+func (l *LinkDown) Family() string { return KindDown }
 
 // Target is the link.
 func (l *LinkDown) Target() string { return l.Link }
@@ -81,7 +81,7 @@ type LinkLatency struct {
 }
 
 // Family is "latency".
-func (l *LinkLatency) Family() string { return "latency" }
+func (l *LinkLatency) Family() string { return KindLatency }
 
 // Target is the link.
 func (l *LinkLatency) Target() string { return l.Link }
@@ -104,7 +104,7 @@ type LinkStall struct {
 }
 
 // Family is "stall".
-func (l *LinkStall) Family() string { return "stall" }
+func (l *LinkStall) Family() string { return KindStall }
 
 // Target is the link.
 func (l *LinkStall) Target() string { return l.Link }
@@ -124,7 +124,7 @@ type VendorRule struct {
 }
 
 // Family is "vendor".
-func (v *VendorRule) Family() string { return "vendor" }
+func (v *VendorRule) Family() string { return KindVendor }
 
 // Target is the mode.
 func (v *VendorRule) Target() string { return string(v.Rule.Mode) }

@@ -19,7 +19,7 @@ type Sigterm struct {
 }
 
 // Family is "sigterm".
-func (s *Sigterm) Family() string { return "sigterm" }
+func (s *Sigterm) Family() string { return KindSigterm }
 
 // Target is the pod.
 func (s *Sigterm) Target() string { return s.Pod }
@@ -62,7 +62,7 @@ func (s *Sigterm) String() string { return "SIGTERM " + s.Pod }
 type Unbind struct{}
 
 // Family is "unbind".
-func (*Unbind) Family() string { return "unbind" }
+func (*Unbind) Family() string { return KindUnbind }
 
 // Target is the main queue.
 func (*Unbind) Target() string { return "main queue" }
@@ -98,7 +98,7 @@ type ReplayParked struct {
 }
 
 // Family is "replay-parked".
-func (r *ReplayParked) Family() string { return "replay-parked" }
+func (r *ReplayParked) Family() string { return KindReplayParked }
 
 // Target is the message.
 func (r *ReplayParked) Target() string { return notification.MessageID(r.Msg) }
@@ -138,7 +138,7 @@ type HoldRows struct {
 }
 
 // Family is "hold-rows".
-func (h *HoldRows) Family() string { return "hold-rows" }
+func (h *HoldRows) Family() string { return KindHoldRows }
 
 // Target is the outbox.
 func (h *HoldRows) Target() string { return "outbox" }
@@ -162,7 +162,7 @@ type HoldMigration struct {
 }
 
 // Family is "hold-migration".
-func (h *HoldMigration) Family() string { return "hold-migration" }
+func (h *HoldMigration) Family() string { return KindHoldMigration }
 
 // Target is the schema.
 func (h *HoldMigration) Target() string { return "schema" }
@@ -214,7 +214,7 @@ type HoldTable struct {
 }
 
 // Family is "hold-table".
-func (h *HoldTable) Family() string { return "hold-table" }
+func (h *HoldTable) Family() string { return KindHoldTable }
 
 // Target is the table.
 func (h *HoldTable) Target() string { return h.Table }
@@ -244,7 +244,7 @@ type HoldInboxRow struct {
 }
 
 // Family is "hold-inbox-row".
-func (h *HoldInboxRow) Family() string { return "hold-inbox-row" }
+func (h *HoldInboxRow) Family() string { return KindHoldInboxRow }
 
 // Target is the message.
 func (h *HoldInboxRow) Target() string { return notification.MessageID(h.Msg) }

@@ -22,7 +22,7 @@ func (f *Pausepoint) setting() string {
 }
 
 // Family is "pause-point".
-func (f *Pausepoint) Family() string { return "pause-point" }
+func (f *Pausepoint) Family() string { return KindPausePoint }
 
 // Target is the point's process.
 func (f *Pausepoint) Target() string { return strings.SplitN(f.Point, ".", 2)[0] }
@@ -67,7 +67,7 @@ type Resume struct {
 }
 
 // Family is "resume".
-func (r *Resume) Family() string { return "resume" }
+func (r *Resume) Family() string { return KindResume }
 
 // Target is the pod.
 func (r *Resume) Target() string { return r.Pod }

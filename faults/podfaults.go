@@ -46,7 +46,7 @@ func (k *Killpoint) setting() string {
 }
 
 // Family is "kill-point".
-func (k *Killpoint) Family() string { return "kill-point" }
+func (k *Killpoint) Family() string { return KindKillPoint }
 
 // Target is the point's process ("relay", "worker", "job", …).
 func (k *Killpoint) Target() string { return strings.SplitN(k.Point, ".", 2)[0] }
@@ -89,7 +89,7 @@ func (f *Failpoint) setting() string {
 }
 
 // Family is "failpoint".
-func (f *Failpoint) Family() string { return "failpoint" }
+func (f *Failpoint) Family() string { return KindFailpoint }
 
 // Target is the point's process.
 func (f *Failpoint) Target() string { return strings.SplitN(f.Point, ".", 2)[0] }
@@ -126,7 +126,7 @@ type ClockStep struct {
 }
 
 // Family is "clock".
-func (c *ClockStep) Family() string { return "clock" }
+func (c *ClockStep) Family() string { return KindClock }
 
 // Target is the pods given the clock.
 func (c *ClockStep) Target() string { return "pod clock" }

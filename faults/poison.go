@@ -36,7 +36,7 @@ func PoisonNames() []string {
 }
 
 // Family is "poison".
-func (p *Poison) Family() string { return "poison" }
+func (p *Poison) Family() string { return KindPoison }
 
 // Target is the message.
 func (p *Poison) Target() string { return p.messageID() }

@@ -39,36 +39,65 @@ type Spec struct {
 	Deployment string `json:"deployment,omitempty"`
 }
 
+// Kinds of fault: a Spec's kind, and the Family of the fault it builds.
+const (
+	KindKillPoint       = "kill-point"
+	KindFailpoint       = "failpoint"
+	KindPausePoint      = "pause-point"
+	KindResume          = "resume"
+	KindCrashPoint      = "crash-point"
+	KindClock           = "clock"
+	KindVendor          = "vendor"
+	KindDown            = "down"
+	KindLatency         = "latency"
+	KindStall           = "stall"
+	KindSigterm         = "sigterm"
+	KindUnbind          = "unbind"
+	KindReplayParked    = "replay-parked"
+	KindHoldRows        = "hold-rows"
+	KindHoldMigration   = "hold-migration"
+	KindWithdrawConsent = "withdraw-consent"
+	KindHoldTable       = "hold-table"
+	KindHoldInboxRow    = "hold-inbox-row"
+	KindCrash           = "crash"
+	KindRestart         = "restart"
+	KindFreeze          = "freeze"
+	KindLeaderLoss      = "leader-loss"
+	KindKill            = "kill"
+	KindRollingRestart  = "rolling-restart"
+	KindPoison          = "poison"
+)
+
 // builders maps each kind to its constructor and a one-line description.
 var builders = map[string]struct {
 	doc   string
 	build func(Spec) (Fault, error)
 }{
-	"kill-point":       {"SIGKILL a pod at a named kill-point (point, hit)", buildKillpoint},
-	"failpoint":        {"make a named step fail in a pod (point, hit)", buildFailpoint},
-	"pause-point":      {"freeze a pod (SIGSTOP) at a named kill-point until resumed (point, hit)", buildPausepoint},
-	"resume":           {"continue a pod frozen at its pause-point (pod)", buildResume},
-	"crash-point":      {"SIGKILL a pod at an automatic crash point, \"<kind>:<label>:<before|after>\" (point, hit)", buildCrashPoint},
-	"clock":            {"start a pod's virtual clock elsewhere (by, or at \"hh:mm\" / \"+1d hh:mm\")", buildClock},
-	"vendor":           {"a fake-vendor fault mode for one message (mode, msg, times)", buildVendor},
-	"down":             {"a link refuses connections and cuts the open ones (link)", buildDown},
-	"latency":          {"a link delays every byte (link, direction, delay)", buildLatency},
-	"stall":            {"a link passes nothing until recovered (link, direction)", buildStall},
-	"sigterm":          {"ask a pod to stop (pod)", buildSigterm},
-	"unbind":           {"the operator unbinds the main queue (rebinds on recover)", buildUnbind},
-	"replay-parked":    {"the operator replays a parked message to the main queue (msg)", buildReplay},
-	"hold-rows":        {"a transaction row-locks the first PENDING outbox rows (rows)", buildHoldRows},
-	"hold-migration":   {"a migration is held half-done under the migration lock", buildHoldMigration},
-	"withdraw-consent": {"a member withdraws SMS consent mid-run (member)", buildWithdrawConsent},
-	"hold-table":       {"a transaction holds an EXCLUSIVE lock on a table: its writes wait (table: outbox, inbox)", buildHoldTable},
-	"hold-inbox-row":   {"a transaction row-locks a message's inbox row: its result write waits (msg)", buildHoldInboxRow},
-	"crash":            {"SIGKILL an infrastructure node and start it on recover (node: postgres, rabbitmq, rabbitmq-N)", buildCrash},
-	"restart":          {"stop an infrastructure node gracefully and start it on recover (node)", buildRestart},
-	"freeze":           {"pause an infrastructure node (docker pause) and thaw it on recover (node)", buildFreeze},
-	"leader-loss":      {"SIGKILL the node leading the main quorum queue; it returns on recover", buildLeaderLoss},
-	"kill":             {"SIGKILL a pod (pod)", buildKill},
-	"rolling-restart":  {"a deployment's rolling restart: each pod of the role gets a successor, then SIGTERM (deployment)", buildRollingRestart},
-	"poison":           {"a message no relay wrote, published to the main queue (poison: unknown-kind, missing-template, long-fallback, malformed, long-message-id)", buildPoison},
+	KindKillPoint:       {"SIGKILL a pod at a named kill-point (point, hit)", buildKillpoint},
+	KindFailpoint:       {"make a named step fail in a pod (point, hit)", buildFailpoint},
+	KindPausePoint:      {"freeze a pod (SIGSTOP) at a named kill-point until resumed (point, hit)", buildPausepoint},
+	KindResume:          {"continue a pod frozen at its pause-point (pod)", buildResume},
+	KindCrashPoint:      {"SIGKILL a pod at an automatic crash point, \"<kind>:<label>:<before|after>\" (point, hit)", buildCrashPoint},
+	KindClock:           {"start a pod's virtual clock elsewhere (by, or at \"hh:mm\" / \"+1d hh:mm\")", buildClock},
+	KindVendor:          {"a fake-vendor fault mode for one message (mode, msg, times)", buildVendor},
+	KindDown:            {"a link refuses connections and cuts the open ones (link)", buildDown},
+	KindLatency:         {"a link delays every byte (link, direction, delay)", buildLatency},
+	KindStall:           {"a link passes nothing until recovered (link, direction)", buildStall},
+	KindSigterm:         {"ask a pod to stop (pod)", buildSigterm},
+	KindUnbind:          {"the operator unbinds the main queue (rebinds on recover)", buildUnbind},
+	KindReplayParked:    {"the operator replays a parked message to the main queue (msg)", buildReplay},
+	KindHoldRows:        {"a transaction row-locks the first PENDING outbox rows (rows)", buildHoldRows},
+	KindHoldMigration:   {"a migration is held half-done under the migration lock", buildHoldMigration},
+	KindWithdrawConsent: {"a member withdraws SMS consent mid-run (member)", buildWithdrawConsent},
+	KindHoldTable:       {"a transaction holds an EXCLUSIVE lock on a table: its writes wait (table: outbox, inbox)", buildHoldTable},
+	KindHoldInboxRow:    {"a transaction row-locks a message's inbox row: its result write waits (msg)", buildHoldInboxRow},
+	KindCrash:           {"SIGKILL an infrastructure node and start it on recover (node: postgres, rabbitmq, rabbitmq-N)", buildCrash},
+	KindRestart:         {"stop an infrastructure node gracefully and start it on recover (node)", buildRestart},
+	KindFreeze:          {"pause an infrastructure node (docker pause) and thaw it on recover (node)", buildFreeze},
+	KindLeaderLoss:      {"SIGKILL the node leading the main quorum queue; it returns on recover", buildLeaderLoss},
+	KindKill:            {"SIGKILL a pod (pod)", buildKill},
+	KindRollingRestart:  {"a deployment's rolling restart: each pod of the role gets a successor, then SIGTERM (deployment)", buildRollingRestart},
+	KindPoison:          {"a message no relay wrote, published to the main queue (poison: unknown-kind, missing-template, long-fallback, malformed, long-message-id)", buildPoison},
 }
 
 // Kinds lists every fault kind with its description, sorted by kind.

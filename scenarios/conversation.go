@@ -33,7 +33,7 @@ func (s *Schedule) conversation(d Draw) {
 	}
 	msg := int64(d.Int("conversation msg", 1, s.PerKind*len(s.Kinds)))
 	say := func(m fakevendor.Mode) {
-		s.Faults = append(s.Faults, Timed{Spec: faults.Spec{Kind: "vendor", Mode: string(m), Msg: msg, Times: 1}, When: WhenFirst})
+		s.Faults = append(s.Faults, Timed{Spec: faults.Spec{Kind: faults.KindVendor, Mode: string(m), Msg: msg, Times: 1}, When: WhenFirst})
 	}
 	for range d.Int("conversation sends", 2, 3) {
 		say(conversationSends[d.Int("conversation send", 0, len(conversationSends)-1)])

@@ -67,7 +67,7 @@ func (c *Coverage) Add(recs []checker.FaultRecord, events []history.Event) {
 	}
 	var rs []reach
 	for _, r := range recs {
-		if !r.Fired || r.Kind == "resume" {
+		if !r.Fired || r.Kind == faults.KindResume {
 			continue
 		}
 		what, _, _ := strings.Cut(r.Detail, ": ")

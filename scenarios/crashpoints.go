@@ -73,36 +73,36 @@ var CrashWorkloads = []CrashWorkload{
 	{Name: "one", Desc: "one notification", Kinds: one, PerKind: 1, Migrate: true},
 	{Name: "each-kind", Desc: "one notification of each kind", PerKind: 1},
 	{Name: "unknown", Desc: "one notification; the vendor answers 5xx (an unknown outcome: ERROR + alert)", Kinds: one, PerKind: 1,
-		Inject: []faults.Spec{{Kind: "vendor", Mode: string(fakevendor.Fail5xx), Msg: 1}}},
+		Inject: []faults.Spec{{Kind: faults.KindVendor, Mode: string(fakevendor.Fail5xx), Msg: 1}}},
 	{Name: "rejected", Desc: "one notification; the vendor answers 401 every time (retried, then parked + alert)", Kinds: one, PerKind: 1,
-		Inject: []faults.Spec{{Kind: "vendor", Mode: string(fakevendor.Status401), Msg: 1}}},
+		Inject: []faults.Spec{{Kind: faults.KindVendor, Mode: string(fakevendor.Status401), Msg: 1}}},
 	{Name: "stuck", Desc: "one notification; the first worker's result write fails (alert; cleanup → ERROR + alert)", Kinds: one, PerKind: 1,
-		Arm: map[string][]faults.Spec{"worker": {{Kind: "failpoint", Point: killpoint.FailResultUpdate}}}},
+		Arm: map[string][]faults.Spec{"worker": {{Kind: faults.KindFailpoint, Point: killpoint.FailResultUpdate}}}},
 	{Name: "reconcile", Desc: "one notification; the vendor answers 5xx once; a re-sending reconciler settles it (re-sent once)", Kinds: one, PerKind: 1,
-		Inject: []faults.Spec{{Kind: "vendor", Mode: string(fakevendor.Fail5xx), Msg: 1, Times: 1}},
+		Inject: []faults.Spec{{Kind: faults.KindVendor, Mode: string(fakevendor.Fail5xx), Msg: 1, Times: 1}},
 		Config: map[string]string{"reconcile-resend": "true"}, Reconciler: true},
 	{Name: "release-lost", Desc: "one notification; the vendor answers 429 once, and the worker's DELETE of its claim commits but its answer is lost (requeued + alert)", Kinds: one, PerKind: 1,
-		Inject: []faults.Spec{{Kind: "vendor", Mode: string(fakevendor.Status429), Msg: 1, Times: 1}},
-		Arm:    map[string][]faults.Spec{"worker": {{Kind: "failpoint", Point: killpoint.FailReleaseResponse}}}},
+		Inject: []faults.Spec{{Kind: faults.KindVendor, Mode: string(fakevendor.Status429), Msg: 1, Times: 1}},
+		Arm:    map[string][]faults.Spec{"worker": {{Kind: faults.KindFailpoint, Point: killpoint.FailReleaseResponse}}}},
 	{Name: "settled", Desc: "one notification; the vendor records it and answers 500 once (ERROR + alert); a re-sending reconciler finds it received and settles it SENT (alert)", Kinds: one, PerKind: 1,
-		Inject: []faults.Spec{{Kind: "vendor", Mode: string(fakevendor.Accept5xx), Msg: 1, Times: 1}},
+		Inject: []faults.Spec{{Kind: faults.KindVendor, Mode: string(fakevendor.Accept5xx), Msg: 1, Times: 1}},
 		Config: map[string]string{"reconcile-resend": "true"}, Reconciler: true},
 	{Name: "resend-unknown", Desc: "one notification; the vendor answers 503 to the send and to the reconciler's re-send (ERROR + alert, twice), then takes the second re-send", Kinds: one, PerKind: 1,
-		Inject: []faults.Spec{{Kind: "vendor", Mode: string(fakevendor.Fail5xx), Msg: 1, Times: 2}},
+		Inject: []faults.Spec{{Kind: faults.KindVendor, Mode: string(fakevendor.Fail5xx), Msg: 1, Times: 2}},
 		Config: map[string]string{"reconcile-resend": "true"}, Reconciler: true},
 	{Name: "gives-up", Desc: "one notification; the vendor never answers it and its report answers 503 to every lookup: the reconciler stops after its tries (alert)", Kinds: one, PerKind: 1,
-		Inject: []faults.Spec{{Kind: "vendor", Mode: string(fakevendor.Hang), Msg: 1, Times: 1}, {Kind: "vendor", Mode: string(fakevendor.Lookup5xx), Msg: 1}},
+		Inject: []faults.Spec{{Kind: faults.KindVendor, Mode: string(fakevendor.Hang), Msg: 1, Times: 1}, {Kind: faults.KindVendor, Mode: string(fakevendor.Lookup5xx), Msg: 1}},
 		Config: map[string]string{"reconcile-resend": "true"}, Reconciler: true},
 	{Name: "attempts", Desc: "one notification; the relay's first publish goes to a key nothing is bound to (returned: a failed attempt, alerted at the first)", Kinds: one, PerKind: 1,
-		Arm:    map[string][]faults.Spec{"relay": {{Kind: "failpoint", Point: killpoint.FailMisroute}}},
+		Arm:    map[string][]faults.Spec{"relay": {{Kind: faults.KindFailpoint, Point: killpoint.FailMisroute}}},
 		Config: map[string]string{"alert-attempt": "1"}},
 	{Name: "anniversary-lost", Desc: "two anniversaries; the outbox insert of the first fails after its coupon was issued (lost on purpose + alert)",
 		Kinds: []notification.Kind{notification.AnniversaryCoupon}, PerKind: 2,
-		Arm: map[string][]faults.Spec{"job": {{Kind: "failpoint", Point: killpoint.FailAnniversaryOutbox}}}},
+		Arm: map[string][]faults.Spec{"job": {{Kind: faults.KindFailpoint, Point: killpoint.FailAnniversaryOutbox}}}},
 	{Name: "drain", Desc: "two notifications of each kind; the relay drains the backlog in batches of 2, claiming the next while the last awaits its confirms", PerKind: 2,
 		Config: map[string]string{"relay-drain": "true", "batch-size": "2"}},
 	{Name: "expired", Desc: "one notification; the relay first runs the next day (EXPIRED + alert)", Kinds: one, PerKind: 1,
-		Arm: map[string][]faults.Spec{"relay": {{Kind: "clock", At: "+1d 10:00"}}}},
+		Arm: map[string][]faults.Spec{"relay": {{Kind: faults.KindClock, At: "+1d 10:00"}}}},
 }
 
 var one = []notification.Kind{notification.GradeRenewal}
@@ -191,7 +191,7 @@ func (w CrashWorkload) CrashScenario(t CrashTarget) *Scenario {
 	s := w.base(name, fmt.Sprintf("workload %s; %s dies at crash point %s and is replaced under a new name", w.Name, t.Process, t.Point))
 	s.Fault = "crash-point " + t.Point.String() + " (SIGKILL) in " + t.Process + "-1"
 	// AllowUnfired (from base): a hit discovery saw may not come again.
-	f := []faults.Spec{{Kind: "crash-point", Point: t.Point.Name(), Hit: t.Point.Hit}}
+	f := []faults.Spec{{Kind: faults.KindCrashPoint, Point: t.Point.Name(), Hit: t.Point.Hit}}
 	arm := func(role string) []faults.Spec {
 		fs := append([]faults.Spec(nil), w.Arm[role]...)
 		if role == t.Process {
@@ -365,7 +365,7 @@ func Explore(ctx context.Context, w CrashWorkload, ts []CrashTarget, o Options, 
 			res := Run(ctx, w.CrashScenario(t), oo)
 			c := CrashOutcome{Workload: w.Name, Target: t, Result: res}
 			for _, f := range res.Faults {
-				c.Fired = c.Fired || (f.Kind == "crash-point" && f.Fired)
+				c.Fired = c.Fired || (f.Kind == faults.KindCrashPoint && f.Fired)
 			}
 			out[i] = c
 			mu.Lock()

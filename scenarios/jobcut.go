@@ -74,8 +74,8 @@ func (s *Schedule) jobCut(d Draw) {
 func cutEnqueue(st Step, c *JobCut) Step {
 	st.Supervise = true
 	if c != nil {
-		st.Faults = append(st.Faults, faults.Spec{Kind: "pause-point", Point: c.Point, Hit: c.Hit})
-		st.WhileFrozen = []faults.Spec{{Kind: "down", Link: c.Link}}
+		st.Faults = append(st.Faults, faults.Spec{Kind: faults.KindPausePoint, Point: c.Point, Hit: c.Hit})
+		st.WhileFrozen = []faults.Spec{{Kind: faults.KindDown, Link: c.Link}}
 		st.Note = "job cut: " + c.String()
 	}
 	return st

@@ -46,10 +46,10 @@ var heldPairs = []heldPair{
 			s.Config = mergeConfig(s.Config, map[string]string{"batch-size": "2", "relay-drain-claimers": "1"})
 		},
 		Faults: []faults.Spec{
-			{Kind: "latency", Link: "rabbitmq-relay", Delay: faults.Duration(700 * time.Millisecond), Direction: string(world.Downstream)},
-			{Kind: "stall", Link: "rabbitmq-relay", Direction: string(world.Downstream)},
-			{Kind: "down", Link: "rabbitmq-relay"},
-			{Kind: "failpoint", Point: killpoint.FailMisroute},
+			{Kind: faults.KindLatency, Link: "rabbitmq-relay", Delay: faults.Duration(700 * time.Millisecond), Direction: string(world.Downstream)},
+			{Kind: faults.KindStall, Link: "rabbitmq-relay", Direction: string(world.Downstream)},
+			{Kind: faults.KindDown, Link: "rabbitmq-relay"},
+			{Kind: faults.KindFailpoint, Point: killpoint.FailMisroute},
 		},
 		Refusable: true,
 	},
@@ -60,9 +60,9 @@ var heldPairs = []heldPair{
 		Points: []string{killpoint.RelayAfterClaim, killpoint.RelayAfterPublish, killpoint.RelayAfterConfirm, killpoint.RelayBeforeMark}, Hits: 2,
 		Shape: func(s *Schedule) { s.Relays = 2 },
 		Faults: []faults.Spec{
-			{Kind: "down", Link: "postgres-relay"},
-			{Kind: "latency", Link: "rabbitmq-relay", Delay: faults.Duration(700 * time.Millisecond), Direction: string(world.Downstream)},
-			{Kind: "kill", Pod: "relay-2"},
+			{Kind: faults.KindDown, Link: "postgres-relay"},
+			{Kind: faults.KindLatency, Link: "rabbitmq-relay", Delay: faults.Duration(700 * time.Millisecond), Direction: string(world.Downstream)},
+			{Kind: faults.KindKill, Pod: "relay-2"},
 		},
 	},
 	{
@@ -72,9 +72,9 @@ var heldPairs = []heldPair{
 		Points: []string{killpoint.WorkerAfterClaim, killpoint.WorkerAfterSend}, Hits: 2,
 		Shape: func(s *Schedule) { s.Workers = 2 },
 		Faults: []faults.Spec{
-			{Kind: "down", Link: "rabbitmq-worker"},
-			{Kind: "down", Link: "postgres-worker"},
-			{Kind: "stall", Link: "vendor", Direction: string(world.Downstream)},
+			{Kind: faults.KindDown, Link: "rabbitmq-worker"},
+			{Kind: faults.KindDown, Link: "postgres-worker"},
+			{Kind: faults.KindStall, Link: "vendor", Direction: string(world.Downstream)},
 		},
 	},
 	{
@@ -84,9 +84,9 @@ var heldPairs = []heldPair{
 		Points: []string{killpoint.WorkerAfterSend, killpoint.WorkerAfterClaim}, Hits: 2,
 		Shape: func(s *Schedule) { s.Reconcile = "resend"; s.unknownOutcome() },
 		Faults: []faults.Spec{
-			{Kind: "down", Link: "postgres-worker"},
-			{Kind: "down", Link: "vendor"},
-			{Kind: "stall", Link: "vendor", Direction: string(world.Downstream)},
+			{Kind: faults.KindDown, Link: "postgres-worker"},
+			{Kind: faults.KindDown, Link: "vendor"},
+			{Kind: faults.KindStall, Link: "vendor", Direction: string(world.Downstream)},
 		},
 	},
 	{
@@ -96,9 +96,9 @@ var heldPairs = []heldPair{
 		Points: []string{killpoint.ReconcileAfterLookup, killpoint.ReconcileBeforeSettle, killpoint.ReconcileAfterResendClaim, killpoint.ReconcileAfterResend}, Hits: 2,
 		Shape: func(s *Schedule) { s.Reconcile, s.Reconcilers = "resend", 2; s.unknownOutcome() },
 		Faults: []faults.Spec{
-			{Kind: "down", Link: "vendor"},
-			{Kind: "latency", Link: "vendor", Delay: faults.Duration(700 * time.Millisecond), Direction: string(world.Downstream)},
-			{Kind: "kill", Pod: "reconciler-2"},
+			{Kind: faults.KindDown, Link: "vendor"},
+			{Kind: faults.KindLatency, Link: "vendor", Delay: faults.Duration(700 * time.Millisecond), Direction: string(world.Downstream)},
+			{Kind: faults.KindKill, Pod: "reconciler-2"},
 		},
 	},
 }
@@ -125,21 +125,21 @@ type refusal struct {
 func (s *Schedule) refusedWindow(w refusal) {
 	// One misrouted publish at a time: the pair's, in window B.
 	s.Faults = slices.DeleteFunc(s.Faults, func(t Timed) bool {
-		return t.Kind == "failpoint" && t.Point == killpoint.FailMisroute
+		return t.Kind == faults.KindFailpoint && t.Point == killpoint.FailMisroute
 	})
 	s.Faults = append(s.Faults,
-		Timed{Spec: faults.Spec{Kind: "latency", Link: "rabbitmq-relay", Delay: faults.Duration(w.delay), Direction: string(world.Downstream)},
+		Timed{Spec: faults.Spec{Kind: faults.KindLatency, Link: "rabbitmq-relay", Delay: faults.Duration(w.delay), Direction: string(world.Downstream)},
 			When: WhenFirst, Pair: RefusedPair},
-		Timed{Spec: faults.Spec{Kind: "failpoint", Point: killpoint.FailRefuse, Hit: drainBatch*(w.window-1) + 1 + w.refused},
+		Timed{Spec: faults.Spec{Kind: faults.KindFailpoint, Point: killpoint.FailRefuse, Hit: drainBatch*(w.window-1) + 1 + w.refused},
 			When: WhenArmed, Role: "relay", Pair: RefusedPair},
-		Timed{Spec: faults.Spec{Kind: "failpoint", Point: killpoint.FailMisroute, Hit: drainBatch*w.window + 1 + w.misrouted},
+		Timed{Spec: faults.Spec{Kind: faults.KindFailpoint, Point: killpoint.FailMisroute, Hit: drainBatch*w.window + 1 + w.misrouted},
 			When: WhenArmed, Role: "relay", Pair: RefusedPair})
 }
 
 // unknownOutcome gives the reconcilers a row to work: the vendor takes
 // message 1's first send and answers 500 (ERROR, its outcome unknown).
 func (s *Schedule) unknownOutcome() {
-	s.Faults = append(s.Faults, Timed{Spec: faults.Spec{Kind: "vendor", Mode: string(fakevendor.Accept5xx), Msg: 1, Times: 1}, When: WhenFirst})
+	s.Faults = append(s.Faults, Timed{Spec: faults.Spec{Kind: faults.KindVendor, Mode: string(fakevendor.Accept5xx), Msg: 1, Times: 1}, When: WhenFirst})
 }
 
 // HeldPairs names the pairs a schedule may hold, in draw order.
@@ -196,20 +196,20 @@ func (s *Schedule) heldPair(d Draw) {
 	}
 	var armed []faults.Spec
 	for _, f := range held {
-		if f.Kind == "failpoint" {
+		if f.Kind == faults.KindFailpoint {
 			// A failpoint is armed in the held pod, at a hit near the
 			// freeze: a publish of the window it resumes with, or of the
 			// one before.
-			armed = append(armed, faults.Spec{Kind: "failpoint", Point: f.Point, Hit: max(1, 2*hit-1+misrouteOffset)})
+			armed = append(armed, faults.Spec{Kind: faults.KindFailpoint, Point: f.Point, Hit: max(1, 2*hit-1+misrouteOffset)})
 		}
 	}
-	held = slices.DeleteFunc(held, func(f faults.Spec) bool { return f.Kind == "failpoint" })
-	s.Faults = append(s.Faults, Timed{Spec: faults.Spec{Kind: "pause-point", Point: point, Hit: hit}, When: WhenArmed, Role: p.Role,
+	held = slices.DeleteFunc(held, func(f faults.Spec) bool { return f.Kind == faults.KindFailpoint })
+	s.Faults = append(s.Faults, Timed{Spec: faults.Spec{Kind: faults.KindPausePoint, Point: point, Hit: hit}, When: WhenArmed, Role: p.Role,
 		Boundary: b.Name, Band: band, Pair: p.Name})
 	for _, f := range armed {
 		s.Faults = append(s.Faults, Timed{Spec: f, When: WhenArmed, Role: p.Role, Pair: p.Name})
 	}
-	s.Faults = append(s.Faults, Timed{Spec: faults.Spec{Kind: "resume", Pod: p.Role + "-1"}, When: WhenPaused,
+	s.Faults = append(s.Faults, Timed{Spec: faults.Spec{Kind: faults.KindResume, Pod: p.Role + "-1"}, When: WhenPaused,
 		For: faults.Duration(dur), Boundary: b.Name, Band: band, Held: held, Overhang: faults.Duration(overhang), Pair: p.Name})
 }
 
@@ -227,7 +227,7 @@ func (c *Coverage) AddHeld(s Schedule, recs []checker.FaultRecord) {
 		t := &s.Faults[i]
 		switch {
 		case t.Pair == "":
-		case t.Kind == "pause-point":
+		case t.Kind == faults.KindPausePoint:
 			pause = t
 		case t.When == WhenPaused:
 			resume = t
@@ -241,7 +241,7 @@ func (c *Coverage) AddHeld(s Schedule, recs []checker.FaultRecord) {
 	}
 	c.Held[pause.Pair+HeldDrawn]++
 	froze := slices.ContainsFunc(recs, func(r checker.FaultRecord) bool {
-		return firedAt(r, "pause-point", pause.Point)
+		return firedAt(r, faults.KindPausePoint, pause.Point)
 	})
 	if !froze {
 		return
@@ -256,10 +256,10 @@ func (c *Coverage) AddHeld(s Schedule, recs []checker.FaultRecord) {
 		}
 	}
 	for _, t := range s.Faults {
-		if t.Pair == pause.Pair && t.Kind == "failpoint" && slices.ContainsFunc(recs, func(r checker.FaultRecord) bool {
-			return firedAt(r, "failpoint", t.Point)
+		if t.Pair == pause.Pair && t.Kind == faults.KindFailpoint && slices.ContainsFunc(recs, func(r checker.FaultRecord) bool {
+			return firedAt(r, faults.KindFailpoint, t.Point)
 		}) {
-			fired["failpoint"] = true
+			fired[faults.KindFailpoint] = true
 		}
 	}
 	for f := range fired {
@@ -277,7 +277,7 @@ func (c *Coverage) addRefused(recs []checker.FaultRecord) {
 	c.Held[RefusedPair+HeldDrawn]++
 	fired := func(point string) bool {
 		return slices.ContainsFunc(recs, func(r checker.FaultRecord) bool {
-			return firedAt(r, "failpoint", point)
+			return firedAt(r, faults.KindFailpoint, point)
 		})
 	}
 	if !fired(killpoint.FailRefuse) {
@@ -285,7 +285,7 @@ func (c *Coverage) addRefused(recs []checker.FaultRecord) {
 	}
 	c.Held[RefusedPair+HeldFroze]++
 	if fired(killpoint.FailMisroute) {
-		c.Held[RefusedPair+HeldWith+"failpoint"]++
+		c.Held[RefusedPair+HeldWith+faults.KindFailpoint]++
 	}
 }
 
@@ -298,7 +298,7 @@ func firedAt(r checker.FaultRecord, kind, point string) bool {
 // in s: a schedule freezes at most one pod, and a swarm schedule that left
 // pauses out freezes none.
 func (s *Schedule) mayFreeze() bool {
-	return !slices.ContainsFunc(s.Faults, func(t Timed) bool { return t.Kind == "pause-point" }) &&
+	return !slices.ContainsFunc(s.Faults, func(t Timed) bool { return t.Kind == faults.KindPausePoint }) &&
 		(s.Swarm == nil || slices.Contains(s.Swarm, "pause-point"))
 }
 

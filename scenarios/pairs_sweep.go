@@ -57,7 +57,7 @@ func PairCells() []PairCell {
 
 // faultName is a fault as a sweep cell names it: as the fault prints.
 func faultName(sp faults.Spec) string {
-	if sp.Kind == "failpoint" {
+	if sp.Kind == faults.KindFailpoint {
 		// Armed in the held pod at a hit near its freeze.
 		return "failpoint " + sp.Point + " near the hold"
 	}
@@ -96,7 +96,7 @@ func PairSchedule(seed int64, i int) (s Schedule, drawSeed int64, ok bool) {
 	c := cells[i]
 	p := heldPairs[c.pair]
 	force := map[string]int{"held pair": 0, "pair": c.pair, "pair point": c.point, "pair faults": 1, "pair fault": c.fault, "swarm": 0, "pair refused window": 0, "stale actor": 1}
-	kept := func(t Timed) bool { return t.Pair == p.Name && t.Kind == "pause-point" && t.Point == c.Point }
+	kept := func(t Timed) bool { return t.Pair == p.Name && t.Kind == faults.KindPausePoint && t.Point == c.Point }
 	if c.refused {
 		// The refused window alone: no other fault on the relay's link or
 		// in its first life, and every kind three times over.

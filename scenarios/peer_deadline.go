@@ -74,11 +74,11 @@ func peerDeadline(seed uint64, p peers.Peer) *Scenario {
 	// A latency delays each answer by hold: held twice as long, it
 	// delays the answers of a whole relay pass, not only the first.
 	held := hold
-	if f.Kind == "latency" {
+	if f.Kind == faults.KindLatency {
 		held = 2*hold + time.Second
 	}
 	what := fmt.Sprintf("%s %s on %s", f.Kind, f.Direction, f.Link)
-	if f.Kind == "latency" {
+	if f.Kind == faults.KindLatency {
 		what = fmt.Sprintf("latency %s on %s %s", hold, f.Link, f.Direction)
 	}
 	s.PerKind = perKind

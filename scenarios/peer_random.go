@@ -34,7 +34,7 @@ func peerRandom(seed uint64) *Scenario {
 		p := points[rng.IntN(len(points))]
 		hit := 1 + rng.IntN(4)
 		steps = append(steps, Step{Do: "start", Roles: []string{"relay"}, Supervise: true,
-			Faults: fs(faults.Spec{Kind: "kill-point", Point: p, Hit: hit})})
+			Faults: fs(faults.Spec{Kind: faults.KindKillPoint, Point: p, Hit: hit})})
 		desc = append(desc, fmt.Sprintf("relay-%d %s:%d", i+1, p, hit))
 	}
 	link, after, hold := drawLinkFault(rng)
@@ -77,7 +77,7 @@ func peerRandomOutside(seed uint64) *Scenario {
 		}
 		kills = append(kills,
 			Step{Do: "await", Cond: &Cond{Any: []Cond{{Traffic: &wait}, {Ledger: all}}}, Timeout: faults.Duration(60 * time.Second)},
-			inject(faults.Spec{Kind: "kill", Pod: pod}))
+			inject(faults.Spec{Kind: faults.KindKill, Pod: pod}))
 		desc = append(desc, fmt.Sprintf("SIGKILL %s after %d more %s on %s", pod, wait.N, wait.Message, wait.Link))
 	}
 	steps = append(steps, Step{Do: "parallel", Steps: []Step{

@@ -249,16 +249,16 @@ func Generate(d Draw) Schedule {
 		switch d.Int("fault kind", 0, 7) {
 		case 0:
 			point := relayKills[d.Int("relay point", 0, len(relayKills)-1)]
-			s.arm("relay", faults.Spec{Kind: "kill-point", Point: point, Hit: d.Int("hit", 1, 2)})
+			s.arm("relay", faults.Spec{Kind: faults.KindKillPoint, Point: point, Hit: d.Int("hit", 1, 2)})
 		case 1:
 			point := workerKill[d.Int("worker point", 0, len(workerKill)-1)]
-			s.arm("worker", faults.Spec{Kind: "kill-point", Point: point, Hit: d.Int("hit", 1, total)})
+			s.arm("worker", faults.Spec{Kind: faults.KindKillPoint, Point: point, Hit: d.Int("hit", 1, total)})
 		case 2:
 			point := failpoints[d.Int("failpoint", 0, len(failpoints)-1)]
-			s.arm("worker", faults.Spec{Kind: "failpoint", Point: point, Hit: d.Int("hit", 1, total)})
+			s.arm("worker", faults.Spec{Kind: faults.KindFailpoint, Point: point, Hit: d.Int("hit", 1, total)})
 		case 3:
 			mode := modes[d.Int("mode", 0, len(modes)-1)]
-			v := faults.Spec{Kind: "vendor", Mode: string(mode), Msg: int64(d.Int("msg", 1, total)), Times: d.Int("times", 1, 3)}
+			v := faults.Spec{Kind: faults.KindVendor, Mode: string(mode), Msg: int64(d.Int("msg", 1, total)), Times: d.Int("times", 1, 3)}
 			if mode == fakevendor.ReportWrong || mode == fakevendor.ReportMissing {
 				// A report may be wrong for a while, never twice in a row
 				// once final: the vendor contract (docs/reconcile.md).
@@ -271,18 +271,18 @@ func Generate(d Draw) Schedule {
 		case 4:
 			link := links[d.Int("link", 0, len(links)-1)]
 			at := d.Int("at ms", 0, 1500)
-			s.Faults = append(s.Faults, window(faults.Spec{Kind: "down", Link: link}, at, d.Int("for ms", 100, 800)))
+			s.Faults = append(s.Faults, window(faults.Spec{Kind: faults.KindDown, Link: link}, at, d.Int("for ms", 100, 800)))
 		case 5:
 			link := links[d.Int("link", 0, len(links)-1)]
 			at := d.Int("at ms", 0, 1500)
-			spec := faults.Spec{Kind: "latency", Link: link, Delay: faults.Duration(700 * time.Millisecond), Direction: string(world.Downstream)}
+			spec := faults.Spec{Kind: faults.KindLatency, Link: link, Delay: faults.Duration(700 * time.Millisecond), Direction: string(world.Downstream)}
 			s.Faults = append(s.Faults, window(spec, at, d.Int("for ms", 200, 1500)))
 		case 6:
 			point := reconcileKills[d.Int("reconciler point", 0, len(reconcileKills)-1)]
-			s.arm("reconciler", faults.Spec{Kind: "kill-point", Point: point, Hit: d.Int("hit", 1, 2)})
+			s.arm("reconciler", faults.Spec{Kind: faults.KindKillPoint, Point: point, Hit: d.Int("hit", 1, 2)})
 		case 7:
 			names := faults.PoisonNames()
-			s.Faults = append(s.Faults, Timed{Spec: faults.Spec{Kind: "poison", Poison: names[d.Int("poison", 0, len(names)-1)]}, When: WhenConsuming})
+			s.Faults = append(s.Faults, Timed{Spec: faults.Spec{Kind: faults.KindPoison, Poison: names[d.Int("poison", 0, len(names)-1)]}, When: WhenConsuming})
 		}
 	}
 	if d.Int("relay clock past the scheduled date", 0, 5) == 0 {
@@ -302,7 +302,7 @@ func Generate(d Draw) Schedule {
 		// error-branch map): drawn still, so later draws stay as they
 		// were, but left out.
 		if s.PerKind > 1 {
-			s.Faults = append(s.Faults, Timed{Spec: faults.Spec{Kind: "withdraw-consent", Member: m}, When: WhenRunning})
+			s.Faults = append(s.Faults, Timed{Spec: faults.Spec{Kind: faults.KindWithdrawConsent, Member: m}, When: WhenRunning})
 		}
 	}
 	if d.Int("a setting at its boundary", 0, 2) == 0 {
@@ -314,17 +314,17 @@ func Generate(d Draw) Schedule {
 		// frozen one still holds it; the frozen one resumes at the end.
 		s.Workers = 2
 		point := workerPauses[d.Int("pause point", 0, len(workerPauses)-1)]
-		s.arm("worker", faults.Spec{Kind: "pause-point", Point: point, Hit: d.Int("hit", 1, total)})
+		s.arm("worker", faults.Spec{Kind: faults.KindPausePoint, Point: point, Hit: d.Int("hit", 1, total)})
 		at := d.Int("at ms", 0, 1500)
-		s.Faults = append(s.Faults, window(faults.Spec{Kind: "down", Link: "rabbitmq-worker"}, at, d.Int("for ms", 100, 800)))
+		s.Faults = append(s.Faults, window(faults.Spec{Kind: faults.KindDown, Link: "rabbitmq-worker"}, at, d.Int("for ms", 100, 800)))
 	}
 	if d.Int("misrouted publish", 0, 4) == 0 {
 		// One publish in the middle of a batch comes back unroutable.
-		s.arm("relay", faults.Spec{Kind: "failpoint", Point: killpoint.FailMisroute, Hit: d.Int("hit", 1, total)})
+		s.arm("relay", faults.Spec{Kind: faults.KindFailpoint, Point: killpoint.FailMisroute, Hit: d.Int("hit", 1, total)})
 	}
 	if d.Int("workers' database down", 0, 5) == 0 {
 		at := d.Int("at ms", 0, 1500)
-		s.Faults = append(s.Faults, window(faults.Spec{Kind: "down", Link: "postgres-worker"}, at, d.Int("for ms", 100, 1500)))
+		s.Faults = append(s.Faults, window(faults.Spec{Kind: faults.KindDown, Link: "postgres-worker"}, at, d.Int("for ms", 100, 1500)))
 	}
 	// Drawn after every older choice: faults sized by the
 	// deadlines, overlapping, then the swarm's choices (swarm.go).
@@ -349,12 +349,12 @@ const drainBatch = 3
 // kill-point, so a kill-point joins only a pod nothing is armed in yet; a
 // pause-point's pod is continued after every window.
 func (s *Schedule) arm(role string, spec faults.Spec) {
-	if spec.Kind == "kill-point" && slices.ContainsFunc(s.Faults, func(t Timed) bool { return t.When == WhenArmed && t.Role == role }) {
+	if spec.Kind == faults.KindKillPoint && slices.ContainsFunc(s.Faults, func(t Timed) bool { return t.When == WhenArmed && t.Role == role }) {
 		return
 	}
 	s.Faults = append(s.Faults, Timed{Spec: spec, When: WhenArmed, Role: role})
-	if spec.Kind == "pause-point" {
-		s.Faults = append(s.Faults, Timed{Spec: faults.Spec{Kind: "resume", Pod: role + "-1"}, When: WhenEnd})
+	if spec.Kind == faults.KindPausePoint {
+		s.Faults = append(s.Faults, Timed{Spec: faults.Spec{Kind: faults.KindResume, Pod: role + "-1"}, When: WhenEnd})
 	}
 }
 
@@ -391,8 +391,8 @@ func (s Schedule) Scenario(name string) *Scenario {
 			// A thaw that saw the run quiescent before the pod froze gives
 			// up; a pod that freezes after that is continued once every
 			// window is over, or it would hold its work to the end.
-			if s.runs(f.Pod) && !slices.ContainsFunc(at[WhenEnd], func(sp faults.Spec) bool { return sp.Kind == "resume" && sp.Pod == f.Pod }) {
-				at[WhenEnd] = append(at[WhenEnd], faults.Spec{Kind: "resume", Pod: f.Pod})
+			if s.runs(f.Pod) && !slices.ContainsFunc(at[WhenEnd], func(sp faults.Spec) bool { return sp.Kind == faults.KindResume && sp.Pod == f.Pod }) {
+				at[WhenEnd] = append(at[WhenEnd], faults.Spec{Kind: faults.KindResume, Pod: f.Pod})
 			}
 		case WhenWindow:
 			if slices.Contains(infraKinds, f.Kind) {

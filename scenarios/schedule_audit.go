@@ -47,7 +47,7 @@ func (s *Schedule) auditDraws(d Draw) {
 	}
 	if d.Int("consent withdrawn in flight", 0, 3) == 0 && s.PerKind > 1 {
 		m := int64(d.Int("member in flight", 1, s.PerKind))
-		s.Faults = append(s.Faults, Timed{Spec: faults.Spec{Kind: "withdraw-consent", Member: m}, When: WhenConsuming})
+		s.Faults = append(s.Faults, Timed{Spec: faults.Spec{Kind: faults.KindWithdrawConsent, Member: m}, When: WhenConsuming})
 	}
 	s.businessDraws(d)
 }

@@ -88,15 +88,15 @@ func (s *Schedule) staleActor(d Draw) {
 	a.Shape(s)
 	moved := a.Moved
 	s.Faults = append(s.Faults,
-		Timed{Spec: faults.Spec{Kind: "pause-point", Point: point, Hit: hit}, When: WhenArmed, Role: a.Role, Stale: a.Name},
-		Timed{Spec: faults.Spec{Kind: "resume", Pod: a.Role + "-1"}, When: WhenPaused, For: faults.Duration(bound), Until: &moved, Stale: a.Name})
+		Timed{Spec: faults.Spec{Kind: faults.KindPausePoint, Point: point, Hit: hit}, When: WhenArmed, Role: a.Role, Stale: a.Name},
+		Timed{Spec: faults.Spec{Kind: faults.KindResume, Pod: a.Role + "-1"}, When: WhenPaused, For: faults.Duration(bound), Until: &moved, Stale: a.Name})
 }
 
 // addStale counts a judged schedule's stale actor, if it drew one, under
 // the actor's name in Coverage.Held: drawn, and held (its pod froze at its
 // point, by the fault ledger).
 func (c *Coverage) addStale(s Schedule, recs []checker.FaultRecord) {
-	i := slices.IndexFunc(s.Faults, func(t Timed) bool { return t.Stale != "" && t.Kind == "pause-point" })
+	i := slices.IndexFunc(s.Faults, func(t Timed) bool { return t.Stale != "" && t.Kind == faults.KindPausePoint })
 	if i < 0 {
 		return
 	}
@@ -106,7 +106,7 @@ func (c *Coverage) addStale(s Schedule, recs []checker.FaultRecord) {
 	}
 	c.Held[pause.Stale+HeldDrawn]++
 	if slices.ContainsFunc(recs, func(r checker.FaultRecord) bool {
-		return firedAt(r, "pause-point", pause.Point)
+		return firedAt(r, faults.KindPausePoint, pause.Point)
 	}) {
 		c.Held[pause.Stale+HeldFroze]++
 	}

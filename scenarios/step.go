@@ -111,7 +111,7 @@ func validateEnqueue(s Step) error {
 	if len(s.WhileFrozen) == 0 {
 		return podFaultsOnly(s.Faults)
 	}
-	if !slices.ContainsFunc(s.Faults, func(f faults.Spec) bool { return f.Kind == "pause-point" }) {
+	if !slices.ContainsFunc(s.Faults, func(f faults.Spec) bool { return f.Kind == faults.KindPausePoint }) {
 		return errors.New("while_frozen needs a pause-point among its faults")
 	}
 	return errors.Join(podFaultsOnly(s.Faults), liveFaults(s.WhileFrozen))

@@ -31,9 +31,9 @@ func (s *Schedule) sized(d Draw) {
 		var t Timed
 		switch d.Int("sized family", 0, 3) {
 		case 0:
-			t = window(faults.Spec{Kind: "down", Link: sizedLinks[d.Int("sized link", 0, len(sizedLinks)-1)]}, 0, ms)
+			t = window(faults.Spec{Kind: faults.KindDown, Link: sizedLinks[d.Int("sized link", 0, len(sizedLinks)-1)]}, 0, ms)
 		case 1:
-			spec := faults.Spec{Kind: "latency", Link: sizedLinks[d.Int("sized link", 0, len(sizedLinks)-1)],
+			spec := faults.Spec{Kind: faults.KindLatency, Link: sizedLinks[d.Int("sized link", 0, len(sizedLinks)-1)],
 				Delay: faults.Duration(dur), Direction: string(world.Downstream)}
 			// Long enough that a request sent in the window waits the
 			// whole delay.
@@ -43,19 +43,19 @@ func (s *Schedule) sized(d Draw) {
 			if d.Int("sized direction", 0, 1) == 1 {
 				dir = world.Upstream
 			}
-			t = window(faults.Spec{Kind: "stall", Link: sizedLinks[d.Int("sized link", 0, len(sizedLinks)-1)], Direction: string(dir)}, 0, ms)
+			t = window(faults.Spec{Kind: faults.KindStall, Link: sizedLinks[d.Int("sized link", 0, len(sizedLinks)-1)], Direction: string(dir)}, 0, ms)
 		case 3:
 			point := pausable[d.Int("sized pause point", 0, len(pausable)-1)]
 			// An early hit: with replicas sharing the work, a later one is
 			// seldom reached by the first pod.
 			hit := d.Int("sized pause hit", 1, 2)
-			if slices.ContainsFunc(s.Faults, func(t Timed) bool { return t.Kind == "pause-point" }) {
+			if slices.ContainsFunc(s.Faults, func(t Timed) bool { return t.Kind == faults.KindPausePoint }) {
 				continue // one frozen pod at a time: each thaws on its own
 			}
 			role := roleOfPoint(point)
-			s.Faults = append(s.Faults, Timed{Spec: faults.Spec{Kind: "pause-point", Point: point, Hit: hit}, When: WhenArmed, Role: role,
+			s.Faults = append(s.Faults, Timed{Spec: faults.Spec{Kind: faults.KindPausePoint, Point: point, Hit: hit}, When: WhenArmed, Role: role,
 				Boundary: b.Name, Band: band})
-			s.Faults = append(s.Faults, Timed{Spec: faults.Spec{Kind: "resume", Pod: role + "-1"}, When: WhenPaused,
+			s.Faults = append(s.Faults, Timed{Spec: faults.Spec{Kind: faults.KindResume, Pod: role + "-1"}, When: WhenPaused,
 				For: faults.Duration(dur), Boundary: b.Name, Band: band})
 			continue
 		}
@@ -92,7 +92,7 @@ var Families = []string{"kill-point", "failpoint", "pause-point", "vendor", "dow
 // family is the swarm family of a schedule's fault (a resume belongs to its
 // pause).
 func (t Timed) family() string {
-	if t.Kind == "resume" {
+	if t.Kind == faults.KindResume {
 		return "pause-point"
 	}
 	return t.Kind
@@ -157,7 +157,7 @@ func (s *Schedule) swarm(d Draw) {
 	s.Faults = slices.DeleteFunc(s.Faults, func(t Timed) bool { return !slices.Contains(s.Swarm, t.family()) })
 	s.Relays = d.Int("swarm relays", 1, 3)
 	s.Workers = d.Int("swarm workers", 1, 3)
-	if slices.ContainsFunc(s.Faults, func(t Timed) bool { return t.Kind == "pause-point" && t.Role == "worker" }) {
+	if slices.ContainsFunc(s.Faults, func(t Timed) bool { return t.Kind == faults.KindPausePoint && t.Role == "worker" }) {
 		// A frozen worker's delivery goes to another consumer.
 		s.Workers = max(s.Workers, 2)
 	}

@@ -55,7 +55,7 @@ func (r *runner) thaw(ctx context.Context, st Step) error {
 		r.e.Logf("harness", "thaw %s: it never froze (%v)", st.Pod, err)
 		return nil
 	}
-	resume := faults.Spec{Kind: "resume", Pod: st.Pod}
+	resume := faults.Spec{Kind: faults.KindResume, Pod: st.Pod}
 	if st.Cond != nil {
 		return r.thawOnce(ctx, st, resume)
 	}

@@ -77,7 +77,7 @@ func (r *runner) runJob(ctx context.Context, ps podSpec, whileFrozen []faults.Sp
 			f, _ := sp.Build()
 			fs = append(fs, f)
 		}
-		resume, _ := faults.Spec{Kind: "resume", Pod: p.Name()}.Build()
+		resume, _ := faults.Spec{Kind: faults.KindResume, Pod: p.Name()}.Build()
 		err = r.eng.During(ctx, fs, false, func(ctx context.Context) error {
 			if err := r.eng.Inject(ctx, resume); err != nil {
 				return err

@@ -83,24 +83,24 @@ func eventWith(name, key, value string) Cond {
 
 // Faults.
 
-func kill(point string) faults.Spec { return faults.Spec{Kind: "kill-point", Point: point} }
-func fail(point string) faults.Spec { return faults.Spec{Kind: "failpoint", Point: point} }
+func kill(point string) faults.Spec { return faults.Spec{Kind: faults.KindKillPoint, Point: point} }
+func fail(point string) faults.Spec { return faults.Spec{Kind: faults.KindFailpoint, Point: point} }
 func clockBy(d time.Duration) faults.Spec {
-	return faults.Spec{Kind: "clock", By: faults.Duration(d)}
+	return faults.Spec{Kind: faults.KindClock, By: faults.Duration(d)}
 }
-func clockAt(at string) faults.Spec { return faults.Spec{Kind: "clock", At: at} }
+func clockAt(at string) faults.Spec { return faults.Spec{Kind: faults.KindClock, At: at} }
 func vendorMode(m fakevendor.Mode, msg int64, times int) faults.Spec {
-	return faults.Spec{Kind: "vendor", Mode: string(m), Msg: msg, Times: times}
+	return faults.Spec{Kind: faults.KindVendor, Mode: string(m), Msg: msg, Times: times}
 }
-func linkDown(link string) faults.Spec { return faults.Spec{Kind: "down", Link: link} }
+func linkDown(link string) faults.Spec { return faults.Spec{Kind: faults.KindDown, Link: link} }
 func latency(link string, d world.Direction, delay time.Duration) faults.Spec {
-	return faults.Spec{Kind: "latency", Link: link, Direction: string(d), Delay: faults.Duration(delay)}
+	return faults.Spec{Kind: faults.KindLatency, Link: link, Direction: string(d), Delay: faults.Duration(delay)}
 }
 func stall(link string, d world.Direction) faults.Spec {
-	return faults.Spec{Kind: "stall", Link: link, Direction: string(d)}
+	return faults.Spec{Kind: faults.KindStall, Link: link, Direction: string(d)}
 }
 func fs(specs ...faults.Spec) []faults.Spec { return specs }
-func poison(what string) faults.Spec        { return faults.Spec{Kind: "poison", Poison: what} }
+func poison(what string) faults.Spec        { return faults.Spec{Kind: faults.KindPoison, Poison: what} }
 
 // Rules.
 
