@@ -51,10 +51,10 @@ func (c *WithdrawConsent) Inject(ctx context.Context, w World) error {
 	return nil
 }
 
-// Recover does nothing: a withdrawal stands.
 // Momentary: the consent is withdrawn as it is injected.
 func (*WithdrawConsent) Momentary() {}
 
+// Recover does nothing: a withdrawal stands.
 func (*WithdrawConsent) Recover(context.Context, World) error { return nil }
 
 // Fired reports whether the withdrawal was written.

@@ -49,10 +49,10 @@ func (r *RollingRestart) Inject(ctx context.Context, w World) error {
 	return err
 }
 
-// Recover does nothing: a release is not rolled back.
 // Momentary: the release is done as it is injected.
 func (*RollingRestart) Momentary() {}
 
+// Recover does nothing: a release is not rolled back.
 func (r *RollingRestart) Recover(context.Context, World) error { return nil }
 
 // Fired reports whether a pod was replaced.

@@ -28,10 +28,10 @@ func (k *Kill) Inject(_ context.Context, w World) error {
 	return p.Kill()
 }
 
-// Recover does nothing: a killed pod stays dead.
 // Momentary: the signal is sent as it is injected.
 func (*Kill) Momentary() {}
 
+// Recover does nothing: a killed pod stays dead.
 func (k *Kill) Recover(context.Context, World) error { return nil }
 
 // Fired reports whether the pod exited.

@@ -34,10 +34,10 @@ func (s *Sigterm) Inject(_ context.Context, w World) error {
 	return p.Stop(10 * time.Second)
 }
 
-// Recover does nothing: the scenario starts a new pod if it wants one.
 // Momentary: the signal is sent as it is injected.
 func (*Sigterm) Momentary() {}
 
+// Recover does nothing: the scenario starts a new pod if it wants one.
 func (s *Sigterm) Recover(context.Context, World) error { return nil }
 
 // Fired reports whether the pod exited.
@@ -114,10 +114,10 @@ func (r *ReplayParked) Inject(ctx context.Context, w World) error {
 	return err
 }
 
-// Recover does nothing: a replay cannot be taken back.
 // Momentary: the replay is done as it is injected.
 func (*ReplayParked) Momentary() {}
 
+// Recover does nothing: a replay cannot be taken back.
 func (r *ReplayParked) Recover(context.Context, World) error { return nil }
 
 // Fired reports whether the parked copy was replayed.

@@ -89,10 +89,10 @@ func (r *Resume) Inject(_ context.Context, w World) error {
 	return nil
 }
 
-// Recover does nothing: a continued pod runs on.
 // Momentary: the pod is continued as it is injected.
 func (*Resume) Momentary() {}
 
+// Recover does nothing: a continued pod runs on.
 func (r *Resume) Recover(context.Context, World) error { return nil }
 
 // Fired reports whether the pod was continued.

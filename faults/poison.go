@@ -76,10 +76,10 @@ func (p *Poison) Inject(ctx context.Context, w World) error {
 	return w.Broker().Publish(ctx, p.messageID(), p.body(w.Now()))
 }
 
-// Recover does nothing: the message is parked, or still on its way.
 // Momentary: the message is published as it is injected.
 func (*Poison) Momentary() {}
 
+// Recover does nothing: the message is parked, or still on its way.
 func (p *Poison) Recover(context.Context, World) error { return nil }
 
 // Fired reports whether a pod parked the message.
