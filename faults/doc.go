@@ -14,7 +14,7 @@
 // message no relay wrote; [WithdrawConsent] is the business changing its
 // mind; [HoldRows], [HoldMigration], [HoldTable] and [HoldInboxRow] hold a
 // lock open as a barrier; [NodeCrash], [NodeRestart], [NodeFreeze] and
-// [LeaderLoss] act on a run's own containers ([Infra]); [Kill] and
+// [LeaderLoss] act on a run's own containers ([NodeControl]); [Kill] and
 // [RollingRestart] are the simulated day's worker kills and deploys. A scenario writes
 // a fault as a [Spec] (JSON) and [Spec.Build] makes the value, rejecting
 // unknown kinds and names. The [Engine] injects faults into a run's

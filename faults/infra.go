@@ -8,11 +8,11 @@ import (
 	"time"
 )
 
-// Infra is a run's own infrastructure, running in containers of its own
+// NodeControl is a run's own infrastructure, running in containers of its own
 // (package infra): the infrastructure faults act on it. Nodes are named
 // "postgres", "rabbitmq" (one broker) or "rabbitmq-1" … "rabbitmq-3" (a
 // cluster).
-type Infra interface {
+type NodeControl interface {
 	// Nodes names every node.
 	Nodes() []string
 	// Crash SIGKILLs the node's main process.
@@ -33,7 +33,7 @@ type Infra interface {
 type InfraWorld interface {
 	World
 	// Infra is the run's containers (nil when it has none).
-	Infra() Infra
+	Infra() NodeControl
 	// MainQueue is the run's main queue.
 	MainQueue() string
 }
@@ -48,7 +48,7 @@ var NodeNames = []string{"postgres", "rabbitmq", "rabbitmq-1", "rabbitmq-2", "ra
 var errNoInfra = errors.New("this run uses the shared services, which no fault may crash, pause or restart: " +
 	"infrastructure faults run in the container scenarios (make infra)")
 
-func infraOf(w World) (Infra, InfraWorld, error) {
+func infraOf(w World) (NodeControl, InfraWorld, error) {
 	iw, ok := w.(InfraWorld)
 	if !ok || iw.Infra() == nil {
 		return nil, nil, errNoInfra

@@ -4,7 +4,7 @@
 // and on free ports of their own, so that crashing, freezing or restarting
 // them never touches the machine's shared services (5432, 5672, 4369).
 //
-// An *Infra is the faults.Infra the infrastructure faults act on: SIGKILL a
+// A *Containers is the faults.NodeControl the infrastructure faults act on: SIGKILL a
 // node (Crash), stop it gracefully (Stop), start it again and wait until it
 // serves (Start), freeze and thaw it (Pause, Unpause), find a quorum
 // queue's leader (QueueLeader).

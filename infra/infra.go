@@ -33,8 +33,9 @@ type Options struct {
 	Log *slog.Logger
 }
 
-// Infra is one run's containers.
-type Infra struct {
+// Containers are one run's containers: its own Postgres and RabbitMQ
+// (one broker or a cluster), which the infrastructure faults act on.
+type Containers struct {
 	o     Options
 	tag   string // unique part of container and node names
 	nodes []*Node
@@ -60,7 +61,7 @@ var ryukOnce sync.Once
 
 // Start starts what o asks for and waits until each serves. On failure it
 // removes whatever it started.
-func Start(ctx context.Context, o Options) (in *Infra, err error) {
+func Start(ctx context.Context, o Options) (in *Containers, err error) {
 	if o.Ready <= 0 {
 		o.Ready = 2 * time.Minute
 	}
@@ -70,7 +71,7 @@ func Start(ctx context.Context, o Options) (in *Infra, err error) {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	in = &Infra{o: o, tag: randTag()}
+	in = &Containers{o: o, tag: randTag()}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, in.Close(context.WithoutCancel(ctx)))
@@ -138,7 +139,7 @@ func Available(ctx context.Context) error {
 
 // run creates and starts one host-network container; it does not wait for
 // the service (ready does).
-func (in *Infra) run(ctx context.Context, name, image string, cmd []string, env map[string]string) (testcontainers.Container, error) {
+func (in *Containers) run(ctx context.Context, name, image string, cmd []string, env map[string]string) (testcontainers.Container, error) {
 	req := testcontainers.GenericContainerRequest{
 		ContainerRequest: testcontainers.ContainerRequest{
 			Name: "outboxchaos-" + in.tag + "-" + name, Image: image, Cmd: cmd, Env: env,
@@ -174,14 +175,14 @@ func (in *Infra) run(ctx context.Context, name, image string, cmd []string, env 
 	return ctr, nil
 }
 
-func (in *Infra) add(n *Node) {
+func (in *Containers) add(n *Node) {
 	in.mu.Lock()
 	in.nodes = append(in.nodes, n)
 	in.mu.Unlock()
 }
 
 // Nodes names every node, Postgres first, then the brokers in order.
-func (in *Infra) Nodes() []string {
+func (in *Containers) Nodes() []string {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	var out []string
@@ -195,7 +196,7 @@ func (in *Infra) Nodes() []string {
 }
 
 // Node returns the node called name.
-func (in *Infra) Node(name string) (*Node, error) {
+func (in *Containers) Node(name string) (*Node, error) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	var names []string
@@ -209,7 +210,7 @@ func (in *Infra) Node(name string) (*Node, error) {
 }
 
 // PGURL is the Postgres URL ("" without Postgres).
-func (in *Infra) PGURL() string {
+func (in *Containers) PGURL() string {
 	if n, err := in.Node("postgres"); err == nil {
 		return n.URL
 	}
@@ -218,7 +219,7 @@ func (in *Infra) PGURL() string {
 
 // AMQPURL is every broker node's URL, separated by commas (the pipeline's
 // amqp-url setting for a cluster).
-func (in *Infra) AMQPURL() string {
+func (in *Containers) AMQPURL() string {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	// In node order (rabbitmq-1 first), whatever order they booted in: a
@@ -238,7 +239,7 @@ func (in *Infra) AMQPURL() string {
 }
 
 // StartTimes says how long each container took from create to serving.
-func (in *Infra) StartTimes() map[string]time.Duration {
+func (in *Containers) StartTimes() map[string]time.Duration {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	out := map[string]time.Duration{}
@@ -250,7 +251,7 @@ func (in *Infra) StartTimes() map[string]time.Duration {
 
 // Crash SIGKILLs the node's main process (the container's PID 1: the
 // postmaster, the Erlang VM): no shutdown, no flush.
-func (in *Infra) Crash(ctx context.Context, name string) error {
+func (in *Containers) Crash(ctx context.Context, name string) error {
 	n, err := in.Node(name)
 	if err != nil {
 		return err
@@ -267,7 +268,7 @@ func (in *Infra) Crash(ctx context.Context, name string) error {
 }
 
 // Stop stops the node gracefully (SIGTERM, SIGKILL after the grace).
-func (in *Infra) Stop(ctx context.Context, name string) error {
+func (in *Containers) Stop(ctx context.Context, name string) error {
 	n, err := in.Node(name)
 	if err != nil {
 		return err
@@ -281,7 +282,7 @@ func (in *Infra) Stop(ctx context.Context, name string) error {
 }
 
 // Start starts a stopped or crashed node again and waits until it serves.
-func (in *Infra) Start(ctx context.Context, name string) error {
+func (in *Containers) Start(ctx context.Context, name string) error {
 	n, err := in.Node(name)
 	if err != nil {
 		return err
@@ -299,7 +300,7 @@ func (in *Infra) Start(ctx context.Context, name string) error {
 
 // Pause freezes every process of the node (the cgroup freezer): its ports
 // still accept connections in the kernel, nothing answers.
-func (in *Infra) Pause(ctx context.Context, name string) error {
+func (in *Containers) Pause(ctx context.Context, name string) error {
 	n, err := in.Node(name)
 	if err != nil {
 		return err
@@ -312,7 +313,7 @@ func (in *Infra) Pause(ctx context.Context, name string) error {
 }
 
 // Unpause thaws a frozen node.
-func (in *Infra) Unpause(ctx context.Context, name string) error {
+func (in *Containers) Unpause(ctx context.Context, name string) error {
 	n, err := in.Node(name)
 	if err != nil {
 		return err
@@ -325,7 +326,7 @@ func (in *Infra) Unpause(ctx context.Context, name string) error {
 }
 
 // Running reports whether the node's container runs (paused counts).
-func (in *Infra) Running(ctx context.Context, name string) (bool, error) {
+func (in *Containers) Running(ctx context.Context, name string) (bool, error) {
 	n, err := in.Node(name)
 	if err != nil {
 		return false, err
@@ -337,7 +338,7 @@ func (in *Infra) Running(ctx context.Context, name string) (bool, error) {
 	return st.Running, nil
 }
 
-func (in *Infra) waitStopped(ctx context.Context, n *Node) error {
+func (in *Containers) waitStopped(ctx context.Context, n *Node) error {
 	ctx, cancel := context.WithTimeout(ctx, in.o.Ready)
 	defer cancel()
 	for {
@@ -355,7 +356,7 @@ func (in *Infra) waitStopped(ctx context.Context, n *Node) error {
 
 // waitReady polls the node's own readiness check until it passes or the
 // Ready bound is reached; the error carries the container's last log lines.
-func (in *Infra) waitReady(ctx context.Context, n *Node) error {
+func (in *Containers) waitReady(ctx context.Context, n *Node) error {
 	ctx, cancel := context.WithTimeout(ctx, in.o.Ready)
 	defer cancel()
 	var last error
@@ -375,7 +376,7 @@ func (in *Infra) waitReady(ctx context.Context, n *Node) error {
 }
 
 // tail is the last lines of a node's log, for errors.
-func (in *Infra) tail(n *Node) string {
+func (in *Containers) tail(n *Node) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	rc, err := n.ctr.Logs(ctx)
@@ -393,7 +394,7 @@ func (in *Infra) tail(n *Node) string {
 
 // Close removes every container, the frozen and the crashed too. Safe to
 // call twice.
-func (in *Infra) Close(ctx context.Context) error {
+func (in *Containers) Close(ctx context.Context) error {
 	in.mu.Lock()
 	if in.closed {
 		in.mu.Unlock()

@@ -18,7 +18,7 @@ const (
 
 // startPostgres runs Postgres on a free port of 127.0.0.1 and waits until
 // it answers a query.
-func (in *Infra) startPostgres(ctx context.Context) error {
+func (in *Containers) startPostgres(ctx context.Context) error {
 	ports, err := freePorts(1)
 	if err != nil {
 		return err

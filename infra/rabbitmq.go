@@ -41,7 +41,7 @@ func brokerEnv(erlang string, amqpPort, distPort, epmdPort int, cookie string) m
 
 // startRabbit runs one RabbitMQ node with its own private epmd (inside its
 // container: it dies and returns with the node).
-func (in *Infra) startRabbit(ctx context.Context) error {
+func (in *Containers) startRabbit(ctx context.Context) error {
 	ports, err := freePorts(3)
 	if err != nil {
 		return err
@@ -54,7 +54,7 @@ func (in *Infra) startRabbit(ctx context.Context) error {
 // startCluster runs a shared epmd, then n nodes: the first alone, the
 // others joining it. The epmd has a container of its own, so it outlives
 // any node the faults kill.
-func (in *Infra) startCluster(ctx context.Context, n int) error {
+func (in *Containers) startCluster(ctx context.Context, n int) error {
 	ports, err := freePorts(1 + 2*n)
 	if err != nil {
 		return err
@@ -96,7 +96,7 @@ func (in *Infra) startCluster(ctx context.Context, n int) error {
 }
 
 // startBroker starts one node's container and waits until it serves AMQP.
-func (in *Infra) startBroker(ctx context.Context, name, erlang string, env map[string]string) (*Node, error) {
+func (in *Containers) startBroker(ctx context.Context, name, erlang string, env map[string]string) (*Node, error) {
 	t0 := time.Now()
 	ctr, err := in.run(ctx, name, RabbitMQImage(), []string{"rabbitmq-server"}, env)
 	if err != nil {
@@ -131,7 +131,7 @@ func amqpReady(url string) error {
 
 // ctl runs rabbitmqctl against node inside its container and returns its
 // output; a non-zero exit is an error carrying the output.
-func (in *Infra) ctl(ctx context.Context, node *Node, args ...string) (string, error) {
+func (in *Containers) ctl(ctx context.Context, node *Node, args ...string) (string, error) {
 	cmd := append([]string{"rabbitmqctl", "-q", "-n", node.Erlang}, args...)
 	code, r, err := node.ctr.Exec(ctx, cmd, tcexec.Multiplexed())
 	if err != nil {
@@ -146,7 +146,7 @@ func (in *Infra) ctl(ctx context.Context, node *Node, args ...string) (string, e
 
 // QueueLeader names the node leading the quorum queue called queue, asking
 // the first node that runs.
-func (in *Infra) QueueLeader(ctx context.Context, queue string) (string, error) {
+func (in *Containers) QueueLeader(ctx context.Context, queue string) (string, error) {
 	var errs []error
 	for _, name := range in.Nodes() {
 		n, _ := in.Node(name)

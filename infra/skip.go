@@ -23,7 +23,7 @@ func Require(t testing.TB) {
 
 // StartT starts o's containers for a test and removes them in t.Cleanup,
 // even when the test fails half-way.
-func StartT(t testing.TB, o Options) *Infra {
+func StartT(t testing.TB, o Options) *Containers {
 	t.Helper()
 	Require(t)
 	in, err := Start(context.Background(), o)

@@ -71,21 +71,21 @@ func (e *Env) natsEnv(role string) []string {
 // natsInfra is the run's infrastructure with its JetStream as node
 // "nats"; the other nodes are the run's containers, if it has any.
 type natsInfra struct {
-	inner faults.Infra
+	inner faults.NodeControl
 	nats  *world.NATSServer
 }
 
 var errNotContainers = errors.New("this run uses the shared Postgres and RabbitMQ, which no fault may crash, pause or restart: " +
 	"only its own JetStream (node nats) is the run's")
 
-func (n natsInfra) other() (faults.Infra, error) {
+func (n natsInfra) other() (faults.NodeControl, error) {
 	if n.inner == nil {
 		return nil, errNotContainers
 	}
 	return n.inner, nil
 }
 
-// Nodes implements faults.Infra.
+// Nodes implements faults.NodeControl.
 func (n natsInfra) Nodes() []string {
 	out := []string{natsNode}
 	if n.inner != nil {
@@ -94,7 +94,7 @@ func (n natsInfra) Nodes() []string {
 	return out
 }
 
-// Crash implements faults.Infra.
+// Crash implements faults.NodeControl.
 func (n natsInfra) Crash(ctx context.Context, node string) error {
 	if node == natsNode {
 		return n.nats.Crash()
@@ -106,7 +106,7 @@ func (n natsInfra) Crash(ctx context.Context, node string) error {
 	return in.Crash(ctx, node)
 }
 
-// Stop implements faults.Infra.
+// Stop implements faults.NodeControl.
 func (n natsInfra) Stop(ctx context.Context, node string) error {
 	if node == natsNode {
 		return n.nats.Stop()
@@ -118,7 +118,7 @@ func (n natsInfra) Stop(ctx context.Context, node string) error {
 	return in.Stop(ctx, node)
 }
 
-// Start implements faults.Infra.
+// Start implements faults.NodeControl.
 func (n natsInfra) Start(ctx context.Context, node string) error {
 	if node == natsNode {
 		return n.nats.Start(ctx)
@@ -130,7 +130,7 @@ func (n natsInfra) Start(ctx context.Context, node string) error {
 	return in.Start(ctx, node)
 }
 
-// Pause implements faults.Infra.
+// Pause implements faults.NodeControl.
 func (n natsInfra) Pause(ctx context.Context, node string) error {
 	if node == natsNode {
 		return n.nats.Freeze()
@@ -142,7 +142,7 @@ func (n natsInfra) Pause(ctx context.Context, node string) error {
 	return in.Pause(ctx, node)
 }
 
-// Unpause implements faults.Infra.
+// Unpause implements faults.NodeControl.
 func (n natsInfra) Unpause(ctx context.Context, node string) error {
 	if node == natsNode {
 		return n.nats.Thaw()
@@ -154,7 +154,7 @@ func (n natsInfra) Unpause(ctx context.Context, node string) error {
 	return in.Unpause(ctx, node)
 }
 
-// QueueLeader implements faults.Infra.
+// QueueLeader implements faults.NodeControl.
 func (n natsInfra) QueueLeader(ctx context.Context, queue string) (string, error) {
 	in, err := n.other()
 	if err != nil {

@@ -81,8 +81,8 @@ func (s *Scenario) settle() time.Duration {
 	return DefaultSettle
 }
 
-// InfraKinds are the values of Scenario.Infra.
-var InfraKinds = []string{"single", "cluster"}
+// InfraLayouts are the values of Scenario.Infra.
+var InfraLayouts = []string{"single", "cluster"}
 
 func (s *Scenario) perKind() int { return max(s.PerKind, 1) }
 
@@ -140,8 +140,8 @@ func (s *Scenario) Validate() error {
 	if s.Settle < 0 {
 		errs = append(errs, fmt.Errorf("settle %s is negative", time.Duration(s.Settle)))
 	}
-	if s.Infra != "" && !slices.Contains(InfraKinds, s.Infra) {
-		errs = append(errs, fmt.Errorf("unknown infra %q (known: %s)", s.Infra, strings.Join(InfraKinds, ", ")))
+	if s.Infra != "" && !slices.Contains(InfraLayouts, s.Infra) {
+		errs = append(errs, fmt.Errorf("unknown infra %q (known: %s)", s.Infra, strings.Join(InfraLayouts, ", ")))
 	}
 	for i, st := range s.Steps {
 		if err := st.validate(); err != nil {

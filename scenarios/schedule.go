@@ -395,7 +395,7 @@ func (s Schedule) Scenario(name string) *Scenario {
 				at[WhenEnd] = append(at[WhenEnd], faults.Spec{Kind: faults.KindResume, Pod: f.Pod})
 			}
 		case WhenWindow:
-			if slices.Contains(infraKinds, f.Kind) {
+			if slices.Contains(nodeFaultKinds, f.Kind) {
 				// On containers of the run's own; a broker silent for
 				// three 1 s heartbeats is dropped.
 				sc.Infra = "single"

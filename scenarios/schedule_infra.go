@@ -2,11 +2,11 @@ package scenarios
 
 import "github.com/outboxchaos/outboxchaos/faults"
 
-// infraKinds are the infrastructure faults a random schedule draws, and
+// nodeFaultKinds are the infrastructure faults a random schedule draws, and
 // the nodes of a single-broker run they may hit.
 var (
-	infraKinds = []string{"crash", "restart", "freeze"}
-	infraNodes = []string{"rabbitmq", "postgres"}
+	nodeFaultKinds = []string{"crash", "restart", "freeze"}
+	infraNodes     = []string{"rabbitmq", "postgres"}
 )
 
 // GenerateInfra draws a schedule as Generate does, plus one or two
@@ -20,7 +20,7 @@ func GenerateInfra(d Draw) Schedule {
 	// second fault, if any, hits the other node.
 	first := d.Int("infra node", 0, len(infraNodes)-1)
 	for i := range d.Int("infra faults", 1, 2) {
-		spec := faults.Spec{Kind: infraKinds[d.Int("infra kind", 0, len(infraKinds)-1)], Node: infraNodes[(first+i)%len(infraNodes)]}
+		spec := faults.Spec{Kind: nodeFaultKinds[d.Int("infra kind", 0, len(nodeFaultKinds)-1)], Node: infraNodes[(first+i)%len(infraNodes)]}
 		at := d.Int("infra at ms", 0, 2000)
 		s.Faults = append(s.Faults, window(spec, at, d.Int("infra for ms", 200, 2500)))
 	}

@@ -48,7 +48,7 @@ type Env struct {
 	// brokerHops are, with several broker nodes, the links to the nodes
 	// after the first: "rabbitmq-relay-2", "rabbitmq-worker-2", …
 	brokerHops []*world.Proxy
-	infra      faults.Infra
+	infra      faults.NodeControl
 	vendor     *fakevendor.Server
 	Sink       *fakevendor.AlertSink
 	Pool       *pgxpool.Pool // direct, for observation
@@ -145,7 +145,7 @@ type Options struct {
 	// the infrastructure faults act on (scenarios/infra starts them; PGURL
 	// and AMQPURL then point at them). Nil: the shared services, which no
 	// fault crashes.
-	Infra faults.Infra
+	Infra faults.NodeControl
 }
 
 // DefaultOptions reads the service URLs from the environment
@@ -356,7 +356,7 @@ func (e *Env) Logf(source, format string, args ...any) { e.TL.Add(source, format
 
 // Infra is the run's containers (nil: the shared services), with its own
 // JetStream as node "nats" if it has one.
-func (e *Env) Infra() faults.Infra {
+func (e *Env) Infra() faults.NodeControl {
 	if e.NATS != nil {
 		return natsInfra{inner: e.infra, nats: e.NATS}
 	}

@@ -42,7 +42,7 @@ func TestMain(m *testing.M) {
 
 // containersFor starts the containers scenario s asks for and removes
 // them when t ends, even when it fails half-way.
-func containersFor(t *testing.T, s *scenarios.Scenario) *infra.Infra {
+func containersFor(t *testing.T, s *scenarios.Scenario) *infra.Containers {
 	t.Helper()
 	o := infra.Options{Postgres: true, RabbitNodes: 1, Log: slog.New(slog.NewTextHandler(os.Stderr, nil)).With("test", t.Name())}
 	if s.Infra == "cluster" {
@@ -77,7 +77,7 @@ func runOnce(t *testing.T, s *scenarios.Scenario) scenarios.Result {
 	return runOn(in, s, "")
 }
 
-func runOn(in *infra.Infra, s *scenarios.Scenario, bug string) scenarios.Result {
+func runOn(in *infra.Containers, s *scenarios.Scenario, bug string) scenarios.Result {
 	o := scenarios.DefaultOptions()
 	o.PGURL, o.AMQPURL, o.Bin, o.Artifacts, o.Bug, o.Infra = in.PGURL(), in.AMQPURL(), bin, "../../artifacts", bug, in
 	return scenarios.Run(context.Background(), s, o)

@@ -15,7 +15,7 @@ var (
 	containersMu sync.Mutex
 	// running is what startContainers started, kept so that
 	// StopContainers can remove it.
-	running *infra.Infra
+	running *infra.Containers
 )
 
 // startContainers starts PostgreSQL and RabbitMQ in containers (package
