@@ -5,7 +5,7 @@ import "github.com/outboxchaos/outboxchaos/faults"
 // nodeFaultKinds are the infrastructure faults a random schedule draws, and
 // the nodes of a single-broker run they may hit.
 var (
-	nodeFaultKinds = []string{"crash", "restart", "freeze"}
+	nodeFaultKinds = []string{faults.KindCrash, faults.KindRestart, faults.KindFreeze}
 	infraNodes     = []string{"rabbitmq", "postgres"}
 )
 
