@@ -1,8 +1,11 @@
 package main
 
 import (
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/outboxchaos/outboxchaos/system/config"
 )
 
 // commandPaths is every command and sub-command, as its words.
@@ -72,8 +75,9 @@ func TestPipelineHelpGroupsSettings(t *testing.T) {
 	}
 }
 
-// Every pipeline setting belongs to exactly one group: a new setting
-// without one fails here, so the grouped help cannot drop it.
+// Every pipeline setting belongs to exactly one group, a known one (the
+// configuration names each setting's group beside it), and the grouped
+// help cannot drop one.
 func TestEverySettingHasAGroup(t *testing.T) {
 	t.Parallel()
 	fs, _, err := flags("x", nil)
@@ -94,7 +98,12 @@ func TestEverySettingHasAGroup(t *testing.T) {
 	}
 	for _, f := range allFlags(fs) {
 		if _, ok := group[f]; !ok {
-			t.Errorf("setting --%s has no group in settingGroups", f)
+			t.Errorf("setting --%s has no group", f)
+		}
+	}
+	for _, st := range config.Settings() {
+		if !slices.Contains(config.Groups, st.Group) {
+			t.Errorf("setting --%s is in group %q, which is no group", st.Name, st.Group)
 		}
 	}
 	for cmd, gs := range commandGroups {

@@ -9,6 +9,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/outboxchaos/outboxchaos/system/config"
 )
 
 // settingGroup is the pipeline settings one component reads.
@@ -17,31 +19,29 @@ type settingGroup struct {
 	flags []string
 }
 
-// settingGroups sorts every pipeline setting (system/config) by the
-// component that reads it; TestEverySettingHasAGroup keeps it complete.
-var settingGroups = []settingGroup{
-	{"services", []string{"pg-url", "amqp-url", "amqp-heartbeat", "amqp-dial-timeout", "pg-connect-timeout", "alert-url", "alert-timeout", "prefix", "instance"}},
-	{"clock and mode", []string{"clock", "production"}},
-	{"relay", []string{"relay-interval", "relay-from", "relay-until", "batch-size", "relay-drain", "relay-drain-depth", "relay-drain-claimers",
-		"lease", "confirm-timeout", "backoff", "alert-attempt", "ad-publish-cutoff", "ad-resume-at"}},
-	{"worker", []string{"ad-send-from", "ad-send-until", "delivery-limit", "delivery-slack", "queue-max-length", "in-listener-retries",
-		"in-listener-delay", "retry-ttl", "retry-max"}},
-	{"vendor", []string{"vendor-url", "vendor-timeout", "vendor-account", "vendor-password", "sender-number"}},
-	{"cleanup", []string{"sending-timeout", "cleanup-interval", "cleanup-lock-ttl"}},
-	{"reconciler", []string{"vendor-accept-window", "report-final-after", "clock-margin", "reconcile-interval", "reconcile-lock-ttl",
-		"reconcile-retry", "reconcile-max-tries", "reconcile-batch", "reconcile-resend", "reconcile-max-resends"}},
-}
+// settingGroups are the pipeline settings by the component that reads
+// them, as system/config groups them.
+var settingGroups = func() []settingGroup {
+	var out []settingGroup
+	for _, st := range config.Settings() {
+		if len(out) == 0 || out[len(out)-1].name != st.Group {
+			out = append(out, settingGroup{name: st.Group})
+		}
+		out[len(out)-1].flags = append(out[len(out)-1].flags, st.Name)
+	}
+	return out
+}()
 
 // commandGroups names the setting groups each pipeline command shows in
 // its help; the others are one `help settings` away.
 var commandGroups = map[string][]string{
-	"migrate":   {"services"},
-	"enqueue":   {"services", "clock and mode"},
-	"relay":     {"services", "clock and mode", "relay"},
-	"worker":    {"services", "clock and mode", "worker", "vendor"},
-	"cleanup":   {"services", "clock and mode", "cleanup"},
-	"reconcile": {"services", "clock and mode", "reconciler", "vendor"},
-	"vendor":    {"clock and mode", "vendor"},
+	"migrate":   {config.GroupServices},
+	"enqueue":   {config.GroupServices, config.GroupClock},
+	"relay":     {config.GroupServices, config.GroupClock, config.GroupRelay},
+	"worker":    {config.GroupServices, config.GroupClock, config.GroupWorker, config.GroupVendor},
+	"cleanup":   {config.GroupServices, config.GroupClock, config.GroupCleanup},
+	"reconcile": {config.GroupServices, config.GroupClock, config.GroupReconciler, config.GroupVendor},
+	"vendor":    {config.GroupClock, config.GroupVendor},
 }
 
 // pipelineUsage is the help of a pipeline command: its own flags, then the

@@ -200,65 +200,102 @@ func Default() Config {
 	}
 }
 
-// field describes one setting for both the environment and flags.
+// Groups of settings, by the component that reads them, in the order
+// help shows them.
+const (
+	GroupServices   = "services"
+	GroupClock      = "clock and mode"
+	GroupRelay      = "relay"
+	GroupWorker     = "worker"
+	GroupVendor     = "vendor"
+	GroupCleanup    = "cleanup"
+	GroupReconciler = "reconciler"
+)
+
+// Groups lists the groups in help's order.
+var Groups = []string{GroupServices, GroupClock, GroupRelay, GroupWorker, GroupVendor, GroupCleanup, GroupReconciler}
+
+// field describes one setting for both the environment and flags: the
+// group of the component that reads it, its name, its help and its value.
 type field struct {
-	name, usage string
-	val         flag.Value
+	group, name, usage string
+	val                flag.Value
+}
+
+// Setting is one setting's facts: its flag name, its group and its help.
+type Setting struct {
+	Name, Group, Usage string
+}
+
+// Settings lists every setting in its group, in the order of Groups and
+// then of the configuration.
+func Settings() []Setting {
+	var c Config
+	fs := c.fields()
+	var out []Setting
+	for _, g := range Groups {
+		for _, f := range fs {
+			if f.group == g {
+				out = append(out, Setting{Name: f.name, Group: f.group, Usage: f.usage})
+			}
+		}
+	}
+	return out
 }
 
 func (c *Config) fields() []field {
 	return []field{
-		{"pg-url", "Postgres URL", (*strVal)(&c.PGURL)},
-		{"amqp-url", "RabbitMQ URL, or several separated by commas (a cluster's nodes: a connection goes to one that answers)", (*strVal)(&c.AMQPURL)},
-		{"vendor-url", "SMS vendor base URL", (*strVal)(&c.VendorURL)},
-		{"alert-url", "Slack-compatible alert webhook URL (empty: log only)", (*strVal)(&c.AlertURL)},
-		{"prefix", "prefix of every exchange and queue name", (*strVal)(&c.Prefix)},
-		{"instance", "instance name used in claims and logs", (*strVal)(&c.Instance)},
-		{"clock", "shared clock setting START[@ANCHOR_NANOS][*RATE] or 'real'", (*strVal)(&c.Clock)},
-		{"production", "production mode (false: only registered numbers)", (*boolVal)(&c.Production)},
-		{"relay-interval", "relay run interval", (*durVal)(&c.RelayInterval)},
-		{"relay-from", "relay window start hh:mm", &c.RelayFrom},
-		{"relay-until", "relay window end hh:mm", &c.RelayUntil},
-		{"batch-size", "rows claimed per relay run", (*intVal)(&c.BatchSize)},
-		{"relay-drain", "after a full batch, drain the backlog with overlapped batches instead of waiting for the next interval", (*boolVal)(&c.RelayDrain)},
-		{"relay-drain-depth", "a draining relay's batches published and awaiting their confirms at once", (*intVal)(&c.RelayDrainDepth)},
-		{"relay-drain-claimers", "a draining relay's batches claimed at once, each by its own SKIP LOCKED claim", (*intVal)(&c.RelayDrainClaimers)},
-		{"lease", "relay claim lease", (*durVal)(&c.Lease)},
-		{"confirm-timeout", "publisher confirm timeout", (*durVal)(&c.ConfirmTimeout)},
-		{"amqp-heartbeat", "broker connection heartbeat (a silent broker is dropped after about three)", (*durVal)(&c.AMQPHeartbeat)},
-		{"amqp-dial-timeout", "broker dial timeout, handshake included", (*durVal)(&c.AMQPDialTimeout)},
-		{"pg-connect-timeout", "Postgres connection set-up timeout (dial and login; a new pool's first answer)", (*durVal)(&c.PGConnectTimeout)},
-		{"backoff", "relay retry backoff steps", &c.Backoff},
-		{"alert-attempt", "relay attempt that raises an alert", (*intVal)(&c.AlertAttempt)},
-		{"ad-publish-cutoff", "ads are not published at or after hh:mm", &c.AdPublishCutoff},
-		{"ad-resume-at", "deferred ads resume next day at hh:mm", &c.AdResumeAt},
-		{"ad-send-from", "worker advertising hours start hh:mm", &c.AdSendFrom},
-		{"ad-send-until", "worker advertising hours end hh:mm", &c.AdSendUntil},
-		{"delivery-limit", "returns of a message after which the worker parks it (DELIVERY_LIMIT, with an alert)", (*intVal)(&c.DeliveryLimit)},
-		{"queue-max-length", "messages the main queue holds before RabbitMQ nacks new publishes (reject-publish; 0: unbounded)", (*intVal)(&c.QueueMaxLength)},
-		{"delivery-slack", "returns past delivery-limit the main queue's x-delivery-limit allows (a worker dying while it parks)", (*intVal)(&c.DeliverySlack)},
-		{"in-listener-retries", "in-listener retries of a definitely-not-sent failure", (*intVal)(&c.InListenerRetries)},
-		{"in-listener-delay", "delay between in-listener retries", (*durVal)(&c.InListenerDelay)},
-		{"retry-ttl", "retry queue TTL", (*durVal)(&c.RetryTTL)},
-		{"retry-max", "retry queue round trips before parking", (*intVal)(&c.RetryMax)},
-		{"vendor-timeout", "vendor HTTP timeout", (*durVal)(&c.VendorTimeout)},
-		{"vendor-account", "vendor account", (*strVal)(&c.VendorAccount)},
-		{"vendor-password", "vendor password", (*strVal)(&c.VendorPassword)},
-		{"sender-number", "sender phone number", (*strVal)(&c.SenderNumber)},
-		{"sending-timeout", "SENDING age that cleanup turns into ERROR", (*durVal)(&c.SendingTimeout)},
-		{"cleanup-interval", "cleanup run interval", (*durVal)(&c.CleanupInterval)},
-		{"cleanup-lock-ttl", "cleanup lock expiry", (*durVal)(&c.CleanupLockTTL)},
-		{"alert-timeout", "alert webhook timeout", (*durVal)(&c.AlertTimeout)},
-		{"vendor-accept-window", "a send's expireat is its claim time plus this; the vendor drops a request it reaches later", (*durVal)(&c.VendorAcceptWindow)},
-		{"report-final-after", "the vendor's report of a request is final this long after its expireat", (*durVal)(&c.ReportFinalAfter)},
-		{"clock-margin", "allowed clock difference between this process and the vendor", (*durVal)(&c.ClockMargin)},
-		{"reconcile-interval", "reconciler run interval", (*durVal)(&c.ReconcileInterval)},
-		{"reconcile-lock-ttl", "reconciler lock expiry", (*durVal)(&c.ReconcileLockTTL)},
-		{"reconcile-retry", "wait after a lookup that did not settle its row", (*durVal)(&c.ReconcileRetry)},
-		{"reconcile-max-tries", "lookups of one row before it is left to an operator, with an alert", (*intVal)(&c.ReconcileMaxTries)},
-		{"reconcile-batch", "ERROR rows the reconciler looks at per run", (*intVal)(&c.ReconcileBatch)},
-		{"reconcile-resend", "re-send a message the vendor definitively never received (docs/reconcile.md)", (*boolVal)(&c.ReconcileResend)},
-		{"reconcile-max-resends", "re-sends of one message before it is settled FAILED", (*intVal)(&c.ReconcileMaxResends)},
+		{GroupServices, "pg-url", "Postgres URL", (*strVal)(&c.PGURL)},
+		{GroupServices, "amqp-url", "RabbitMQ URL, or several separated by commas (a cluster's nodes: a connection goes to one that answers)", (*strVal)(&c.AMQPURL)},
+		{GroupVendor, "vendor-url", "SMS vendor base URL", (*strVal)(&c.VendorURL)},
+		{GroupServices, "alert-url", "Slack-compatible alert webhook URL (empty: log only)", (*strVal)(&c.AlertURL)},
+		{GroupServices, "prefix", "prefix of every exchange and queue name", (*strVal)(&c.Prefix)},
+		{GroupServices, "instance", "instance name used in claims and logs", (*strVal)(&c.Instance)},
+		{GroupClock, "clock", "shared clock setting START[@ANCHOR_NANOS][*RATE] or 'real'", (*strVal)(&c.Clock)},
+		{GroupClock, "production", "production mode (false: only registered numbers)", (*boolVal)(&c.Production)},
+		{GroupRelay, "relay-interval", "relay run interval", (*durVal)(&c.RelayInterval)},
+		{GroupRelay, "relay-from", "relay window start hh:mm", &c.RelayFrom},
+		{GroupRelay, "relay-until", "relay window end hh:mm", &c.RelayUntil},
+		{GroupRelay, "batch-size", "rows claimed per relay run", (*intVal)(&c.BatchSize)},
+		{GroupRelay, "relay-drain", "after a full batch, drain the backlog with overlapped batches instead of waiting for the next interval", (*boolVal)(&c.RelayDrain)},
+		{GroupRelay, "relay-drain-depth", "a draining relay's batches published and awaiting their confirms at once", (*intVal)(&c.RelayDrainDepth)},
+		{GroupRelay, "relay-drain-claimers", "a draining relay's batches claimed at once, each by its own SKIP LOCKED claim", (*intVal)(&c.RelayDrainClaimers)},
+		{GroupRelay, "lease", "relay claim lease", (*durVal)(&c.Lease)},
+		{GroupRelay, "confirm-timeout", "publisher confirm timeout", (*durVal)(&c.ConfirmTimeout)},
+		{GroupServices, "amqp-heartbeat", "broker connection heartbeat (a silent broker is dropped after about three)", (*durVal)(&c.AMQPHeartbeat)},
+		{GroupServices, "amqp-dial-timeout", "broker dial timeout, handshake included", (*durVal)(&c.AMQPDialTimeout)},
+		{GroupServices, "pg-connect-timeout", "Postgres connection set-up timeout (dial and login; a new pool's first answer)", (*durVal)(&c.PGConnectTimeout)},
+		{GroupRelay, "backoff", "relay retry backoff steps", &c.Backoff},
+		{GroupRelay, "alert-attempt", "relay attempt that raises an alert", (*intVal)(&c.AlertAttempt)},
+		{GroupRelay, "ad-publish-cutoff", "ads are not published at or after hh:mm", &c.AdPublishCutoff},
+		{GroupRelay, "ad-resume-at", "deferred ads resume next day at hh:mm", &c.AdResumeAt},
+		{GroupWorker, "ad-send-from", "worker advertising hours start hh:mm", &c.AdSendFrom},
+		{GroupWorker, "ad-send-until", "worker advertising hours end hh:mm", &c.AdSendUntil},
+		{GroupWorker, "delivery-limit", "returns of a message after which the worker parks it (DELIVERY_LIMIT, with an alert)", (*intVal)(&c.DeliveryLimit)},
+		{GroupWorker, "queue-max-length", "messages the main queue holds before RabbitMQ nacks new publishes (reject-publish; 0: unbounded)", (*intVal)(&c.QueueMaxLength)},
+		{GroupWorker, "delivery-slack", "returns past delivery-limit the main queue's x-delivery-limit allows (a worker dying while it parks)", (*intVal)(&c.DeliverySlack)},
+		{GroupWorker, "in-listener-retries", "in-listener retries of a definitely-not-sent failure", (*intVal)(&c.InListenerRetries)},
+		{GroupWorker, "in-listener-delay", "delay between in-listener retries", (*durVal)(&c.InListenerDelay)},
+		{GroupWorker, "retry-ttl", "retry queue TTL", (*durVal)(&c.RetryTTL)},
+		{GroupWorker, "retry-max", "retry queue round trips before parking", (*intVal)(&c.RetryMax)},
+		{GroupVendor, "vendor-timeout", "vendor HTTP timeout", (*durVal)(&c.VendorTimeout)},
+		{GroupVendor, "vendor-account", "vendor account", (*strVal)(&c.VendorAccount)},
+		{GroupVendor, "vendor-password", "vendor password", (*strVal)(&c.VendorPassword)},
+		{GroupVendor, "sender-number", "sender phone number", (*strVal)(&c.SenderNumber)},
+		{GroupCleanup, "sending-timeout", "SENDING age that cleanup turns into ERROR", (*durVal)(&c.SendingTimeout)},
+		{GroupCleanup, "cleanup-interval", "cleanup run interval", (*durVal)(&c.CleanupInterval)},
+		{GroupCleanup, "cleanup-lock-ttl", "cleanup lock expiry", (*durVal)(&c.CleanupLockTTL)},
+		{GroupServices, "alert-timeout", "alert webhook timeout", (*durVal)(&c.AlertTimeout)},
+		{GroupReconciler, "vendor-accept-window", "a send's expireat is its claim time plus this; the vendor drops a request it reaches later", (*durVal)(&c.VendorAcceptWindow)},
+		{GroupReconciler, "report-final-after", "the vendor's report of a request is final this long after its expireat", (*durVal)(&c.ReportFinalAfter)},
+		{GroupReconciler, "clock-margin", "allowed clock difference between this process and the vendor", (*durVal)(&c.ClockMargin)},
+		{GroupReconciler, "reconcile-interval", "reconciler run interval", (*durVal)(&c.ReconcileInterval)},
+		{GroupReconciler, "reconcile-lock-ttl", "reconciler lock expiry", (*durVal)(&c.ReconcileLockTTL)},
+		{GroupReconciler, "reconcile-retry", "wait after a lookup that did not settle its row", (*durVal)(&c.ReconcileRetry)},
+		{GroupReconciler, "reconcile-max-tries", "lookups of one row before it is left to an operator, with an alert", (*intVal)(&c.ReconcileMaxTries)},
+		{GroupReconciler, "reconcile-batch", "ERROR rows the reconciler looks at per run", (*intVal)(&c.ReconcileBatch)},
+		{GroupReconciler, "reconcile-resend", "re-send a message the vendor definitively never received (docs/reconcile.md)", (*boolVal)(&c.ReconcileResend)},
+		{GroupReconciler, "reconcile-max-resends", "re-sends of one message before it is settled FAILED", (*intVal)(&c.ReconcileMaxResends)},
 	}
 }
 
