@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/outboxchaos/outboxchaos/bench"
-	"github.com/outboxchaos/outboxchaos/peers"
 	"github.com/outboxchaos/outboxchaos/bench/peerbench"
+	"github.com/outboxchaos/outboxchaos/peers"
 )
 
 // measurePeers measures each peer binary found in dir (make peer-bins)
