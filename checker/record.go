@@ -122,7 +122,7 @@ func Copies(h []history.Event) int {
 }
 
 // PeekSkips counts redeliveries the worker acked at the peek because the
-// message's history row already existed.
+// message's inbox row already existed.
 func PeekSkips(h []history.Event) int {
 	return Count(h, history.Ack, "", map[string]string{history.KeyStep: history.StepPeek})
 }

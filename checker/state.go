@@ -47,7 +47,7 @@ type State struct {
 	// rule is not checked).
 	AlertAttempt int `json:"alert_attempt,omitempty"`
 	// WorkerSkips are message_ids the worker skipped on purpose (consent
-	// withdrawn, unregistered number) without a history row.
+	// withdrawn, unregistered number) without an inbox row.
 	WorkerSkips []string `json:"worker_skips,omitempty"`
 	// VendorCalls are the send requests the vendor received, in order,
 	// whatever their outcome.

@@ -126,7 +126,7 @@ const (
 // Steps at which a worker acks a copy (Ack's KeyStep).
 const (
 	StepAutoAck = "auto-ack" // acked on delivery (the canary that acks first)
-	StepPeek    = "peek"     // a history row exists: the copy is skipped at the peek
+	StepPeek    = "peek"     // an inbox row exists: the copy is skipped at the peek
 	StepSkip    = "skip"     // not sent on purpose
 	StepClaim   = "claim"    // another copy holds the claim
 	StepSent    = "sent"     // the send's outcome is written (or known)

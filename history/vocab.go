@@ -10,7 +10,8 @@ const (
 	OutboxExpired    = "EXPIRED"
 )
 
-// Statuses of an inbox row (the history table's status column).
+// Statuses of an inbox row (the status column of notification_histories,
+// the inbox table).
 const (
 	InboxSending   = "SENDING"
 	InboxResending = "RESENDING" // the reconciler's re-send holds the row
