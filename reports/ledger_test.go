@@ -46,8 +46,8 @@ func TestLedgerSumsCoverage(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "explored.jsonl")
 	cov := scenarios.NewCoverage()
 	cov.Add([]checker.FaultRecord{
-		{Kind: "kill-point", Fired: true, At: time.Second, Detail: "kill-point relay.after-claim:1: died"},
-		{Kind: "down", Fired: true, At: time.Second, Detail: "down postgres: refused"},
+		{Kind: "kill-point", Fired: true, At: time.Second, Detail: "kill-point relay.after-claim:1: died", Phases: []string{"claim"}},
+		{Kind: "down", Fired: true, At: time.Second, Detail: "down postgres: refused", Windowed: true},
 	}, nil)
 	for _, e := range []Exploration{
 		{At: time.Now(), What: LedgerSchedules, Count: 1, Coverage: cov},
