@@ -391,7 +391,7 @@ func (s Schedule) Scenario(name string) *Scenario {
 			// A thaw that saw the run quiescent before the pod froze gives
 			// up; a pod that freezes after that is continued once every
 			// window is over, or it would hold its work to the end.
-			if s.runs(f.Pod) && !slices.ContainsFunc(at[WhenEnd], func(sp faults.Spec) bool { return sp.Kind == faults.KindResume && sp.Pod == f.Pod }) {
+			if !slices.ContainsFunc(at[WhenEnd], func(sp faults.Spec) bool { return sp.Kind == faults.KindResume && sp.Pod == f.Pod }) {
 				at[WhenEnd] = append(at[WhenEnd], faults.Spec{Kind: faults.KindResume, Pod: f.Pod})
 			}
 		case WhenWindow:

@@ -311,9 +311,10 @@ var peekSQL = `SELECT coalesce((` + inbox.PeekSQL + `), ''), coalesce((` + conse
 // consentSQL2 is precheck.ConsentSQL with its member as $2.
 var consentSQL2 = strings.Replace(precheck.ConsentSQL, "$1", "$2", 1)
 
-// peekHeld peeks the inbox for mid and reads the consent of member, asking again after each failure (every in-listener-delay)
-// while the delivery is held, until the database answers or ctx ends; err
-// is the last failure then. Under the RequeueOnDBFailure canary it gives
+// peekHeld peeks the inbox for mid and reads the consent of member,
+// asking again after each failure (every in-listener-delay) while the
+// delivery is held, until the database answers or ctx ends; err is the
+// last failure then. Under the RequeueOnDBFailure canary it gives
 // up at the first failure (after the pause), and the delivery goes back to
 // the queue. A body that does not decode names no member (its consent is
 // never looked at: the pre-checks stop at the payload).
