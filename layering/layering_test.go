@@ -41,7 +41,8 @@ var rules = []rule{
 	{pkg: "peers/...", may: []string{"peers", "peers/...", "history", "system/..."}, banned: []string{module + "/bench", "gonum.org/"}},
 	// The harness, its pages, the simulator, the benchmark.
 	{pkg: "scenarios", may: []string{"auditor", "checker", "fakevendor", "faults", "history", "peers", "system/...", "world"}},
-	{pkg: "reports", may: []string{"branches", "checker", "history", "peers", "scenarios", "world"}},
+	{pkg: "scenarios/explore", may: []string{"checker", "fakevendor", "faults", "history", "peers", "scenarios", "system/...", "world"}},
+	{pkg: "reports", may: []string{"branches", "checker", "history", "peers", "scenarios", "scenarios/explore", "world"}},
 	{pkg: "sim", may: []string{"auditor", "checker", "fakevendor", "faults", "reports", "scenarios", "system/...", "world"}},
 	{pkg: "bench", may: []string{"bench/baseline", "fakevendor", "history", "reports", "system/...", "world"}},
 	{pkg: "bench/baseline", may: []string{"system/..."}},

@@ -13,6 +13,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/reports"
 	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/scenarios/explore"
 	"github.com/outboxchaos/outboxchaos/sim"
 )
 
@@ -43,14 +44,14 @@ func generated(t *testing.T) map[string]string {
 	t.Helper()
 	env := reports.Environment{Go: "go1.x", Postgres: "15", RabbitMQ: "3.10", Cores: 2, Commit: stamp.Commit, Date: stamp.Date}
 	r := judged()
-	w1, _ := scenarios.ParseCrashTarget("worker:sql:update-1a2b3c:after:1")
+	w1, _ := explore.ParseCrashTarget("worker:sql:update-1a2b3c:after:1")
 	pr := reports.PropertyRun{Result: r}
 	var rel strings.Builder
 	if err := reports.WriteReliability(&rel, reports.Reliability{
 		Env: env, Named: []scenarios.Result{r}, Catalogue: scenarios.Catalogue(),
 		Property: []reports.PropertyRun{pr}, Reconciled: []reports.PropertyRun{pr},
-		Canaries: []scenarios.CanaryResult{{Bug: "retry-unknown", CaughtBy: []string{"vendor-timeout"}}},
-		Crash:    []reports.CrashRun{{Workload: "one", Points: 1, Bound: 1, Outcomes: []scenarios.CrashOutcome{{Workload: "one", Target: w1, Result: r, Fired: true}}}},
+		Canaries: []explore.CanaryResult{{Bug: "retry-unknown", CaughtBy: []string{"vendor-timeout"}}},
+		Crash:    []reports.CrashRun{{Workload: "one", Points: 1, Bound: 1, Outcomes: []explore.CrashOutcome{{Workload: "one", Target: w1, Result: r, Fired: true}}}},
 		Branches: branchMap(),
 		Explored: reports.LedgerTotals{Runs: 1, Count: map[string]int{reports.LedgerSchedules: 1, reports.LedgerCrashPoints: 1}, Violations: map[string]int{}},
 	}); err != nil {

@@ -6,13 +6,13 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/scenarios/explore"
 )
 
 // writeCoverage renders the explorations' coverage by fired evidence:
 // fault family × pipeline phase (single), family × family (two fired
 // faults in place at once), and how many family@phase pairs were reached.
-func writeCoverage(p func(string, ...any), c *scenarios.Coverage) {
+func writeCoverage(p func(string, ...any), c *explore.Coverage) {
 	if c == nil || c.Schedules == 0 {
 		return
 	}
@@ -31,14 +31,14 @@ func writeCoverage(p func(string, ...any), c *scenarios.Coverage) {
 		"reconciler's lookup), a fault in place for a while (a link down, stalled or slow) the phases that logged events meanwhile "+
 		"(idle: none did).\n\n", c.Schedules)
 	p("| family |")
-	for _, ph := range scenarios.Phases {
+	for _, ph := range explore.Phases {
 		p(" %s |", ph)
 	}
-	p("\n|---|%s\n", strings.Repeat("---|", len(scenarios.Phases)))
+	p("\n|---|%s\n", strings.Repeat("---|", len(explore.Phases)))
 	cells := 0
 	for _, f := range families {
 		p("| %s |", f)
-		for _, ph := range scenarios.Phases {
+		for _, ph := range explore.Phases {
 			n := c.Single[f+"@"+ph]
 			if n > 0 {
 				cells++
@@ -68,7 +68,7 @@ func writeCoverage(p func(string, ...any), c *scenarios.Coverage) {
 // writeHeld renders the held pairs: per pair of concurrent units, the
 // schedules that drew it, that held one unit at its point, and that held
 // it while a fault of each family fired on the other.
-func writeHeld(p func(string, ...any), c *scenarios.Coverage) {
+func writeHeld(p func(string, ...any), c *explore.Coverage) {
 	if len(c.Held) == 0 {
 		return
 	}
@@ -77,17 +77,17 @@ func writeHeld(p func(string, ...any), c *scenarios.Coverage) {
 		"and held while a fault of each family fired on its partner; then the stale actors, each frozen holding a row until the others moved it " +
 		"(at most a bound), then resumed: drawn and held.\n\n")
 	p("| pair | drawn | held | with a fault fired |\n|---|---:|---:|---|\n")
-	for _, pair := range slices.Concat(scenarios.HeldPairs(), scenarios.StaleActors()) {
+	for _, pair := range slices.Concat(explore.HeldPairs(), explore.StaleActors()) {
 		var with []string
-		for _, f := range scenarios.Families {
-			if n := c.Held[pair+scenarios.HeldWith+f]; n > 0 {
+		for _, f := range explore.Families {
+			if n := c.Held[pair+explore.HeldWith+f]; n > 0 {
 				with = append(with, f+" "+strconv.Itoa(n))
 			}
 		}
 		if len(with) == 0 {
 			with = []string{"·"}
 		}
-		p("| %s | %s | %s | %s |\n", pair, count(c.Held[pair+scenarios.HeldDrawn]), count(c.Held[pair+scenarios.HeldFroze]), strings.Join(with, ", "))
+		p("| %s | %s | %s | %s |\n", pair, count(c.Held[pair+explore.HeldDrawn]), count(c.Held[pair+explore.HeldFroze]), strings.Join(with, ", "))
 	}
 	p("\n")
 }

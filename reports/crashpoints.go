@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/scenarios/explore"
 )
 
 // CrashRun is one workload's crash-point exploration: how many points
@@ -13,7 +13,7 @@ type CrashRun struct {
 	Workload string
 	Points   int
 	Bound    int
-	Outcomes []scenarios.CrashOutcome
+	Outcomes []explore.CrashOutcome
 }
 
 // writeCrashPoints renders the crash-point section.
@@ -26,7 +26,7 @@ func writeCrashPoints(p func(string, ...any), runs []CrashRun) {
 		"each run kills the process there, replaces it under a new instance name and checks the contract. `make crashpoints` runs them all.\n\n")
 	p("| workload | points (up to hit) | explored | per process (died there) | violations | not judged |\n|---|---|---|---|---|---|\n")
 	total, bad, unjudged := 0, 0, 0
-	var violations, errored []scenarios.CrashOutcome
+	var violations, errored []explore.CrashOutcome
 	for _, r := range runs {
 		n, fired := map[string]int{}, map[string]int{}
 		v, e := 0, 0
@@ -47,7 +47,7 @@ func writeCrashPoints(p func(string, ...any), runs []CrashRun) {
 			}
 		}
 		var per []string
-		for _, proc := range scenarios.CrashProcesses {
+		for _, proc := range explore.CrashProcesses {
 			if n[proc] > 0 {
 				per = append(per, fmt.Sprintf("%s %d (%d)", proc, n[proc], fired[proc]))
 			}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/scenarios/explore"
 )
 
 // TestGlance: the page opens with its figures, keeps them for the next
@@ -21,7 +22,7 @@ func TestGlance(t *testing.T) {
 		Invariants: []checker.Result{{Name: "nothing-twice", Valid: false, Violations: 1}}}
 	r := Reliability{
 		Named:    []scenarios.Result{ok, bad},
-		Canaries: []scenarios.CanaryResult{{Bug: "retry-unknown"}},
+		Canaries: []explore.CanaryResult{{Bug: "retry-unknown"}},
 		Explored: LedgerTotals{Count: map[string]int{LedgerSchedules: 2000}, Violations: map[string]int{LedgerSchedules: 3},
 			Invariants: map[string]InvariantCount{"nothing-twice": {Judged: 2000, Broken: 1}}},
 	}

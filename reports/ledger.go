@@ -12,7 +12,7 @@ import (
 
 	"github.com/outboxchaos/outboxchaos/branches"
 	"github.com/outboxchaos/outboxchaos/checker"
-	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/scenarios/explore"
 )
 
 // Exploration is one finished exploration, appended to the exploration
@@ -28,7 +28,7 @@ type Exploration struct {
 	Shard      string    `json:"shard,omitempty"`
 	// Coverage is what the judged schedules' fired faults reached, fault
 	// family × pipeline phase, single and pairwise (random schedules only).
-	Coverage *scenarios.Coverage `json:"coverage,omitempty"`
+	Coverage *explore.Coverage `json:"coverage,omitempty"`
 	// Branches is how many error branches of system/ the exploration's
 	// pods reached (run with --cover-dir), of how many, and which.
 	Branches *BranchCount `json:"branches,omitempty"`
@@ -118,7 +118,7 @@ type LedgerTotals struct {
 	Violations map[string]int
 	Runs       int
 	// Coverage sums the entries' coverage (nil if none has any).
-	Coverage *scenarios.Coverage
+	Coverage *explore.Coverage
 	// Branches is the entry that reached the most error branches (the
 	// counts of different commits do not add up), nil if none measured.
 	Branches *Exploration
@@ -204,7 +204,7 @@ func ReadLedger(path string) (LedgerTotals, error) {
 		}
 		if e.Coverage != nil {
 			if t.Coverage == nil {
-				t.Coverage = scenarios.NewCoverage()
+				t.Coverage = explore.NewCoverage()
 			}
 			t.Coverage.Merge(e.Coverage)
 		}

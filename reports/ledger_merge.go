@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/scenarios/explore"
 )
 
 // ReadLedgerEntries reads every entry of the ledger in r, in order; name
@@ -67,7 +67,7 @@ func MergeShards(es []Exploration) ([]Exploration, error) {
 	var order []budgetKey
 	first := map[int]budgetKey{}
 	for i, e := range es {
-		sh, err := scenarios.ParseShard(e.Shard)
+		sh, err := explore.ParseShard(e.Shard)
 		if err != nil {
 			return nil, fmt.Errorf("ledger entry %d: %w", i+1, err)
 		}
@@ -91,7 +91,7 @@ func MergeShards(es []Exploration) ([]Exploration, error) {
 	}
 	var out []Exploration
 	for i, e := range es {
-		sh, _ := scenarios.ParseShard(e.Shard)
+		sh, _ := explore.ParseShard(e.Shard)
 		if sh.N <= 1 {
 			out = append(out, e)
 			continue
@@ -107,7 +107,7 @@ func MergeShards(es []Exploration) ([]Exploration, error) {
 func mergeBudget(k budgetKey, es []Exploration, idx []int) (Exploration, error) {
 	seen := map[int]int{}
 	for _, i := range idx {
-		sh, _ := scenarios.ParseShard(es[i].Shard)
+		sh, _ := explore.ParseShard(es[i].Shard)
 		seen[sh.K]++
 	}
 	var missing, twice []string
@@ -135,7 +135,7 @@ func mergeBudget(k budgetKey, es []Exploration, idx []int) (Exploration, error) 
 		m.Violations += e.Violations
 		if e.Coverage != nil {
 			if m.Coverage == nil {
-				m.Coverage = scenarios.NewCoverage()
+				m.Coverage = explore.NewCoverage()
 			}
 			m.Coverage.Merge(e.Coverage)
 		}

@@ -8,13 +8,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/scenarios/explore"
 )
 
 // shardEntry is shard k/n of a budget of seed 7 at commit abc: count
 // schedules, the coverage and invariant counts given, and branches.
 func shardEntry(shard string, at int, count, viol int, single map[string]int, keys ...string) Exploration {
-	cov := scenarios.NewCoverage()
+	cov := explore.NewCoverage()
 	cov.Schedules = count
 	for k, v := range single {
 		cov.Single[k] = v

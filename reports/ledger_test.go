@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/outboxchaos/outboxchaos/checker"
-	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/scenarios/explore"
 )
 
 // TestLedgerSums: entries append and sum by kind; a missing ledger is
@@ -44,7 +44,7 @@ func TestLedgerSums(t *testing.T) {
 func TestLedgerSumsCoverage(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "explored.jsonl")
-	cov := scenarios.NewCoverage()
+	cov := explore.NewCoverage()
 	cov.Add([]checker.FaultRecord{
 		{Kind: "kill-point", Fired: true, At: time.Second, Detail: "kill-point relay.after-claim:1: died", Phases: []string{"claim"}},
 		{Kind: "down", Fired: true, At: time.Second, Detail: "down postgres: refused", Windowed: true},

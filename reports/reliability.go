@@ -14,6 +14,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/branches"
 	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/scenarios/explore"
 )
 
 // Environment is what the runs ran on.
@@ -37,7 +38,7 @@ func (e Environment) Table() string {
 
 // PropertyRun is one random schedule and its result.
 type PropertyRun struct {
-	Schedule scenarios.Schedule
+	Schedule explore.Schedule
 	Result   scenarios.Result
 }
 
@@ -51,7 +52,7 @@ type Reliability struct {
 	// Reconciled are the same schedules run again with a reconciler that
 	// re-sends (Schedule.Reconcile "resend"), in the same order.
 	Reconciled []PropertyRun
-	Canaries   []scenarios.CanaryResult
+	Canaries   []explore.CanaryResult
 	// Crash is the crash-point sample, per workload.
 	Crash []CrashRun
 	// Explored are the exploration ledger's totals (reports/explored.jsonl):

@@ -10,6 +10,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/scenarios/explore"
 )
 
 func sample() scenarios.Result {
@@ -69,7 +70,7 @@ func TestWriteReliability(t *testing.T) {
 		Env:       Environment{Go: "go1.x", Postgres: "15", RabbitMQ: "3.10", Cores: 2, Commit: "abc"},
 		Named:     []scenarios.Result{r},
 		Catalogue: scenarios.Catalogue(),
-		Canaries:  []scenarios.CanaryResult{{Bug: "retry-unknown"}},
+		Canaries:  []explore.CanaryResult{{Bug: "retry-unknown"}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -111,11 +112,11 @@ func TestWriteCrashPoints(t *testing.T) {
 	t.Parallel()
 	ok := scenarios.Result{Name: "a", Verdict: checker.Verdict{Intents: 1, DeliveredOnce: 1}}
 	bad := scenarios.Result{Name: "b", Seed: 3, Verdict: checker.Verdict{Intents: 1, LostSilently: 1}}
-	w1, _ := scenarios.ParseCrashTarget("worker:sql:update-1a2b3c:after:1")
-	r1, _ := scenarios.ParseCrashTarget("relay:amqp:confirm:before:2")
+	w1, _ := explore.ParseCrashTarget("worker:sql:update-1a2b3c:after:1")
+	r1, _ := explore.ParseCrashTarget("relay:amqp:confirm:before:2")
 	var b strings.Builder
 	p := func(format string, args ...any) { b.WriteString(fmt.Sprintf(format, args...)) }
-	writeCrashPoints(p, []CrashRun{{Workload: "one", Points: 50, Bound: 3, Outcomes: []scenarios.CrashOutcome{
+	writeCrashPoints(p, []CrashRun{{Workload: "one", Points: 50, Bound: 3, Outcomes: []explore.CrashOutcome{
 		{Workload: "one", Target: w1, Result: ok, Fired: true},
 		{Workload: "one", Target: r1, Result: bad, Fired: true},
 	}}})
@@ -138,14 +139,14 @@ func TestNotJudgedIsNoViolation(t *testing.T) {
 	errd := sample()
 	errd.Name, errd.Seed, errd.Verdict = "stale-relay", 9, checker.Verdict{Intents: 6, Stuck: 6}
 	errd.NotJudged = errors.New("snapshot: RabbitMQ unreachable")
-	w1, _ := scenarios.ParseCrashTarget("worker:sql:update-1a2b3c:after:1")
-	r1, _ := scenarios.ParseCrashTarget("relay:amqp:confirm:before:2")
+	w1, _ := explore.ParseCrashTarget("worker:sql:update-1a2b3c:after:1")
+	r1, _ := explore.ParseCrashTarget("relay:amqp:confirm:before:2")
 	var b strings.Builder
 	err := WriteReliability(&b, Reliability{
 		Named:     []scenarios.Result{ok, errd},
 		Catalogue: scenarios.Catalogue(),
 		Property:  []PropertyRun{{Result: ok}, {Result: errd}},
-		Crash: []CrashRun{{Workload: "one", Points: 50, Bound: 3, Outcomes: []scenarios.CrashOutcome{
+		Crash: []CrashRun{{Workload: "one", Points: 50, Bound: 3, Outcomes: []explore.CrashOutcome{
 			{Workload: "one", Target: w1, Result: ok, Fired: true},
 			{Workload: "one", Target: r1, Result: errd, Fired: true},
 		}}},

@@ -21,7 +21,7 @@ func consumerCases(awaitLong func(Cond) Step) []*Scenario {
 		Fault:       "kill-point worker.after-send (SIGKILL) in worker-1; worker-2 started after it died",
 		Outcome:     "every message delivered once at the handset; the copy the dead consumer held comes back",
 		Steps: []Step{
-			enqueue(), startWith("worker", kill(kp.WorkerAfterSend)), start("cleanup", "relay"),
+			Enqueue(), StartWith("worker", Kill(kp.WorkerAfterSend)), start("cleanup", "relay"),
 			awaitLong(killed("worker-1")), start("worker"), awaitLong(ledger(6)),
 		},
 	}}
@@ -60,13 +60,13 @@ func jetStreamCases(awaitLong func(Cond) Step) []*Scenario {
 			Fault:       "pause-point relay.before-mark in relay-1; once JetStream's duplicate window passed (dedup_expired), SIGKILL relay-1 and start relay-2",
 			Outcome:     "delivered once: the broker stores the republish (not a duplicate) and the consumer's table stops it",
 			Steps: []Step{
-				enqueue(), start("worker", "cleanup"),
-				startWith("relay", faults.Spec{Kind: "pause-point", Point: kp.RelayBeforeMark}),
+				Enqueue(), start("worker", "cleanup"),
+				StartWith("relay", faults.Spec{Kind: "pause-point", Point: kp.RelayBeforeMark}),
 				note(awaitLong(Cond{All: []Cond{{Paused: "relay-1"}, {Ledger: 1}}}), "relay-1 published and holds its transaction open; the consumer sent the message"),
 				note(awaitLong(Cond{DedupExpired: true}), "the broker itself says the window passed: a probe id published now is stored again"),
-				inject(faults.Spec{Kind: "kill", Pod: "relay-1"}),
+				Inject(faults.Spec{Kind: "kill", Pod: "relay-1"}),
 				start("relay"),
-				awaitLong(podEvent(history.AlreadyProcessed, "worker-", 1)),
+				awaitLong(PodEvent(history.AlreadyProcessed, "worker-", 1)),
 			},
 			Expect: rules(checker.Rule{Rule: "events", Event: history.AlreadyProcessed, Pod: "worker-", N: 1}),
 		},
@@ -88,7 +88,7 @@ func jetStreamCases(awaitLong func(Cond) Step) []*Scenario {
 			Fault:       "nats-worker down after the 5th message reached a handset, until worker-1 logged the lost connection",
 			Outcome:     "each delivered once; copies the consumer could not ack come back and meet its table",
 			Steps: []Step{
-				enqueue(), start("worker", "cleanup", "relay"), awaitLong(ledger(5)),
+				Enqueue(), start("worker", "cleanup", "relay"), awaitLong(ledger(5)),
 				{Do: "during", Faults: fs(linkDown("nats-worker")), Cond: &Cond{Any: []Cond{{Event: &EventCond{Name: history.Disconnect, Pod: "worker-", Fresh: true}}, {Ledger: 30}}},
 					Timeout: faults.Duration(20 * time.Second)},
 				awaitLong(ledger(30)),

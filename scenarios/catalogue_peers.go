@@ -23,14 +23,14 @@ import (
 // implementation (cmd/outboxchaos peers).
 func PeerCases() []*Scenario {
 	long := faults.Duration(60 * time.Second)
-	awaitLong := func(c Cond) Step { return within(await(c), time.Duration(long)) }
+	awaitLong := func(c Cond) Step { return within(Await(c), time.Duration(long)) }
 	relayKill := func(name, point, desc string) *Scenario {
 		return &Scenario{
 			Name: name, Row: "peer", Description: desc,
 			Fault:   "kill-point " + point + " (SIGKILL) in relay-1; relay-2 started after it died",
 			Outcome: "every message delivered once at the handset; copies at the broker allowed",
 			Steps: []Step{
-				enqueue(), start("worker", "cleanup"), startWith("relay", kill(point)),
+				Enqueue(), start("worker", "cleanup"), StartWith("relay", Kill(point)),
 				awaitLong(killed("relay-1")), start("relay"), awaitLong(ledger(6)),
 			},
 		}
@@ -39,7 +39,7 @@ func PeerCases() []*Scenario {
 		{
 			Name: "peer-happy", Row: "peer", Description: "no fault: six messages through the relay under test",
 			Fault: "none", Outcome: "each delivered once", AllowUnfired: true,
-			Steps: []Step{enqueue(), start("worker", "cleanup", "relay"), awaitLong(ledger(6))},
+			Steps: []Step{Enqueue(), start("worker", "cleanup", "relay"), awaitLong(ledger(6))},
 		},
 		relayKill("peer-crash-after-claim", kp.RelayAfterClaim, "the relay dies after it took messages from its outbox, before publishing"),
 		relayKill("peer-crash-after-publish", kp.RelayAfterPublish, "the relay dies after publishing, before the confirms came back"),
@@ -55,7 +55,7 @@ func PeerCases() []*Scenario {
 				{Do: "enqueue", Kinds: []notification.Kind{notification.GradeRenewal}},
 				note(awaitLong(ledger(1)), "the relay holds a live broker connection"),
 				note(Step{Do: "during", Faults: fs(latency("rabbitmq-relay", world.Downstream, 1500*time.Millisecond)), For: faults.Duration(3 * time.Second),
-					Steps: []Step{enqueue()}}, "held 3 s: removing a latency toxic lets what it held through at once, so it must outlast the confirms it delays"),
+					Steps: []Step{Enqueue()}}, "held 3 s: removing a latency toxic lets what it held through at once, so it must outlast the confirms it delays"),
 				awaitLong(ledger(6)),
 			},
 		},
@@ -97,7 +97,7 @@ func PeerCases() []*Scenario {
 			Fault:        "queue-max-length 2; no worker consumes while three messages fill the queue to its limit or past it and three more are published",
 			Outcome:      "a nack is a failure: the refused messages are published again once the worker made room; each delivered once (a relay that takes a nack for a confirm loses them silently)",
 			Steps: []Step{
-				start("relay"), enqueue(),
+				start("relay"), Enqueue(),
 				note(awaitLong(anyOf(Cond{Queue: &QueueCond{Queue: "main", N: 2}}, Cond{Queue: &QueueCond{Queue: "main", N: 3}})),
 					"the queue is at its limit (a quorum queue may take a pipelined batch past it)"),
 				note(Step{Do: "during", Cond: &Cond{Any: publishOutcome(true)}, Timeout: long, Steps: []Step{enqueueN(6)}},
@@ -111,7 +111,7 @@ func PeerCases() []*Scenario {
 			Fault:       "rabbitmq-relay down after the 5th message reached a handset",
 			Outcome:     "the relay reconnects; each delivered once",
 			Steps: []Step{
-				enqueue(), start("worker", "cleanup", "relay"), awaitLong(ledger(5)),
+				Enqueue(), start("worker", "cleanup", "relay"), awaitLong(ledger(5)),
 				{Do: "during", Faults: fs(linkDown("rabbitmq-relay")), Cond: &Cond{Any: []Cond{publishFailed(), {Ledger: 30}}}, Timeout: faults.Duration(10 * time.Second)},
 				awaitLong(ledger(30)),
 			},
@@ -122,7 +122,7 @@ func PeerCases() []*Scenario {
 			Fault:       "postgres-relay link down after the 5th message reached a handset, restored at once",
 			Outcome:     "each delivered once",
 			Steps: []Step{
-				enqueue(), start("worker", "cleanup", "relay"), awaitLong(ledger(5)),
+				Enqueue(), start("worker", "cleanup", "relay"), awaitLong(ledger(5)),
 				{Do: "during", Faults: fs(linkDown("postgres-relay")), Cond: &Cond{Ledger: 5}},
 				awaitLong(ledger(30)),
 			},
@@ -133,7 +133,7 @@ func PeerCases() []*Scenario {
 			Fault:       "stall on relay → Postgres (postgres-relay) for 2 s after the 5th message reached a handset",
 			Outcome:     "each delivered once",
 			Steps: []Step{
-				enqueue(), start("worker", "cleanup", "relay"), awaitLong(ledger(5)),
+				Enqueue(), start("worker", "cleanup", "relay"), awaitLong(ledger(5)),
 				{Do: "during", Faults: fs(stall("postgres-relay", world.Upstream)), For: faults.Duration(2 * time.Second)},
 				awaitLong(ledger(30)),
 			},
@@ -143,7 +143,7 @@ func PeerCases() []*Scenario {
 			Description: "three relays on one outbox of 60 messages",
 			Fault:       "three relay pods started together",
 			Outcome:     "each delivered once; copies at the broker counted", AllowUnfired: true,
-			Steps: []Step{enqueue(), start("worker", "cleanup", "relay", "relay", "relay"), awaitLong(ledger(60))},
+			Steps: []Step{Enqueue(), start("worker", "cleanup", "relay", "relay", "relay"), awaitLong(ledger(60))},
 		},
 		{
 			Name: "peer-stale", Row: "peer",
@@ -173,8 +173,8 @@ func PeerCases() []*Scenario {
 			Steps: []Step{
 				start("worker", "cleanup"),
 				startEnv("relay", "OUTBOXCHAOS_PEER_RESCUE_RACE=1"),
-				enqueue(),
-				note(Step{Do: "await", Cond: &Cond{Any: []Cond{podEvent(history.RaceCompleted, "relay-1", 1), podEvent(history.RaceTimeout, "relay-1", 1)}},
+				Enqueue(),
+				note(Step{Do: "await", Cond: &Cond{Any: []Cond{PodEvent(history.RaceCompleted, "relay-1", 1), PodEvent(history.RaceTimeout, "relay-1", 1)}},
 					Timeout: faults.Duration(80 * time.Second)}, "the rescuer runs every 30 s: the window comes within one interval"),
 				awaitLong(ledger(1)),
 			},
@@ -229,7 +229,7 @@ func outsideKillCases(awaitLong func(Cond) Step) []*Scenario {
 		return Step{Do: "during", Cond: &c, Timeout: long, Steps: steps}
 	}
 	confirmed := []Step{
-		inject(holdConfirms), enqueue(),
+		Inject(holdConfirms), Enqueue(),
 		note(awaitLong(ledger(2)), "a message of the batch reached a handset: published, its confirm held back"),
 	}
 	outside := func(name, desc, fault, outcome string, held []faults.Spec, steps ...Step) *Scenario {
@@ -241,7 +241,7 @@ func outsideKillCases(awaitLong func(Cond) Step) []*Scenario {
 		}
 		all = append(all, steps...)
 		all = append(all,
-			inject(faults.Spec{Kind: "kill", Pod: "relay-1"}),
+			Inject(faults.Spec{Kind: "kill", Pod: "relay-1"}),
 			awaitLong(exitedPod("relay-1")),
 			recoverFaults(held...),
 			start("relay"), awaitLong(ledger(6)))
@@ -253,8 +253,8 @@ func outsideKillCases(awaitLong func(Cond) Step) []*Scenario {
 			"stall on relay → RabbitMQ, five messages enqueued, SIGKILL relay-1 at the first AMQP method it sends on the link (its publish, or the channel its client opens for it); relay-2 started",
 			"each delivered once: a row the relay marked done before its publish reached the broker is lost silently",
 			[]faults.Spec{holdPublishes},
-			inject(holdPublishes),
-			note(waitFor(traffic("rabbitmq-relay", world.Method), enqueue()), "the relay claimed and began to publish: a client that opens a channel per publish sends that first, and it is swallowed"),
+			Inject(holdPublishes),
+			note(waitFor(traffic("rabbitmq-relay", world.Method), Enqueue()), "the relay claimed and began to publish: a client that opens a channel per publish sends that first, and it is swallowed"),
 		),
 		outside("peer-kill-after-publish",
 			"the relay is killed from outside after its publish reached RabbitMQ, before the confirm reached the relay",
@@ -269,7 +269,7 @@ func outsideKillCases(awaitLong func(Cond) Step) []*Scenario {
 			"each delivered once: the confirmed rows were never marked, relay-2 publishes them again and the inbox absorbs the copies",
 			[]faults.Spec{holdStatements},
 			append(append([]Step(nil), confirmed...),
-				inject(holdStatements),
+				Inject(holdStatements),
 				note(waitFor(traffic("postgres-relay", world.Statement), recoverFaults(holdConfirms)), "the confirms are let through: the relay's next statement is swallowed"),
 			)...,
 		),
@@ -279,7 +279,7 @@ func outsideKillCases(awaitLong func(Cond) Step) []*Scenario {
 			"each delivered once: the write committed or not, relay-2 publishes only what is not marked, and the inbox absorbs any copy",
 			[]faults.Spec{holdAnswers},
 			append(append([]Step(nil), confirmed...),
-				inject(holdAnswers),
+				Inject(holdAnswers),
 				note(waitFor(traffic("postgres-relay", world.Statement), recoverFaults(holdConfirms)), "the confirms are let through: the relay's next statement reaches Postgres, its answer is swallowed"),
 			)...,
 		),
@@ -306,7 +306,7 @@ var peerCaseWindows = map[string]string{
 // has, is not applicable (and why).
 func PeerCaseApplies(s *Scenario, p peers.Peer) (bool, string) {
 	if strings.HasPrefix(s.Name, peerDeadlinePrefix) && len(crossable(p)) == 0 {
-		return false, fmt.Sprintf("is drawn across the relay's declared deadlines, and %s declares none a run can cross (a duration of at most %s)", p.Name, maxDrawn)
+		return false, fmt.Sprintf("is drawn across the relay's declared deadlines, and %s declares none a run can cross (a duration of at most %s)", p.Name, MaxDrawn)
 	}
 	s = ForPeer(s, p)
 	f := p.Features

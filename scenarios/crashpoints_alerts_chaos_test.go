@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/outboxchaos/outboxchaos/alertsites"
-	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/scenarios/explore"
 	"github.com/outboxchaos/outboxchaos/system/canary"
 	"github.com/outboxchaos/outboxchaos/system/testenv"
 )
@@ -31,11 +31,11 @@ func TestCrashPointsAlertWindows(t *testing.T) {
 	o.Seed = 1
 	total, index := 0, 0
 	for _, name := range alertsites.Workloads(es) {
-		w, ok := scenarios.LookupCrashWorkload(name)
+		w, ok := explore.LookupCrashWorkload(name)
 		if !ok {
 			t.Fatalf("%s names workload %q, which is not a crash workload", alertsites.File, name)
 		}
-		all, res, err := scenarios.AlertWindows(context.Background(), w, o)
+		all, res, err := explore.AlertWindows(context.Background(), w, o)
 		if err != nil {
 			t.Fatalf("discovery of %s: %v\n%s", w.Name, err, res.Timeline)
 		}
@@ -48,14 +48,14 @@ func TestCrashPointsAlertWindows(t *testing.T) {
 				t.Errorf("%s line %d: workload %s reached no alert of %s", alertsites.File, e.Line, name, e.Process)
 			}
 		}
-		var ts []scenarios.CrashTarget
+		var ts []explore.CrashTarget
 		for _, tg := range all {
 			if shard.Has(index) {
 				ts = append(ts, tg)
 			}
 			index++
 		}
-		for _, c := range scenarios.Explore(context.Background(), w, ts, o, 2, nil) {
+		for _, c := range explore.Explore(context.Background(), w, ts, o, 2, nil) {
 			if c.Violation() {
 				t.Errorf("%s %s broke the contract (record %s): %v %s\n  replay: %s\n--- timeline\n%s",
 					w.Name, c.Target, c.Result.Artifacts, c.Result.Err, c.Result.Verdict, c.Replay(), c.Result.Timeline)
@@ -74,15 +74,15 @@ func TestCrashPointsAlertWindows(t *testing.T) {
 func TestAlertWindowsCatchAlertAfterCommit(t *testing.T) {
 	testenv.Require(t)
 	t.Parallel()
-	w, _ := scenarios.LookupCrashWorkload("expired")
+	w, _ := explore.LookupCrashWorkload("expired")
 	o := suiteOptions()
 	o.Seed, o.Artifacts, o.Bug, o.Sandboxes = 1, "", canary.AlertAfterCommit, nil
-	ts, res, err := scenarios.AlertWindows(context.Background(), w, o)
+	ts, res, err := explore.AlertWindows(context.Background(), w, o)
 	if err != nil {
 		t.Fatalf("discovery of %s: %v\n%s", w.Name, err, res.Timeline)
 	}
 	broke := 0
-	for _, c := range scenarios.Explore(context.Background(), w, ts, o, 2, nil) {
+	for _, c := range explore.Explore(context.Background(), w, ts, o, 2, nil) {
 		if c.Violation() {
 			broke++
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/scenarios/explore"
 	"github.com/outboxchaos/outboxchaos/system/canary"
 	"github.com/outboxchaos/outboxchaos/system/testenv"
 )
@@ -24,25 +25,25 @@ func TestCrashPointsSample(t *testing.T) {
 	o := suiteOptions()
 	o.Seed = 1
 	total, index := 0, 0
-	for _, w := range scenarios.CrashWorkloads {
+	for _, w := range explore.CrashWorkloads {
 		k, ok := crashSample[w.Name]
 		if !ok {
 			continue
 		}
-		d, res, err := scenarios.Discover(context.Background(), w, o)
+		d, res, err := explore.Discover(context.Background(), w, o)
 		if err != nil {
 			t.Fatalf("discovery of %s: %v\n%s", w.Name, err, res.Timeline)
 		}
 		all := d.Targets(2)
-		var ts []scenarios.CrashTarget
-		for _, tg := range scenarios.Sample(all, k, 1) {
+		var ts []explore.CrashTarget
+		for _, tg := range explore.Sample(all, k, 1) {
 			if shard.Has(index) {
 				ts = append(ts, tg)
 			}
 			index++
 		}
 		perProc := map[string]int{}
-		for _, c := range scenarios.Explore(context.Background(), w, ts, o, 2, nil) {
+		for _, c := range explore.Explore(context.Background(), w, ts, o, 2, nil) {
 			perProc[c.Target.Process]++
 			if c.Violation() {
 				t.Errorf("%s %s broke the contract (record %s): %v %s\n  replay: %s\n--- timeline\n%s",
@@ -63,20 +64,20 @@ func TestCrashPointsSample(t *testing.T) {
 func TestCrashPointsCatchCanaries(t *testing.T) {
 	testenv.Require(t)
 	t.Parallel() // beside the suite's other tests: -parallel bounds them all
-	w, _ := scenarios.LookupCrashWorkload("one")
+	w, _ := explore.LookupCrashWorkload("one")
 	for _, c := range []struct{ bug, target string }{
 		{canary.CheckThenAct, "worker:http:vendor-message:after:1"},
 		{canary.MarkBeforePublish, "relay:amqp:publish-send:before:1"},
 	} {
 		t.Run(c.bug, func(t *testing.T) {
 			t.Parallel()
-			tg, err := scenarios.ParseCrashTarget(c.target)
+			tg, err := explore.ParseCrashTarget(c.target)
 			if err != nil {
 				t.Fatal(err)
 			}
 			o := scenarios.DefaultOptions()
 			o.PGURL, o.AMQPURL, o.Bin, o.Artifacts, o.Seed, o.Bug = testenv.PGURL(), testenv.AMQPURL(), bin, "", 1, c.bug
-			out := scenarios.Explore(context.Background(), w, []scenarios.CrashTarget{tg}, o, 1, nil)[0]
+			out := explore.Explore(context.Background(), w, []explore.CrashTarget{tg}, o, 1, nil)[0]
 			if !out.Fired {
 				t.Fatalf("%s never died at %s\n%s", c.bug, c.target, out.Result.Timeline)
 			}

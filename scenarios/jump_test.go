@@ -60,7 +60,7 @@ func TestWaitsForAbsence(t *testing.T) {
 // ruleMargin of one.
 func TestCrossesRule(t *testing.T) {
 	t.Parallel()
-	c := compressed()
+	c := Compressed()
 	at := func(hms string) time.Time {
 		v, err := time.ParseInLocation("2006-01-02 15:04:05", "2026-12-03 "+hms, clock.Seoul)
 		if err != nil {

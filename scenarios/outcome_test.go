@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/outboxchaos/outboxchaos/checker"
-	"github.com/outboxchaos/outboxchaos/system/canary"
 )
 
 func TestOutcome(t *testing.T) {
@@ -34,25 +33,6 @@ func TestOutcome(t *testing.T) {
 	}
 }
 
-// A crash point whose run was not judged is no violation, and a record of
-// a run not judged is checked again as ERROR whatever its counts say.
-func TestNotJudgedIsNoViolation(t *testing.T) {
-	t.Parallel()
-	errd := CrashOutcome{Result: Result{Verdict: checker.Verdict{Stuck: 6}, NotJudged: errors.New("snapshot: connection refused")}}
-	bad := CrashOutcome{Result: Result{Verdict: checker.Verdict{LostSilently: 1}}}
-	if errd.Violation() || !errd.NotJudged() || !bad.Violation() || bad.NotJudged() {
-		t.Errorf("violation/not judged: errored %v/%v, failed %v/%v", errd.Violation(), errd.NotJudged(), bad.Violation(), bad.NotJudged())
-	}
-	rec := checker.Record{Scenario: "x", NotJudged: "interrupted: signal SIGINT"}
-	if o, _, err := Recheck(rec); o != OutcomeError || err == nil || !strings.Contains(err.Error(), "SIGINT") {
-		t.Errorf("recheck of a record not judged: %s, %v", o, err)
-	}
-	rec.NotJudged, rec.State.Settled = "", true
-	if o, _, _ := Recheck(rec); o == OutcomeError {
-		t.Errorf("recheck of a judged record: %s", o)
-	}
-}
-
 // unreachable is options whose Postgres does not answer.
 func unreachable() Options {
 	o := DefaultOptions()
@@ -68,22 +48,6 @@ func TestRunWithoutDatabase_NotJudged(t *testing.T) {
 	r := Run(context.Background(), s, unreachable())
 	if r.Outcome() != OutcomeError || r.NotJudged == nil || !strings.Contains(r.NotJudged.Error(), "Postgres at") || !strings.Contains(r.NotJudged.Error(), "unreachable") {
 		t.Fatalf("outcome %s, not judged %v, err %v", r.Outcome(), r.NotJudged, r.Err)
-	}
-}
-
-// A canary whose catchers could not be judged is neither caught nor
-// survived.
-func TestSweepCatcherNotJudged(t *testing.T) {
-	t.Parallel()
-	var seen []Result
-	out := Sweep(context.Background(), unreachable(), []string{canary.AutoAck}, func(_ CanaryResult, r Result) { seen = append(seen, r) })
-	c := out[0]
-	if c.Caught() || c.Outcome() != OutcomeError || len(c.NotJudged) != len(Catchers[canary.AutoAck]) || len(seen) == 0 {
-		t.Fatalf("%+v", c)
-	}
-	caught := CanaryResult{CaughtBy: []string{"x"}, NotJudged: []string{"y"}}
-	if caught.Outcome() != OutcomePass || (CanaryResult{}).Outcome() != OutcomeFail {
-		t.Fatal("a catcher that went red catches; no red and no error is a survivor")
 	}
 }
 

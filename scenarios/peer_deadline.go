@@ -26,7 +26,7 @@ const peerDeadlineFault = "one link fault held just under or just over one of th
 func crossable(p peers.Peer) []peers.Deadline {
 	var out []peers.Deadline
 	for _, dl := range p.Deadlines {
-		if d, err := time.ParseDuration(dl.Value); err == nil && d > 0 && d <= maxDrawn {
+		if d, err := time.ParseDuration(dl.Value); err == nil && d > 0 && d <= MaxDrawn {
 			out = append(out, dl)
 		}
 	}
@@ -49,7 +49,7 @@ func peerDeadline(seed uint64, p peers.Peer) *Scenario {
 	dls := crossable(p)
 	if len(dls) == 0 {
 		s.Description = "a fault held across one of the relay's declared deadlines (this relay declares none a run can cross)"
-		s.Steps = []Step{enqueue(), pipeline(), await(ledger(6))}
+		s.Steps = []Step{Enqueue(), pipeline(), Await(ledger(6))}
 		return s
 	}
 	rng := rand.New(rand.NewChaCha8([32]byte{byte(seed), byte(seed >> 8), 0xde, 0xad}))
@@ -88,7 +88,7 @@ func peerDeadline(seed uint64, p peers.Peer) *Scenario {
 		{Do: "start", Roles: []string{"relay"}, Supervise: true},
 		{Do: "start", Roles: []string{"relay"}, Supervise: true},
 		{Do: "enqueue", Kinds: []notification.Kind{notification.GradeRenewal}},
-		note(within(await(ledger(1)), 60*time.Second), "the relays hold live connections"),
+		note(within(Await(ledger(1)), 60*time.Second), "the relays hold live connections"),
 		note(Step{Do: "during", Faults: fs(f), After: faults.Duration(after), For: faults.Duration(held), Optional: true,
 			Steps: []Step{enqueueN(perKind)}},
 			fmt.Sprintf("%s the relay's %s of %s, in place while the batch is enqueued and relayed", band, dl.Name, dl.Value)),
@@ -111,3 +111,7 @@ func ForPeer(s *Scenario, p peers.Peer) *Scenario {
 	out.Settle = s.Settle
 	return out
 }
+
+// MaxDrawn bounds the boundaries a schedule draws around: a duration four
+// times a longer one (a peer's 30 s rescuer) would outlast the run.
+const MaxDrawn = 6 * time.Second

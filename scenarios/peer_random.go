@@ -77,7 +77,7 @@ func peerRandomOutside(seed uint64) *Scenario {
 		}
 		kills = append(kills,
 			Step{Do: "await", Cond: &Cond{Any: []Cond{{Traffic: &wait}, {Ledger: all}}}, Timeout: faults.Duration(60 * time.Second)},
-			inject(faults.Spec{Kind: faults.KindKill, Pod: pod}))
+			Inject(faults.Spec{Kind: faults.KindKill, Pod: pod}))
 		desc = append(desc, fmt.Sprintf("SIGKILL %s after %d more %s on %s", pod, wait.N, wait.Message, wait.Link))
 	}
 	steps = append(steps, Step{Do: "parallel", Steps: []Step{

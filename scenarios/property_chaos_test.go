@@ -15,10 +15,11 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/scenarios/explore"
 	"github.com/outboxchaos/outboxchaos/system/testenv"
 )
 
-// rapidDraw adapts rapid's generator to scenarios.Draw.
+// rapidDraw adapts rapid's generator to explore.Draw.
 type rapidDraw struct{ t *rapid.T }
 
 func (d rapidDraw) Int(label string, lo, hi int) int { return rapid.IntRange(lo, hi).Draw(d.t, label) }
@@ -52,7 +53,7 @@ func TestProperty(t *testing.T) {
 		checkProperty(t, 1)
 		return
 	}
-	// Each lane is a shard of this run's budget (scenarios.Shard): its
+	// Each lane is a shard of this run's budget (explore.Shard): its
 	// share of the checks, from a seed derived from the run's seed and
 	// the lane. rapid reads -rapid.checks and -rapid.seed when its Check
 	// starts, before the first check: a lane holds flagMu from setting
@@ -60,7 +61,7 @@ func TestProperty(t *testing.T) {
 	// reads its own.
 	var flagMu sync.Mutex
 	for k := 1; k <= lanes; k++ {
-		lane := scenarios.Shard{K: k, N: lanes}
+		lane := explore.Shard{K: k, N: lanes}
 		t.Run(fmt.Sprintf("lane-%d", k), func(t *testing.T) {
 			t.Parallel()
 			flagMu.Lock()
@@ -92,12 +93,12 @@ func checkProperty(t *testing.T, lane int, started ...func()) {
 			f()
 		}
 		n++
-		s := scenarios.Generate(rapidDraw{rt})
+		s := explore.Generate(rapidDraw{rt})
 		// Every third schedule runs without a reconciler, the others with
 		// one, settling only or re-sending too; a swarm schedule drew its
 		// own, and a held pair of reconcilers needs a re-sending one.
 		if s.Swarm == nil && s.Reconcile == "" {
-			s.Reconcile = scenarios.ReconcileModes[n%len(scenarios.ReconcileModes)]
+			s.Reconcile = explore.ReconcileModes[n%len(explore.ReconcileModes)]
 		}
 		o := suiteOptions()
 		res := scenarios.Run(context.Background(), s.Scenario(fmt.Sprintf("property-%d-%d", lane, n)), o)
@@ -115,7 +116,7 @@ func checkProperty(t *testing.T, lane int, started ...func()) {
 // testdata/rapid/TestProperty/ (and a lane's TestProperty_lane-K/) when
 // they failed. Their bitstreams stopped
 // replaying once Generate drew more (rapid calls them "no longer valid"),
-// so each is read from the draws it logged (scenarios.ReplayFailfile).
+// so each is read from the draws it logged (explore.ReplayFailfile).
 func TestPropertyFailfiles(t *testing.T) {
 	testenv.Require(t)
 	t.Parallel() // beside the suite's other tests: -parallel bounds them all
@@ -130,7 +131,7 @@ func TestPropertyFailfiles(t *testing.T) {
 		if !shard.Has(i) {
 			continue
 		}
-		s, err := scenarios.ReplayFailfile(f)
+		s, err := explore.ReplayFailfile(f)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,12 +6,12 @@
 // A scenario is a value: a workload, a list of steps (start pods, enqueue,
 // await a count or an event, hold faults in place until a condition) and
 // its row's expectations as checker rules. It prints and saves as JSON and
-// replays from it. The catalogue's entries and the random schedules are
-// both such values and run on the same engine (engine.go), which records
-// every fault through faults.Engine. After the steps the runner lets the
-// pipeline settle, snapshots the final state and hands the recorded run to
-// the checker package for a verdict; a failing run writes that record
-// under artifacts/.
+// replays from it. The catalogue's entries and the random schedules
+// (package explore) are both such values and run on the same engine
+// (engine.go), which records every fault through faults.Engine. After the
+// steps the runner lets the pipeline settle, snapshots the final state and
+// hands the recorded run to the checker package for a verdict; a failing
+// run writes that record under artifacts/.
 //
 // To add a scenario: add one entry to Catalogue.
 package scenarios
@@ -129,7 +129,7 @@ func (s *Scenario) Validate() error {
 		errs = append(errs, err)
 	}
 	c := config.Default()
-	if err := applyConfig(&c, s.Config); err != nil {
+	if err := ApplyConfig(&c, s.Config); err != nil {
 		errs = append(errs, err)
 	}
 	for _, k := range s.Kinds {

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/scenarios/explore"
 	"github.com/outboxchaos/outboxchaos/system/canary"
 	"github.com/outboxchaos/outboxchaos/system/sandbox"
 	"github.com/outboxchaos/outboxchaos/system/testenv"
@@ -28,13 +29,13 @@ var bin string
 var shardFlag = flag.String("shard", "", "run shard K/N of the budget (default: all of it)")
 
 // shard is the parsed -shard (checked in TestMain).
-var shard scenarios.Shard
+var shard explore.Shard
 
 // TestMain builds the outboxchaos binary once; the scenarios run it as pods.
 func TestMain(m *testing.M) {
 	flag.Parse()
 	var err error
-	if shard, err = scenarios.ParseShard(*shardFlag); err != nil {
+	if shard, err = explore.ParseShard(*shardFlag); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
@@ -130,13 +131,13 @@ func TestScenario(t *testing.T) {
 
 // TestCanaries enables each deliberate bug in turn: at least one of its
 // catcher scenarios must go red, or the harness could not have failed. It
-// stops at the first red catcher (scenarios.Catch); make report and
+// stops at the first red catcher (explore.Catch); make report and
 // outboxchaos canary run every catcher and name each.
 func TestCanaries(t *testing.T) {
 	testenv.Require(t)
 	t.Parallel() // beside the suite's other tests: -parallel bounds them all
 	var bugs []string
-	for bug := range scenarios.Catchers {
+	for bug := range explore.Catchers {
 		bugs = append(bugs, bug)
 	}
 	sort.Strings(bugs)
@@ -144,12 +145,12 @@ func TestCanaries(t *testing.T) {
 		if !shard.Has(i) {
 			continue
 		}
-		catchers := scenarios.Catchers[bug]
+		catchers := explore.Catchers[bug]
 		t.Run(bug, func(t *testing.T) {
 			t.Parallel()
 			o := scenarios.DefaultOptions()
 			o.PGURL, o.AMQPURL, o.Bin, o.Artifacts = testenv.PGURL(), testenv.AMQPURL(), bin, "../artifacts"
-			res := scenarios.Catch(context.Background(), o, bug)
+			res := explore.Catch(context.Background(), o, bug)
 			switch res.Outcome() {
 			case scenarios.OutcomeError:
 				t.Errorf("canary %s not judged: no catcher of %v went red and %v could not be judged (an error, not a verdict)", bug, catchers, res.NotJudged)

@@ -85,7 +85,7 @@ func TestSettleLookDecidesAsSnapshot(t *testing.T) {
 // window is deferred only when it is due past the horizon.
 func TestDeferredByTheRelayWindow(t *testing.T) {
 	t.Parallel()
-	c := compressed()
+	c := Compressed()
 	e := &Env{Cfg: c}
 	at := func(s string) time.Time {
 		tm, err := time.ParseInLocation(time.DateTime, "2026-12-06 "+s, clock.Seoul)

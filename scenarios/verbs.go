@@ -162,3 +162,20 @@ func exited(p *world.Pod) bool {
 		return false
 	}
 }
+
+// validateLater: later needs its wait and its steps.
+func validateLater(s Step) error {
+	if s.After <= 0 || len(s.Steps) == 0 {
+		return errors.New("needs after and steps")
+	}
+	return validSteps(s.Steps)
+}
+
+// later waits the step's "after" (counted as waiting), then runs its
+// steps in order.
+func (r *runner) later(ctx context.Context, st Step) error {
+	if err := r.pause(ctx, st.After.D()); err != nil {
+		return err
+	}
+	return r.steps(ctx, st.Steps)
+}

@@ -6,6 +6,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/fakevendor"
 	"github.com/outboxchaos/outboxchaos/faults"
+	"github.com/outboxchaos/outboxchaos/system/notification"
 	"github.com/outboxchaos/outboxchaos/world"
 )
 
@@ -14,18 +15,21 @@ import (
 
 // Steps.
 
-func enqueue() Step                { return Step{Do: "enqueue"} }
-func enqueueN(perKind int) Step    { return Step{Do: "enqueue", PerKind: perKind} }
-func start(roles ...string) Step   { return Step{Do: "start", Roles: roles} }
-func pipeline() Step               { return start("relay", "worker", "cleanup") }
-func await(c Cond) Step            { return Step{Do: "await", Cond: &c} }
+// Enqueue runs the batch job once, seeding the scenario's members.
+func Enqueue() Step              { return Step{Do: "enqueue"} }
+func enqueueN(perKind int) Step  { return Step{Do: "enqueue", PerKind: perKind} }
+func start(roles ...string) Step { return Step{Do: "start", Roles: roles} }
+func pipeline() Step             { return start("relay", "worker", "cleanup") }
+
+// Await waits until c holds.
+func Await(c Cond) Step            { return Step{Do: "await", Cond: &c} }
 func assert(c Cond) Step           { return Step{Do: "assert", Cond: &c} }
 func restart(pod string) Step      { return Step{Do: "restart", Pod: pod} }
 func stop(pod string) Step         { return Step{Do: "stop", Pod: pod} }
 func note(s Step, why string) Step { s.Note = why; return s }
 
-// startWith starts one pod of role with pod faults armed in it.
-func startWith(role string, fs ...faults.Spec) Step {
+// StartWith starts one pod of role with pod faults armed in it.
+func StartWith(role string, fs ...faults.Spec) Step {
 	return Step{Do: "start", Roles: []string{role}, Faults: fs}
 }
 
@@ -34,8 +38,8 @@ func startEnv(role string, env ...string) Step {
 	return Step{Do: "start", Roles: []string{role}, Env: env}
 }
 
-// inject puts faults in place for the rest of the run.
-func inject(fs ...faults.Spec) Step { return Step{Do: "inject", Faults: fs} }
+// Inject puts faults in place for the rest of the run.
+func Inject(fs ...faults.Spec) Step { return Step{Do: "inject", Faults: fs} }
 
 // recoverFaults takes away faults an inject step put in place.
 func recoverFaults(fs ...faults.Spec) Step { return Step{Do: "recover", Faults: fs} }
@@ -72,7 +76,10 @@ func allOf(cs ...Cond) Cond    { return Cond{All: cs} }
 func peekSkipped(n int) Cond   { return Cond{PeekSkips: n} }
 func copiesSeen(n int) Cond    { return Cond{Copies: n} }
 func eventOf(name string) Cond { return Cond{Event: &EventCond{Name: name}} }
-func podEvent(name, pod string, n int) Cond {
+
+// PodEvent holds once pod (or any pod of a role, "relay-") logged n
+// events called name.
+func PodEvent(name, pod string, n int) Cond {
 	return Cond{Event: &EventCond{Name: name, Pod: pod, N: n}}
 }
 
@@ -83,12 +90,15 @@ func eventWith(name, key, value string) Cond {
 
 // Faults.
 
-func kill(point string) faults.Spec { return faults.Spec{Kind: faults.KindKillPoint, Point: point} }
+// Kill SIGKILLs a pod at its kill-point.
+func Kill(point string) faults.Spec { return faults.Spec{Kind: faults.KindKillPoint, Point: point} }
 func fail(point string) faults.Spec { return faults.Spec{Kind: faults.KindFailpoint, Point: point} }
 func clockBy(d time.Duration) faults.Spec {
 	return faults.Spec{Kind: faults.KindClock, By: faults.Duration(d)}
 }
-func clockAt(at string) faults.Spec { return faults.Spec{Kind: faults.KindClock, At: at} }
+
+// ClockAt sets the pods' clock to at (Seoul time).
+func ClockAt(at string) faults.Spec { return faults.Spec{Kind: faults.KindClock, At: at} }
 func vendorMode(m fakevendor.Mode, msg int64, times int) faults.Spec {
 	return faults.Spec{Kind: faults.KindVendor, Mode: string(m), Msg: msg, Times: times}
 }
@@ -116,3 +126,6 @@ func vendorCalls(msg int64, n int) checker.Rule {
 	return checker.Rule{Rule: "vendor-calls", Msg: msg, N: n}
 }
 func rules(rs ...checker.Rule) []checker.Rule { return rs }
+
+// GradeRenewalOnly is the kinds of a workload of grade renewals alone.
+var GradeRenewalOnly = []notification.Kind{notification.GradeRenewal}

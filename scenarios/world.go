@@ -156,8 +156,8 @@ func DefaultOptions() Options {
 	return Options{PGURL: c.PGURL, AMQPURL: c.AMQPURL, Seed: time.Now().UnixNano() % 1_000_000, Artifacts: "artifacts"}
 }
 
-// compressed returns the production configuration with every duration
-// compressed so a scenario runs in seconds: one production minute is
+// Compressed returns the production configuration with every duration
+// Compressed so a scenario runs in seconds: one production minute is
 // 100 ms, so the 15-minute lease is 1.5 s and the relay's, cleanup's and
 // reconciler's 5-minute intervals 500 ms (three relay runs per lease, as
 // in production; polling five times faster only cost CPU: a fifth of a
@@ -168,7 +168,7 @@ func DefaultOptions() Options {
 // calls a fault holds ever reach it (at 500 ms a slow ordinary call timed
 // out under load and added an unknown outcome no scenario asked for). The
 // 10-minute SENDING timeout, which must outlast it, is 3 s.
-func compressed() config.Config {
+func Compressed() config.Config {
 	c := config.Default()
 	c.RelayInterval = 500 * time.Millisecond
 	c.Lease = 1500 * time.Millisecond
@@ -196,10 +196,10 @@ func compressed() config.Config {
 	return c
 }
 
-// harnessVendor is the fake vendor's configuration in every run: a hung
+// HarnessVendor is the fake vendor's configuration in every run: a hung
 // request is answered after HangTimeout, a held land-late request lands
 // LandLateMax after it arrived (the boundary registry reads both).
-func harnessVendor() fakevendor.Options {
+func HarnessVendor() fakevendor.Options {
 	return fakevendor.Options{Account: "outboxchaos", Password: "secret", HangTimeout: 5 * time.Second, LandLateMax: 4 * time.Second}
 }
 
@@ -252,7 +252,7 @@ func newEnv(ctx context.Context, s *Scenario, o Options) (e *Env, err error) {
 	// The vendor reads the run's clock (a send's expireat is on it) and
 	// lands a held land-late request 4 s after it arrived if no lookup
 	// comes first: past its expireat, so it is dropped then.
-	vo := harnessVendor()
+	vo := HarnessVendor()
 	vo.Clock = runClock.Now
 	if o.Vendor != nil {
 		o.Vendor(&vo)
@@ -325,7 +325,7 @@ func newEnv(ctx context.Context, s *Scenario, o Options) (e *Env, err error) {
 		return e, err
 	}
 
-	c := compressed()
+	c := Compressed()
 	if o.Tune != nil {
 		o.Tune(&c)
 	}
@@ -334,7 +334,7 @@ func newEnv(ctx context.Context, s *Scenario, o Options) (e *Env, err error) {
 	c.PGURL = replaceHost(e.SB.PGURL, e.PG.Addr())
 	c.VendorURL = "http://" + e.VendorLink.Addr()
 	c.Clock = setting
-	if err := applyConfig(&c, s.Config); err != nil {
+	if err := ApplyConfig(&c, s.Config); err != nil {
 		return e, err
 	}
 	e.Cfg = c
@@ -490,9 +490,9 @@ func parseURL(s string) (*url.URL, error) {
 	return u, nil
 }
 
-// applyConfig sets the scenario's settings, named as the flags are
+// ApplyConfig sets the scenario's settings, named as the flags are
 // ("batch-size": "5"), over c; an unknown name is an error.
-func applyConfig(c *config.Config, settings map[string]string) error {
+func ApplyConfig(c *config.Config, settings map[string]string) error {
 	byEnv := map[string]string{}
 	for k := range settings {
 		byEnv[config.EnvName(k)] = k

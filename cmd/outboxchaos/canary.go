@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/scenarios/explore"
 	"github.com/outboxchaos/outboxchaos/system/canary"
 )
 
@@ -43,7 +44,7 @@ func runCanary(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := preflightServices(ctx, o); err != nil {
 		return err
 	}
-	results := scenarios.Sweep(ctx, o, bugs, func(c scenarios.CanaryResult, r scenarios.Result) {
+	results := explore.Sweep(ctx, o, bugs, func(c explore.CanaryResult, r scenarios.Result) {
 		state := map[scenarios.Outcome]string{
 			scenarios.OutcomePass:  "still green (not caught)",
 			scenarios.OutcomeFail:  "red (caught)",

@@ -13,6 +13,7 @@ import (
 
 	"github.com/outboxchaos/outboxchaos/reports"
 	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/scenarios/explore"
 	"github.com/outboxchaos/outboxchaos/system/canary"
 )
 
@@ -22,7 +23,7 @@ func runCrashpoints(ctx context.Context, args []string, stdout, stderr io.Writer
 	fs := subcommandFlags("crashpoints", "[flags]", commands["crashpoints"].summary, stderr)
 	fresh := freshSchemasFlag(fs)
 	var names []string
-	for _, w := range scenarios.CrashWorkloads {
+	for _, w := range explore.CrashWorkloads {
 		names = append(names, w.Name)
 	}
 	workload := fs.String("workload", "all", "the workload: "+strings.Join(names, ", ")+" or all")
@@ -30,7 +31,7 @@ func runCrashpoints(ctx context.Context, args []string, stdout, stderr io.Writer
 	sample := fs.Int("sample", 0, "run only this many points of each workload, picked deterministically by --seed (0: all)")
 	seed := fs.Int64("seed", 1, "seed: picks the sample; run i of a workload uses seed+i for its fault network")
 	only := fs.String("only", "", "run only this point, <process>:<kind>:<label>:<side>:<hit> (skips discovery; what a violation's replay line gives)")
-	process := fs.String("process", "", "only the points of this process: "+strings.Join(scenarios.CrashProcesses, ", "))
+	process := fs.String("process", "", "only the points of this process: "+strings.Join(explore.CrashProcesses, ", "))
 	parallel := fs.Int("parallel", 4, "runs at once (each run holds a few PostgreSQL connections: past about 8, runs meet the server's max_connections and are not judged)")
 	bug := fs.String("bug", "", "enable this canary bug in every pod")
 	artifacts := fs.String("artifacts", "artifacts", "directory for the records of violating runs")
@@ -43,7 +44,7 @@ func runCrashpoints(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	shard, err := scenarios.ParseShard(*shardArg)
+	shard, err := explore.ParseShard(*shardArg)
 	if err != nil {
 		return usageError{err}
 	}
@@ -59,19 +60,19 @@ func runCrashpoints(ctx context.Context, args []string, stdout, stderr io.Writer
 	if *bug != "" && !canary.Known(*bug) {
 		return usagef("unknown canary %q (known: %s)", *bug, strings.Join(canary.Names, ", "))
 	}
-	if *process != "" && !slicesContains(scenarios.CrashProcesses, *process) {
-		return usagef("unknown process %q (known: %s)", *process, strings.Join(scenarios.CrashProcesses, ", "))
+	if *process != "" && !slicesContains(explore.CrashProcesses, *process) {
+		return usagef("unknown process %q (known: %s)", *process, strings.Join(explore.CrashProcesses, ", "))
 	}
-	workloads := scenarios.CrashWorkloads
+	workloads := explore.CrashWorkloads
 	if *workload != "all" {
-		w, ok := scenarios.LookupCrashWorkload(*workload)
+		w, ok := explore.LookupCrashWorkload(*workload)
 		if !ok {
 			return usagef("unknown workload %q (known: %s, all)", *workload, strings.Join(names, ", "))
 		}
-		workloads = []scenarios.CrashWorkload{w}
+		workloads = []explore.CrashWorkload{w}
 	}
 	if len(settings) > 0 {
-		var ws []scenarios.CrashWorkload
+		var ws []explore.CrashWorkload
 		for _, w := range workloads {
 			cfg := map[string]string{}
 			for k, v := range w.Config {
@@ -89,9 +90,9 @@ func runCrashpoints(ctx context.Context, args []string, stdout, stderr io.Writer
 		}
 		workloads = ws
 	}
-	var target *scenarios.CrashTarget
+	var target *explore.CrashTarget
 	if *only != "" {
-		t, err := scenarios.ParseCrashTarget(*only)
+		t, err := explore.ParseCrashTarget(*only)
 		if err != nil {
 			return usageError{err}
 		}
@@ -111,17 +112,17 @@ func runCrashpoints(ctx context.Context, args []string, stdout, stderr io.Writer
 	defer keepSchemas(&o, *fresh, stderr)()
 
 	start := time.Now()
-	var violations, errored []scenarios.CrashOutcome
+	var violations, errored []explore.CrashOutcome
 	total := map[string]int{}
 	index := 0    // of each point across the workloads, for --shard
 	selected := 0 // points chosen to run, over every workload
 	for _, w := range workloads {
-		var ts []scenarios.CrashTarget
+		var ts []explore.CrashTarget
 		if target != nil {
-			ts = []scenarios.CrashTarget{*target}
+			ts = []explore.CrashTarget{*target}
 		} else {
 			t0 := time.Now()
-			d, res, err := scenarios.Discover(ctx, w, o)
+			d, res, err := explore.Discover(ctx, w, o)
 			if err != nil {
 				if res.Artifacts != "" {
 					fmt.Fprintf(stdout, "    record: %s\n", res.Artifacts)
@@ -129,7 +130,7 @@ func runCrashpoints(ctx context.Context, args []string, stdout, stderr io.Writer
 				return err
 			}
 			if *list {
-				for _, proc := range scenarios.CrashProcesses {
+				for _, proc := range explore.CrashProcesses {
 					for _, name := range sortedKeys(d[proc]) {
 						fmt.Fprintf(stdout, "  %s:%s  %d hits\n", proc, name, d[proc][name])
 					}
@@ -139,7 +140,7 @@ func runCrashpoints(ctx context.Context, args []string, stdout, stderr io.Writer
 			fmt.Fprintf(stdout, "crashpoints %s: discovery reached %s in %.1fs; %d points up to hit %d\n",
 				w.Name, perProcessSteps(d), time.Since(t0).Seconds(), len(all), *bound)
 			if *process != "" {
-				var keep []scenarios.CrashTarget
+				var keep []explore.CrashTarget
 				for _, t := range all {
 					if t.Process == *process {
 						keep = append(keep, t)
@@ -150,12 +151,12 @@ func runCrashpoints(ctx context.Context, args []string, stdout, stderr io.Writer
 			if *list {
 				continue
 			}
-			ts = scenarios.Sample(all, *sample, *seed)
+			ts = explore.Sample(all, *sample, *seed)
 			if len(ts) < len(all) {
 				fmt.Fprintf(stdout, "crashpoints %s: a sample of %d of the %d points (seed %d)\n", w.Name, len(ts), len(all), *seed)
 			}
 			if shard.N > 1 {
-				var mine []scenarios.CrashTarget
+				var mine []explore.CrashTarget
 				for _, t := range ts {
 					if shard.Has(index) {
 						mine = append(mine, t)
@@ -172,7 +173,7 @@ func runCrashpoints(ctx context.Context, args []string, stdout, stderr io.Writer
 		}
 		t0 := time.Now()
 		explored, fired := map[string]int{}, map[string]int{}
-		outs := scenarios.Explore(ctx, w, ts, o, *parallel, func(c scenarios.CrashOutcome) {
+		outs := explore.Explore(ctx, w, ts, o, *parallel, func(c explore.CrashOutcome) {
 			state := c.Result.Outcome().String()
 			if c.Result.Outcome() == scenarios.OutcomeFail {
 				state = "VIOLATION"
@@ -233,7 +234,7 @@ func runCrashpoints(ctx context.Context, args []string, stdout, stderr io.Writer
 }
 
 // perProcessSteps says how many points (step and side) each process reached.
-func perProcessSteps(d scenarios.Discovered) string {
+func perProcessSteps(d explore.Discovered) string {
 	counts := map[string]int{}
 	for proc, points := range d {
 		counts[proc] = len(points)
@@ -245,7 +246,7 @@ func perProcessSteps(d scenarios.Discovered) string {
 // "job 12 (11 died there)".
 func perProcess(n, fired map[string]int) string {
 	var parts []string
-	procs := scenarios.CrashProcesses
+	procs := explore.CrashProcesses
 	for _, p := range procs {
 		s := fmt.Sprintf("%s %d", p, n[p])
 		if fired != nil {

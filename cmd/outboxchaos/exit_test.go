@@ -17,6 +17,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/peers"
 	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/scenarios/explore"
 	"github.com/outboxchaos/outboxchaos/system/testenv"
 )
 
@@ -210,7 +211,7 @@ func TestOutcomeExitCodes(t *testing.T) {
 // that broke the contract; one a cancel kept from starting is not counted.
 func TestTallySchedules(t *testing.T) {
 	t.Parallel()
-	runs := []scenarios.ScheduleRun{
+	runs := []explore.ScheduleRun{
 		{Index: 0, Result: scenarios.Result{Name: "s0"}},
 		{Index: 1, Result: scenarios.Result{Name: "s1", Verdict: checker.Verdict{Duplicated: 1}}},
 		{Index: 2, Result: scenarios.Result{Name: "s2", Verdict: checker.Verdict{Stuck: 6}, NotJudged: errors.New("preflight: RabbitMQ unreachable")}},

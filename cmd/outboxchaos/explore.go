@@ -14,6 +14,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/reports"
 	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/scenarios/explore"
 	"github.com/outboxchaos/outboxchaos/system/canary"
 	"github.com/outboxchaos/outboxchaos/world"
 )
@@ -37,7 +38,7 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	guided := fs.Bool("guided", false, "coverage-guided: keep the schedules whose pods reached an error branch first and mutate them for half the later ones (needs --cover-dir)")
 	coverArg := fs.String("cover-dir", "", "give the pods this empty folder as GOCOVERDIR and map the error branches of system/ they reached (the binary built with -cover: make cover-bin)")
 	coverage := fs.String("coverage", "", "also write the fault family × phase coverage (single and pairwise, by fired evidence) to this JSON file")
-	pairs := fs.Bool("pairs", false, fmt.Sprintf("run the held-pair sweep instead of random schedules: each pair of concurrent units of work × the point one is held at × the fault the other meets, one schedule each (%d; --checks is then that number)", len(scenarios.PairCells())))
+	pairs := fs.Bool("pairs", false, fmt.Sprintf("run the held-pair sweep instead of random schedules: each pair of concurrent units of work × the point one is held at × the fault the other meets, one schedule each (%d; --checks is then that number)", len(explore.PairCells())))
 	bug := fs.String("bug", "", "arm this canary bug in every pod of every schedule (not with --ledger): how many schedules the search needs to find a known defect, unaided")
 	fresh := freshSchemasFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -53,22 +54,22 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if *pairs {
 		if set["checks"] || *guided {
-			return usagef("--pairs runs the whole sweep (%d schedules): leave out --checks and --guided", len(scenarios.PairCells()))
+			return usagef("--pairs runs the whole sweep (%d schedules): leave out --checks and --guided", len(explore.PairCells()))
 		}
-		*checks = len(scenarios.PairCells())
+		*checks = len(explore.PairCells())
 	}
 	if *explain >= 0 {
-		s, _, err := scenarios.Budget{Seed: *seed, Pairs: *pairs}.Schedule(*explain)
+		s, _, err := explore.Budget{Seed: *seed, Pairs: *pairs}.Schedule(*explain)
 		if err != nil {
 			return usageError{err}
 		}
-		fmt.Fprint(stdout, scenarios.Explain(s))
+		fmt.Fprint(stdout, explore.Explain(s))
 		return nil
 	}
 	if fs.NArg() > 0 {
 		return usagef("unexpected arguments: %s", strings.Join(fs.Args(), " "))
 	}
-	shard, err := scenarios.ParseShard(*shardArg)
+	shard, err := explore.ParseShard(*shardArg)
 	if err != nil {
 		return usageError{err}
 	}
@@ -92,7 +93,7 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if o.CoverDir, err = coverDir(*coverArg); err != nil {
 		return err
 	}
-	b := scenarios.Budget{Seed: *seed, Checks: *checks, Shard: shard, Parallel: *parallel, Only: *only, Pairs: *pairs}
+	b := explore.Budget{Seed: *seed, Checks: *checks, Shard: shard, Parallel: *parallel, Only: *only, Pairs: *pairs}
 	if *pairs && *only >= *checks {
 		return usagef("--only %d: the sweep has cells 0 to %d", *only, *checks-1)
 	}
@@ -109,12 +110,12 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	start := time.Now()
 	busy0, _, busyErr := world.ReadMachineCPU()
 	done := 0
-	line := func(r scenarios.ScheduleRun, extra string) {
+	line := func(r explore.ScheduleRun, extra string) {
 		done++
 		fmt.Fprintf(stdout, "[%d/%d] %s schedule %d %.1fs (%.0f a minute so far)%s: %s\n", done, len(idx), r.Result.Outcome(), r.Index,
-			r.Result.Duration.Seconds(), scenarios.Rate(done, time.Since(start)), extra, r.Schedule)
+			r.Result.Duration.Seconds(), explore.Rate(done, time.Since(start)), extra, r.Schedule)
 	}
-	var runs []scenarios.ScheduleRun
+	var runs []explore.ScheduleRun
 	var mutated map[int]bool // guided runs replayed from their record
 	var reached *branches.Map
 	if *guided {
@@ -124,12 +125,12 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		runs, mutated, reached = exploreGuided(ctx, b, o, bs, line)
 	} else {
-		runs = scenarios.RunBudget(ctx, b, o, func(r scenarios.ScheduleRun) { line(r, "") })
+		runs = explore.RunBudget(ctx, b, o, func(r explore.ScheduleRun) { line(r, "") })
 	}
 	wall := time.Since(start)
 	ran, failed, errored := tallySchedules(runs)
 	fmt.Fprintf(stdout, "\nexplore: %d schedules in %s, %.1f a minute; %d broke the contract, %d not judged (ERROR)\n",
-		ran, wall.Round(time.Second), scenarios.Rate(ran, wall), len(failed), len(errored))
+		ran, wall.Round(time.Second), explore.Rate(ran, wall), len(failed), len(errored))
 	printCost(stdout, "schedule", runs)
 	printPool(stdout, o.Sandboxes)
 	if busy1, cores, err := world.ReadMachineCPU(); busyErr == nil && err == nil && ran > 0 && cores > 0 {
@@ -169,7 +170,7 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			}
 		}
 	}
-	cov := scenarios.NewCoverage()
+	cov := explore.NewCoverage()
 	for _, r := range runs {
 		if r.Result.Name != "" && r.Result.NotJudged == nil {
 			cov.Add(r.Result.Faults, r.Result.Events)
@@ -224,7 +225,7 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 // tallySchedules counts the schedules that ran (not those a cancel kept
 // from starting) and splits out those that broke the contract and those
 // not judged: a run not judged never counts as broken.
-func tallySchedules(runs []scenarios.ScheduleRun) (ran int, failed, errored []scenarios.ScheduleRun) {
+func tallySchedules(runs []explore.ScheduleRun) (ran int, failed, errored []explore.ScheduleRun) {
 	for _, r := range runs {
 		if r.Result.Name == "" {
 			continue // not started: cancelled
@@ -242,7 +243,7 @@ func tallySchedules(runs []scenarios.ScheduleRun) (ran int, failed, errored []sc
 
 // writeCoverage writes the exploration's coverage as JSON (the report
 // generator's data).
-func writeCoverage(path string, c *scenarios.Coverage) error {
+func writeCoverage(path string, c *explore.Coverage) error {
 	return writeJSON(path, c, "  ", "coverage")
 }
 
@@ -250,7 +251,7 @@ func writeCoverage(path string, c *scenarios.Coverage) error {
 // by process class, and the CPU per run. Postgres, RabbitMQ and the harness are read machine-wide, so with
 // runs in parallel each run's share overlaps the others': the sum is over
 // runs, the per-run figure an upper bound.
-func printCost(w io.Writer, what string, runs []scenarios.ScheduleRun) {
+func printCost(w io.Writer, what string, runs []explore.ScheduleRun) {
 	var sum scenarios.Cost
 	n := 0
 	for _, r := range runs {
@@ -268,14 +269,14 @@ func printCost(w io.Writer, what string, runs []scenarios.ScheduleRun) {
 		(sum.CPU.Total() / time.Duration(n)).Round(10*time.Millisecond))
 }
 
-// exploreGuided runs the budget coverage-guided (scenarios.RunGuided): each
+// exploreGuided runs the budget coverage-guided (explore.RunGuided): each
 // run's pods write to a folder of their own under o.CoverDir, read back
 // after the run against bs, the branches found once. It returns the runs, which of them were mutations (replayed
 // from their record) and the error branches all of them reached.
-func exploreGuided(ctx context.Context, b scenarios.Budget, o scenarios.Options, bs []branches.Branch,
-	line func(scenarios.ScheduleRun, string)) ([]scenarios.ScheduleRun, map[int]bool, *branches.Map) {
+func exploreGuided(ctx context.Context, b explore.Budget, o scenarios.Options, bs []branches.Branch,
+	line func(explore.ScheduleRun, string)) ([]explore.ScheduleRun, map[int]bool, *branches.Map) {
 	all := &branches.Map{}
-	g := scenarios.Guided{Seed: b.Seed, Checks: b.Checks, Parallel: b.Parallel, CoverDir: o.CoverDir,
+	g := explore.Guided{Seed: b.Seed, Checks: b.Checks, Parallel: b.Parallel, CoverDir: o.CoverDir,
 		Reach: func(ctx context.Context, dir string) (map[string]bool, error) {
 			m, err := reachIn(ctx, dir, bs) // the source is read once, not per run
 			if err != nil {
@@ -284,9 +285,9 @@ func exploreGuided(ctx context.Context, b scenarios.Budget, o scenarios.Options,
 			all.Merge(m)
 			return m.Reached, nil
 		}}
-	var runs []scenarios.ScheduleRun
+	var runs []explore.ScheduleRun
 	mutated := map[int]bool{}
-	for _, r := range scenarios.RunGuided(ctx, g, o, func(r scenarios.GuidedRun) {
+	for _, r := range explore.RunGuided(ctx, g, o, func(r explore.GuidedRun) {
 		extra := ""
 		if r.Parent >= 0 {
 			extra = fmt.Sprintf(", %s of %d", r.Mutation, r.Parent)

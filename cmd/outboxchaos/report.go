@@ -16,6 +16,7 @@ import (
 
 	"github.com/outboxchaos/outboxchaos/reports"
 	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/scenarios/explore"
 	"github.com/outboxchaos/outboxchaos/system/broker"
 )
 
@@ -83,9 +84,9 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		tally(res)
 		rep.Named = append(rep.Named, res)
 	}
-	d := scenarios.NewRandDraw(*seed)
+	d := explore.NewRandDraw(*seed)
 	for i := 0; i < *checks && ctx.Err() == nil; i++ {
-		sch := scenarios.Generate(d)
+		sch := explore.Generate(d)
 		res := scenarios.Run(ctx, sch.Scenario(fmt.Sprintf("property-%d", i+1)), o)
 		fmt.Fprintf(stdout, "[schedule %d/%d] %s\n    %s\n", i+1, *checks, sch, verdictLine(res))
 		tally(res)
@@ -128,7 +129,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			schedRan++
 		}
 	}
-	cov := scenarios.NewCoverage()
+	cov := explore.NewCoverage()
 	for _, r := range append(append([]reports.PropertyRun(nil), rep.Property...), rep.Reconciled...) {
 		if r.Result.NotJudged == nil {
 			cov.Add(r.Result.Faults, r.Result.Events)
@@ -138,7 +139,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if !*skipCanaries && ctx.Err() == nil {
 		co := o
 		co.CoverDir = "" // a branch only a deliberate bug reaches was not reached by a fault
-		rep.Canaries = scenarios.Sweep(ctx, co, nil, func(c scenarios.CanaryResult, r scenarios.Result) {
+		rep.Canaries = explore.Sweep(ctx, co, nil, func(c explore.CanaryResult, r scenarios.Result) {
 			fmt.Fprintf(stdout, "[canary %s] %s: %s\n", c.Bug, r.Name, r.Outcome())
 		})
 		for _, c := range rep.Canaries {
@@ -212,7 +213,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // appendLedger records a finished exploration in the ledger at path (""
 // records nothing) and says so on stdout; a failure to record is reported
 // on stderr, never fatal.
-func appendLedger(path, what string, count, violations int, seed int64, shard string, cov *scenarios.Coverage, br *reports.BranchCount, inv map[string]reports.InvariantCount, stdout, stderr io.Writer) {
+func appendLedger(path, what string, count, violations int, seed int64, shard string, cov *explore.Coverage, br *reports.BranchCount, inv map[string]reports.InvariantCount, stdout, stderr io.Writer) {
 	if path == "" || count == 0 {
 		return
 	}
@@ -259,14 +260,14 @@ func environment(ctx context.Context, o scenarios.Options) (reports.Environment,
 // from those up to hit 3) into rep.
 func reportCrashPoints(ctx context.Context, rep *reports.Reliability, o scenarios.Options, k int, seed int64, stdout io.Writer) error {
 	const bound = 3
-	for _, w := range scenarios.CrashWorkloads {
-		d, _, err := scenarios.Discover(ctx, w, o)
+	for _, w := range explore.CrashWorkloads {
+		d, _, err := explore.Discover(ctx, w, o)
 		if err != nil {
 			return err
 		}
 		all := d.Targets(bound)
 		run := reports.CrashRun{Workload: w.Name, Points: len(all), Bound: bound}
-		run.Outcomes = scenarios.Explore(ctx, w, scenarios.Sample(all, k, seed), o, 2, func(c scenarios.CrashOutcome) {
+		run.Outcomes = explore.Explore(ctx, w, explore.Sample(all, k, seed), o, 2, func(c explore.CrashOutcome) {
 			fmt.Fprintf(stdout, "[crash point %s %s] %s\n", w.Name, c.Target, c.Result.Outcome())
 		})
 		rep.Crash = append(rep.Crash, run)

@@ -15,6 +15,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/peers"
 	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/scenarios/explore"
 	"github.com/outboxchaos/outboxchaos/system/canary"
 )
 
@@ -98,7 +99,7 @@ func scenarioRun(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		names = append(names, fs.Arg(0))
 		args = fs.Args()[1:]
 	}
-	shard, err := scenarios.ParseShard(*shardArg)
+	shard, err := explore.ParseShard(*shardArg)
 	if err != nil {
 		return usageError{err}
 	}

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/outboxchaos/outboxchaos/reports"
-	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/scenarios/explore"
 	"github.com/outboxchaos/outboxchaos/system/testenv"
 )
 
@@ -94,9 +94,9 @@ func TestShardMerge_EqualsTheWholeRun(t *testing.T) {
 		t.Errorf("coverage schedules: whole run %d, merged %d; want %d in both", wt.Coverage.Schedules, mt.Coverage.Schedules, shardMergeChecks)
 	}
 	// What the budget's schedules draw, from the seed alone, with no run.
-	want := scenarios.NewCoverage()
+	want := explore.NewCoverage()
 	for i := range shardMergeChecks {
-		s, _, err := scenarios.Budget{Seed: shardMergeSeed}.Schedule(i)
+		s, _, err := explore.Budget{Seed: shardMergeSeed}.Schedule(i)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -165,11 +165,11 @@ func ledgerTotals(t *testing.T, path string) reports.LedgerTotals {
 	return tot
 }
 
-// heldDrawn is the drawn counts of c.Held (scenarios.HeldDrawn), by key.
-func heldDrawn(c *scenarios.Coverage) map[string]int {
+// heldDrawn is the drawn counts of c.Held (explore.HeldDrawn), by key.
+func heldDrawn(c *explore.Coverage) map[string]int {
 	out := map[string]int{}
 	for k, v := range c.Held {
-		if strings.HasSuffix(k, scenarios.HeldDrawn) {
+		if strings.HasSuffix(k, explore.HeldDrawn) {
 			out[k] = v
 		}
 	}

@@ -13,10 +13,10 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/outboxchaos/outboxchaos/infra"
-	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/scenarios/explore"
 )
 
-// rapidDraw adapts rapid's generator to scenarios.Draw.
+// rapidDraw adapts rapid's generator to explore.Draw.
 type rapidDraw struct{ t *rapid.T }
 
 func (d rapidDraw) Int(label string, lo, hi int) int { return rapid.IntRange(lo, hi).Draw(d.t, label) }
@@ -31,7 +31,7 @@ func TestInfraProperty(t *testing.T) {
 	n := 0
 	rapid.Check(t, func(rt *rapid.T) {
 		n++
-		s := scenarios.GenerateInfra(rapidDraw{rt})
+		s := explore.GenerateInfra(rapidDraw{rt})
 		sc := s.Scenario(fmt.Sprintf("infra-property-%d", n))
 		res := runOnce(t, sc)
 		t.Logf("check %d seed=%d: %s\n  %.1fs: %s", n, res.Seed, s, res.Duration.Seconds(), res.Verdict)
@@ -48,7 +48,7 @@ func TestInfraProperty(t *testing.T) {
 
 // saveSchedule writes a failing schedule where the artifacts go and says
 // how to run it again (TestInfraReplay).
-func saveSchedule(t *testing.T, s scenarios.Schedule, name string) string {
+func saveSchedule(t *testing.T, s explore.Schedule, name string) string {
 	path, err := filepath.Abs(filepath.Join("../../artifacts", name+".schedule.json"))
 	if err == nil {
 		err = os.MkdirAll(filepath.Dir(path), 0o755)
@@ -80,7 +80,7 @@ func TestInfraReplay(t *testing.T) {
 	if err != nil {
 		t.Fatalf("read schedule: %v", err)
 	}
-	var s scenarios.Schedule
+	var s explore.Schedule
 	if err := json.Unmarshal(b, &s); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}

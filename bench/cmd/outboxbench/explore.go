@@ -12,6 +12,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/bench"
 	"github.com/outboxchaos/outboxchaos/reports"
 	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/scenarios/explore"
 	"github.com/outboxchaos/outboxchaos/system/sandbox"
 )
 
@@ -38,10 +39,10 @@ func measureExplore(ctx context.Context, bin string, n int, seed int64, pgURL, a
 		runs  []scenarios.Result
 		conns int64
 	}{{what: "random schedules, a new schema each"}, {what: "random schedules, kept schemas", pool: pool}}
-	d := scenarios.NewRandDraw(seed)
+	d := explore.NewRandDraw(seed)
 	measured := true
 	for i := 0; i < n && ctx.Err() == nil; i++ {
-		sch := scenarios.Generate(d)
+		sch := explore.Generate(d)
 		for m := range modes {
 			o.Sandboxes = modes[m].pool
 			before, err := sessions(ctx, pgURL)

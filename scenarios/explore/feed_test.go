@@ -1,0 +1,57 @@
+package explore
+
+import (
+	"testing"
+
+	"github.com/outboxchaos/outboxchaos/scenarios"
+)
+
+// TestFeedSchedules: about one schedule in four keeps enqueuing while the
+// pipeline runs; its scenario has one later step per round inside the
+// parallel step, each seeding more members per kind than the last, with a
+// small batch unless the schedule chose one.
+func TestFeedSchedules(t *testing.T) {
+	t.Parallel()
+	fed := 0
+	for seed := int64(0); seed < 1000; seed++ {
+		s := Generate(NewRandDraw(seed))
+		if s.Feed == nil {
+			continue
+		}
+		fed++
+		if s.Config["batch-size"] == "" {
+			t.Fatalf("seed %d: %s: a feed without a batch size", seed, s)
+		}
+		sc := s.Scenario("feed")
+		if err := sc.Validate(); err != nil {
+			t.Fatalf("seed %d: %s: %v", seed, s, err)
+		}
+		var later []scenarios.Step
+		for _, st := range sc.Steps {
+			if st.Do == "parallel" {
+				for _, in := range st.Steps {
+					if in.Do == "later" {
+						later = append(later, in)
+					}
+				}
+			}
+		}
+		if len(later) != s.Feed.Rounds {
+			t.Fatalf("seed %d: %d later steps for %d rounds", seed, len(later), s.Feed.Rounds)
+		}
+		last := 0
+		for _, st := range later {
+			if st.After <= 0 || len(st.Steps) != 1 || st.Steps[0].Do != "enqueue" {
+				t.Fatalf("seed %d: later step %+v", seed, st)
+			}
+			n := st.Steps[0].PerKind
+			if n <= s.PerKind || n <= last {
+				t.Fatalf("seed %d: round seeds %d members per kind after %d (per_kind %d)", seed, n, last, s.PerKind)
+			}
+			last = n
+		}
+	}
+	if fed < 150 || fed > 350 {
+		t.Errorf("%d of 1000 schedules fed: want about one in four", fed)
+	}
+}
