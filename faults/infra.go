@@ -41,7 +41,7 @@ type InfraWorld interface {
 // NodeNames are the nodes an infrastructure fault may name: the
 // containers', and "nats", the run's own nats-server when its relay under
 // test uses JetStream (a child process: crash is SIGKILL, freeze SIGSTOP).
-var NodeNames = []string{"postgres", "rabbitmq", "rabbitmq-1", "rabbitmq-2", "rabbitmq-3", "nats"}
+var NodeNames = []string{"postgres", "rabbitmq", "rabbitmq-1", "rabbitmq-2", "rabbitmq-3", NodeNATS}
 
 // errNoInfra: the run shares the machine's services, which no fault may
 // crash.

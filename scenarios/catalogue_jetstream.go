@@ -34,7 +34,7 @@ func consumerCases(awaitLong func(Cond) Step) []*Scenario {
 // failed, a pod frozen at its pause-point, the broker's own answer that
 // it forgot a probe id (dedup_expired) — never by a sleep.
 func jetStreamCases(awaitLong func(Cond) Step) []*Scenario {
-	node := func(kind string) faults.Spec { return faults.Spec{Kind: kind, Node: natsNode} }
+	node := func(kind string) faults.Spec { return faults.Spec{Kind: kind, Node: faults.NodeNATS} }
 	// brokerOut puts a broker fault in place once the first five messages
 	// reached a handset, enqueues five more under it and holds it until a
 	// relay logged a failed publish of one of them, then recovers it.

@@ -298,12 +298,13 @@ var peerCaseWindows = map[string]string{
 
 // PeerCaseApplies reports whether case s can run against peer p, from what
 // the case uses and what the peer declares (peers.Features) — no peer
-// names: a kill- or pause-point the peer's relay (or its own consumer)
-// does not honour, a fault on the relay's broker link, the main queue's
-// binding or its length for a relay that publishes nothing to RabbitMQ, a fault on JetStream (its node or links)
-// or a wait on its duplicate window for a peer without one, a wait for
-// publish outcomes a relay does not log, or a window only another peer
-// has, is not applicable (and why).
+// names. Each fault of the case says itself whether it can act on the
+// peer (faults.Applies: a point the peer's relay or consumer does not
+// declare, a broker or JetStream fault on a relay that publishes nothing
+// there); beyond its faults, a bound on the main queue for a relay that
+// publishes nothing to RabbitMQ, a wait on JetStream's duplicate window
+// for a peer without one, a wait for publish outcomes a relay does not
+// log, or a window only another peer has, is not applicable (and why).
 func PeerCaseApplies(s *Scenario, p peers.Peer) (bool, string) {
 	if strings.HasPrefix(s.Name, peerDeadlinePrefix) && len(crossable(p)) == 0 {
 		return false, fmt.Sprintf("is drawn across the relay's declared deadlines, and %s declares none a run can cross (a duration of at most %s)", p.Name, MaxDrawn)
@@ -316,31 +317,13 @@ func PeerCaseApplies(s *Scenario, p peers.Peer) (bool, string) {
 	if s.Config["queue-max-length"] != "" && !f.Broker {
 		return false, fmt.Sprintf("bounds RabbitMQ's main queue, and %s publishes nothing to RabbitMQ", p.Name)
 	}
+	relay := faults.Relay{Name: p.Name, Broker: f.Broker, JetStream: f.JetStream != nil, Consumer: f.Consumer,
+		NoConfirms: f.NoConfirms, ChannelPerPublish: f.ChannelPerPublish, RelayPoint: f.HasKillPoint, WorkerPoint: f.HasWorkerPoint}
 	var why string
 	walkSteps(s.Steps, func(st Step) {
 		for _, sp := range st.Faults {
-			switch {
-			case why != "":
-			case (sp.Kind == "kill-point" || sp.Kind == "pause-point") && strings.HasPrefix(sp.Point, "worker."):
-				switch {
-				case f.HasWorkerPoint(sp.Point):
-				case f.Consumer:
-					why = fmt.Sprintf("%s %s: %s's own consumer declares no such point", sp.Kind, sp.Point, p.Name)
-				default:
-					why = fmt.Sprintf("%s %s: no consumer reads %s's messages (it publishes nothing to RabbitMQ, where our worker reads, and brings no consumer)", sp.Kind, sp.Point, p.Name)
-				}
-			case (sp.Kind == "kill-point" || sp.Kind == "pause-point") && !f.HasKillPoint(sp.Point):
-				why = fmt.Sprintf("%s %s: %s declares no such point in its relay", sp.Kind, sp.Point, p.Name)
-			case sp.Kind == "unbind" && !f.Broker:
-				why = fmt.Sprintf("unbinds RabbitMQ's main queue, and %s publishes nothing to RabbitMQ", p.Name)
-			case strings.HasPrefix(sp.Link, "rabbitmq-relay") && !f.Broker:
-				why = fmt.Sprintf("faults the relay's RabbitMQ link, and %s publishes nothing to RabbitMQ", p.Name)
-			case strings.HasPrefix(sp.Link, "rabbitmq-relay") && sp.Kind == "latency" && sp.Direction == string(world.Downstream) && st.Do == "inject" && f.ChannelPerPublish:
-				why = fmt.Sprintf("holds back what RabbitMQ sends the relay until one of its messages reaches a handset, and %s opens a channel for each publish and waits for RabbitMQ's answer first: it cannot publish while the answer is held", p.Name)
-			case strings.HasPrefix(sp.Link, "rabbitmq-relay") && sp.Kind == "latency" && sp.Direction == string(world.Downstream) && f.NoConfirms:
-				why = fmt.Sprintf("delays what RabbitMQ sends the relay (its confirms), and %s publishes without confirms: nothing it waits for comes back", p.Name)
-			case (strings.HasPrefix(sp.Link, "nats-") || sp.Node == natsNode) && f.JetStream == nil:
-				why = fmt.Sprintf("faults JetStream (%s%s), and %s publishes nothing to JetStream", sp.Link, sp.Node, p.Name)
+			if why == "" {
+				_, why = faults.Applies(sp, relay, st.Do == "inject")
 			}
 		}
 		if why == "" && st.Cond != nil && waitsForPublish(*st.Cond) && !f.PublishEvents {

@@ -25,10 +25,6 @@ import (
 // crash (SIGKILL, start on recover), restart (SIGTERM, start on recover),
 // freeze (SIGSTOP, SIGCONT on recover).
 
-// natsNode is the node name the infrastructure faults use for the run's
-// JetStream.
-const natsNode = "nats"
-
 // startJetStream starts the run's JetStream and its links, if the peer
 // under test uses one.
 func (e *Env) startJetStream(ctx context.Context) error {
@@ -87,7 +83,7 @@ func (n natsInfra) other() (faults.NodeControl, error) {
 
 // Nodes implements faults.NodeControl.
 func (n natsInfra) Nodes() []string {
-	out := []string{natsNode}
+	out := []string{faults.NodeNATS}
 	if n.inner != nil {
 		out = append(out, n.inner.Nodes()...)
 	}
@@ -96,7 +92,7 @@ func (n natsInfra) Nodes() []string {
 
 // Crash implements faults.NodeControl.
 func (n natsInfra) Crash(ctx context.Context, node string) error {
-	if node == natsNode {
+	if node == faults.NodeNATS {
 		return n.nats.Crash()
 	}
 	in, err := n.other()
@@ -108,7 +104,7 @@ func (n natsInfra) Crash(ctx context.Context, node string) error {
 
 // Stop implements faults.NodeControl.
 func (n natsInfra) Stop(ctx context.Context, node string) error {
-	if node == natsNode {
+	if node == faults.NodeNATS {
 		return n.nats.Stop()
 	}
 	in, err := n.other()
@@ -120,7 +116,7 @@ func (n natsInfra) Stop(ctx context.Context, node string) error {
 
 // Start implements faults.NodeControl.
 func (n natsInfra) Start(ctx context.Context, node string) error {
-	if node == natsNode {
+	if node == faults.NodeNATS {
 		return n.nats.Start(ctx)
 	}
 	in, err := n.other()
@@ -132,7 +128,7 @@ func (n natsInfra) Start(ctx context.Context, node string) error {
 
 // Pause implements faults.NodeControl.
 func (n natsInfra) Pause(ctx context.Context, node string) error {
-	if node == natsNode {
+	if node == faults.NodeNATS {
 		return n.nats.Freeze()
 	}
 	in, err := n.other()
@@ -144,7 +140,7 @@ func (n natsInfra) Pause(ctx context.Context, node string) error {
 
 // Unpause implements faults.NodeControl.
 func (n natsInfra) Unpause(ctx context.Context, node string) error {
-	if node == natsNode {
+	if node == faults.NodeNATS {
 		return n.nats.Thaw()
 	}
 	in, err := n.other()
