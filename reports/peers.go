@@ -10,6 +10,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/peers"
 	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 )
 
 // PeerImpl is one relay under test and every setting it was run with.
@@ -130,12 +131,12 @@ type Finding struct {
 // It is saved as JSON (reports/peers/matrix.json) so the report can be
 // rendered again, with revised findings, without re-running.
 type Peers struct {
-	Env      Environment           `json:"env"`
-	Impls    []PeerImpl            `json:"impls"`
-	Cases    []*scenarios.Scenario `json:"cases"`
-	Cells    []PeerCell            `json:"cells"`
-	Findings map[string]Finding    `json:"-"` // by "impl/case"; from PeerFindings at render time
-	Command  string                `json:"command"`
+	Env      Environment          `json:"env"`
+	Impls    []PeerImpl           `json:"impls"`
+	Cases    []*scenario.Scenario `json:"cases"`
+	Cells    []PeerCell           `json:"cells"`
+	Findings map[string]Finding   `json:"-"` // by "impl/case"; from PeerFindings at render time
+	Command  string               `json:"command"`
 }
 
 // SetImpl adds im, or replaces the implementation of the same name.

@@ -15,6 +15,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/scenarios"
 	"github.com/outboxchaos/outboxchaos/scenarios/explore"
+	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 )
 
 // Environment is what the runs ran on.
@@ -46,7 +47,7 @@ type PropertyRun struct {
 type Reliability struct {
 	Env          Environment
 	Named        []scenarios.Result
-	Catalogue    []*scenarios.Scenario
+	Catalogue    []*scenario.Scenario
 	PropertySeed int64
 	Property     []PropertyRun
 	// Reconciled are the same schedules run again with a reconciler that
@@ -76,7 +77,7 @@ func WriteReliability(w io.Writer, r Reliability) error {
 	p("%s", r.Env.Table())
 	writeGlance(p, r)
 
-	byName := map[string]*scenarios.Scenario{}
+	byName := map[string]*scenario.Scenario{}
 	for _, s := range r.Catalogue {
 		byName[s.Name] = s
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/fakevendor"
 	"github.com/outboxchaos/outboxchaos/faults"
 	"github.com/outboxchaos/outboxchaos/history"
+	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 	"github.com/outboxchaos/outboxchaos/system/canary"
 	"github.com/outboxchaos/outboxchaos/world"
 )
@@ -15,8 +16,8 @@ import (
 // cluster losing its queue leader. Each runs on containers of its own
 // (Scenario.Infra; scenarios/infra starts them), never on the shared
 // services, so it is not part of Catalogue.
-func InfraCatalogue() []*Scenario {
-	return []*Scenario{
+func InfraCatalogue() []*scenario.Scenario {
+	return []*scenario.Scenario{
 		{
 			Name: "broker-crash-mid-publish", Row: "infra", Infra: "single",
 			// Every window is forced: confirms held in the link
@@ -32,13 +33,13 @@ func InfraCatalogue() []*Scenario {
 			Description: "RabbitMQ is SIGKILLed while the relay awaits the confirms of a published batch",
 			Fault:       "confirms held in the relay's link; then the broker crashes (SIGKILL) and restarts; then the relay's link is cut",
 			Outcome:     "the unconfirmed batch is indefinite: republished with the same message_ids; what the broker had persisted comes back as copies the inbox blocks; each sent once",
-			Steps: []Step{
+			Steps: []scenario.Step{
 				Enqueue(), start("worker", "cleanup"), startEnv("relay", longHeartbeat),
 				note(Await(ledger(6)), "the relay holds a live broker connection"),
 				during(fs(stall("rabbitmq-relay", world.Downstream)), relayChannelClosed,
 					enqueueN(5),
 					note(Await(ledger(7)), "the next batch reached the broker (a phone has one), its confirms are held: the relay awaits them"),
-					during(fs(crash("rabbitmq")), Cond{Event: &EventCond{Name: history.Reconnect, Pod: "worker-", Fresh: true}}),
+					during(fs(crash("rabbitmq")), scenario.Cond{Event: &scenario.EventCond{Name: history.Reconnect, Pod: "worker-", Fresh: true}}),
 					note(during(fs(linkDown("rabbitmq-relay")), relayChannelClosed),
 						"the broker is back; the relay's connection to the dead one is cut: its awaited batch is indefinite")),
 				Await(outboxRows("PUBLISHED", 30)),
@@ -58,7 +59,7 @@ func InfraCatalogue() []*Scenario {
 			Description: "RabbitMQ is SIGKILLed with 12 messages in the main queue and one in the retry queue",
 			Fault:       "vendor 429 for notification-outbox-1 (to the retry queue); worker stopped; 12 published; broker SIGKILLed and restarted",
 			Outcome:     "persistent messages in quorum queues survive: after the restart the queues hold all 13; each sent once",
-			Steps: []Step{
+			Steps: []scenario.Step{
 				Inject(vendorMode(fakevendor.Status429, 1, 1)),
 				Enqueue(), pipeline(),
 				note(Await(queued("retry", 1)), "the 429 sent notification-outbox-1 to the retry queue"),
@@ -66,7 +67,7 @@ func InfraCatalogue() []*Scenario {
 				enqueueN(3), Await(outboxRows("PUBLISHED", 18)),
 				note(Await(anyOf(allOf(queued("main", 12), queued("retry", 1)), allOf(queued("main", 13), queued("retry", 0)))),
 					"the 12 are queued; the retry message is in the retry queue, or already back in main by its TTL"),
-				during(fs(crash("rabbitmq")), Cond{Event: &EventCond{Name: history.PublishFailed, Pod: "relay-", Fresh: true}},
+				during(fs(crash("rabbitmq")), scenario.Cond{Event: &scenario.EventCond{Name: history.PublishFailed, Pod: "relay-", Fresh: true}},
 					note(enqueueN(4), "six more rows while the broker is down: the relay cannot publish them")),
 				note(Await(anyOf(allOf(queued("main", 18), queued("retry", 1)), allOf(queued("main", 19), queued("retry", 0)))),
 					"the 12 and the retry message survived the crash (the retry one may have moved back to main by its TTL, before or after it); the six went out after it"),
@@ -87,11 +88,11 @@ func InfraCatalogue() []*Scenario {
 			Description: "RabbitMQ is frozen (docker pause) longer than the confirm timeout and the worker's heartbeat",
 			Fault:       "broker paused until a publish into it was left indefinite (its confirm timed out) and the worker dropped its silent connection (heartbeat), then thawed",
 			Outcome:     "timed-out publishes are republished; the worker reconnects; whatever the frozen broker still took in arrives as copies the inbox blocks; each sent once",
-			Steps: []Step{
+			Steps: []scenario.Step{
 				Enqueue(), start("worker", "cleanup"), startEnv("relay", longHeartbeat), Await(ledger(12)),
 				during(fs(freeze("rabbitmq")), allOf(
-					Cond{Event: &EventCond{Name: history.Publish, Pod: "relay-1", Attrs: map[string]string{history.KeyOutcome: history.OutcomeTimedOut}, Fresh: true}},
-					Cond{Event: &EventCond{Name: history.Reconnect, Pod: "worker-", Fresh: true}}),
+					scenario.Cond{Event: &scenario.EventCond{Name: history.Publish, Pod: "relay-1", Attrs: map[string]string{history.KeyOutcome: history.OutcomeTimedOut}, Fresh: true}},
+					scenario.Cond{Event: &scenario.EventCond{Name: history.Reconnect, Pod: "worker-", Fresh: true}}),
 					note(enqueueN(4), "twelve more rows: the relay publishes them into the frozen broker")),
 				Await(outboxRows("PUBLISHED", 24)),
 			},
@@ -103,7 +104,7 @@ func InfraCatalogue() []*Scenario {
 			Description: "a three-node RabbitMQ cluster loses the node leading the main quorum queue mid-stream, then the node returns",
 			Fault:       "SIGKILL of the main queue's leader after the 5th message reached a phone; it restarts and rejoins on recover",
 			Outcome:     "the two live nodes elect a leader and keep every persisted message; relay and worker reconnect to a live node; all 60 are sent once while the node is gone",
-			Steps: []Step{
+			Steps: []scenario.Step{
 				Enqueue(), pipeline(), Await(ledger(5)),
 				// While the queue has no leader the broker nacks publishes
 				// and the rows back off (one CI run needed 34.9 s, past the
@@ -111,7 +112,7 @@ func InfraCatalogue() []*Scenario {
 				// after a nack); 90 s is reached only if the messages never
 				// come.
 				within(during(fs(faults.Spec{Kind: "leader-loss"}), allOf(
-					Cond{Event: &EventCond{Name: history.Reconnect, Pod: "worker-", Fresh: true}}, ledger(60)),
+					scenario.Cond{Event: &scenario.EventCond{Name: history.Reconnect, Pod: "worker-", Fresh: true}}, ledger(60)),
 					note(enqueueN(10), "thirty more rows, published to a live node")), 90*time.Second),
 				Await(outboxRows("PUBLISHED", 60)),
 			},
@@ -122,11 +123,11 @@ func InfraCatalogue() []*Scenario {
 			Description: "PostgreSQL is SIGKILLed while the relay's claim UPDATE runs in it",
 			Fault:       "the outbox held under an EXCLUSIVE lock so the claim waits inside Postgres; then the postmaster is SIGKILLed and restarted",
 			Outcome:     "the claim never committed: the rows stay PENDING with no lease; the relay's next run after the restart claims them; each sent once",
-			Steps: []Step{
+			Steps: []scenario.Step{
 				Enqueue(), start("worker", "cleanup"),
 				during(fs(holdTable("outbox")), PodEvent(history.RunFailed, "relay-1", 1),
 					start("relay"),
-					note(Await(Cond{Blocked: "relay-1"}), "the relay's claim waits on the lock, inside Postgres"),
+					note(Await(scenario.Cond{Blocked: "relay-1"}), "the relay's claim waits on the lock, inside Postgres"),
 					during(fs(crash("postgres")), PodEvent(history.RunFailed, "relay-1", 1))),
 				Await(outboxRows("PUBLISHED", 6)),
 			},
@@ -140,11 +141,11 @@ func InfraCatalogue() []*Scenario {
 			Description: "PostgreSQL is SIGKILLed while the worker's claim INSERT runs in it",
 			Fault:       "the inbox held under an EXCLUSIVE lock so the claim INSERT waits inside Postgres; then the postmaster is SIGKILLed and restarted",
 			Outcome:     "the claim never committed: the worker requeues, the redelivery after the restart claims and sends; each sent once",
-			Steps: []Step{
+			Steps: []scenario.Step{
 				Enqueue(), start("relay", "cleanup"), Await(outboxRows("PUBLISHED", 6)),
 				during(fs(holdTable("inbox")), PodEvent(history.ClaimFailed, "worker-1", 1),
 					start("worker"),
-					note(Await(Cond{Blocked: "worker-1"}), "the worker's claim INSERT waits on the lock, inside Postgres"),
+					note(Await(scenario.Cond{Blocked: "worker-1"}), "the worker's claim INSERT waits on the lock, inside Postgres"),
 					during(fs(crash("postgres")), PodEvent(history.ClaimFailed, "worker-1", 1))),
 				Await(ledger(6)),
 			},
@@ -162,15 +163,15 @@ func InfraCatalogue() []*Scenario {
 			Description: "PostgreSQL is SIGKILLed while the worker's result UPDATE runs in it",
 			Fault:       "the vendor holds notification-outbox-1 (never recorded) until its inbox row is row-locked, then answers 504 (outcome unknown); the ERROR write waits inside Postgres; then the postmaster is SIGKILLed and restarted",
 			Outcome:     "the result never committed: the row stays SENDING, never re-sent; cleanup turns it into ERROR with an alert after the restart; the rest sent once",
-			Steps: []Step{
+			Steps: []scenario.Step{
 				Inject(vendorMode(fakevendor.Hold, 1, 1)),
 				Enqueue(), start("relay", "worker"),
-				note(Await(Cond{InFlight: 1}),
+				note(Await(scenario.Cond{InFlight: 1}),
 					"the claim of notification-outbox-1 committed and the vendor holds its send: only the harness ends the call"),
 				during(fs(holdInboxRow(1)), PodEvent(history.ResultFailed, "worker-1", 1),
-					note(during(fs(vendorMode(fakevendor.Hold, 1, 1)), Cond{InFlight: 1}),
+					note(during(fs(vendorMode(fakevendor.Hold, 1, 1)), scenario.Cond{InFlight: 1}),
 						"the row is locked before the worker can write it: now the held send is answered (its fault recovered), 504, an unknown outcome the worker writes as ERROR"),
-					note(Await(Cond{Blocked: "worker-1"}), "the worker's result write waits on the row lock, inside Postgres"),
+					note(Await(scenario.Cond{Blocked: "worker-1"}), "the worker's result write waits on the row lock, inside Postgres"),
 					during(fs(crash("postgres")), PodEvent(history.ResultFailed, "worker-1", 1))),
 				note(Await(inboxRows("SENT", 5)),
 					"the rest are sent after the restart: no row but notification-outbox-1's is SENDING when the cleanup starts"),
@@ -185,14 +186,14 @@ func InfraCatalogue() []*Scenario {
 			Description: "PostgreSQL is frozen (docker pause) while the relay's claim runs in it",
 			Fault:       "the relay's claim waits on a held lock; Postgres is paused until a new relay pod gave up connecting (5 s), then thawed and the lock released",
 			Outcome:     "the claim waiting inside the frozen database goes through after the thaw; nothing lost, nothing twice",
-			Steps: []Step{
+			Steps: []scenario.Step{
 				Enqueue(), start("worker", "cleanup"),
 				note(Await(allOf(PodEvent(history.ConsumeStart, "worker-1", 1), PodEvent(history.Start, "cleanup-1", 1))),
 					"worker-1 and cleanup-1 have their database connections before Postgres freezes: a pod still connecting gives up after 5 s and exits (seen under load)"),
-				during(fs(holdTable("outbox")), Cond{Exited: "relay-2"},
+				during(fs(holdTable("outbox")), scenario.Cond{Exited: "relay-2"},
 					start("relay"),
-					note(Await(Cond{Blocked: "relay-1"}), "the relay's claim waits on the lock, inside Postgres"),
-					during(fs(freeze("postgres")), Cond{Exited: "relay-2"},
+					note(Await(scenario.Cond{Blocked: "relay-1"}), "the relay's claim waits on the lock, inside Postgres"),
+					during(fs(freeze("postgres")), scenario.Cond{Exited: "relay-2"},
 						note(start("relay"), "a relay starting now cannot reach the frozen database: it gives up after its 5 s connect timeout"))),
 				Await(outboxRows("PUBLISHED", 6)),
 			},
@@ -210,7 +211,7 @@ var InfraCatchers = map[string][]string{
 }
 
 // LookupInfra returns the infrastructure scenario named name.
-func LookupInfra(name string) (*Scenario, bool) {
+func LookupInfra(name string) (*scenario.Scenario, bool) {
 	for _, s := range InfraCatalogue() {
 		if s.Name == name {
 			return s, true
@@ -226,7 +227,7 @@ const longHeartbeat = "OUTBOXCHAOS_AMQP_HEARTBEAT=600s"
 
 // relayChannelClosed: relay-1 left a publish indefinite because its
 // connection died (not fresh: nothing earlier in the run closes it).
-var relayChannelClosed = Cond{Event: &EventCond{Name: history.Publish, Pod: "relay-1",
+var relayChannelClosed = scenario.Cond{Event: &scenario.EventCond{Name: history.Publish, Pod: "relay-1",
 	Attrs: map[string]string{history.KeyOutcome: history.OutcomeChannelClosed}}}
 
 func crash(node string) faults.Spec  { return faults.Spec{Kind: "crash", Node: node} }
@@ -235,7 +236,9 @@ func holdTable(t string) faults.Spec { return faults.Spec{Kind: "hold-table", Ta
 func holdInboxRow(msg int64) faults.Spec {
 	return faults.Spec{Kind: "hold-inbox-row", Msg: msg}
 }
-func queued(queue string, n int) Cond { return Cond{Queue: &QueueCond{Queue: queue, N: n}} }
+func queued(queue string, n int) scenario.Cond {
+	return scenario.Cond{Queue: &scenario.QueueCond{Queue: queue, N: n}}
+}
 
 // infraTimeout bounds an infrastructure scenario's run: a restart of a
 // broker takes seconds on a loaded machine.

@@ -9,6 +9,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/faults"
 	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/peers"
+	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 	"github.com/outboxchaos/outboxchaos/system/notification"
 	"github.com/outboxchaos/outboxchaos/world"
 
@@ -21,25 +22,25 @@ import (
 // copies at the worker, the seam's publish events — and their only rules
 // are the contract's. The peers matrix runs each against each
 // implementation (cmd/outboxchaos peers).
-func PeerCases() []*Scenario {
+func PeerCases() []*scenario.Scenario {
 	long := faults.Duration(60 * time.Second)
-	awaitLong := func(c Cond) Step { return within(Await(c), time.Duration(long)) }
-	relayKill := func(name, point, desc string) *Scenario {
-		return &Scenario{
+	awaitLong := func(c scenario.Cond) scenario.Step { return within(Await(c), time.Duration(long)) }
+	relayKill := func(name, point, desc string) *scenario.Scenario {
+		return &scenario.Scenario{
 			Name: name, Row: "peer", Description: desc,
 			Fault:   "kill-point " + point + " (SIGKILL) in relay-1; relay-2 started after it died",
 			Outcome: "every message delivered once at the handset; copies at the broker allowed",
-			Steps: []Step{
+			Steps: []scenario.Step{
 				Enqueue(), start("worker", "cleanup"), StartWith("relay", Kill(point)),
 				awaitLong(killed("relay-1")), start("relay"), awaitLong(ledger(6)),
 			},
 		}
 	}
-	out := []*Scenario{
+	out := []*scenario.Scenario{
 		{
 			Name: "peer-happy", Row: "peer", Description: "no fault: six messages through the relay under test",
 			Fault: "none", Outcome: "each delivered once", AllowUnfired: true,
-			Steps: []Step{Enqueue(), start("worker", "cleanup", "relay"), awaitLong(ledger(6))},
+			Steps: []scenario.Step{Enqueue(), start("worker", "cleanup", "relay"), awaitLong(ledger(6))},
 		},
 		relayKill("peer-crash-after-claim", kp.RelayAfterClaim, "the relay dies after it took messages from its outbox, before publishing"),
 		relayKill("peer-crash-after-publish", kp.RelayAfterPublish, "the relay dies after publishing, before the confirms came back"),
@@ -50,12 +51,12 @@ func PeerCases() []*Scenario {
 			Description: "confirms arrive 1.5 s late, past our 600 ms deadline (a peer without a deadline waits)",
 			Fault:       "Toxiproxy latency 1.5 s on RabbitMQ → relay for 3 s while five more messages are relayed",
 			Outcome:     "each delivered once; late confirms may cause copies at the broker",
-			Steps: []Step{
+			Steps: []scenario.Step{
 				start("worker", "cleanup", "relay"),
 				{Do: "enqueue", Kinds: []notification.Kind{notification.GradeRenewal}},
 				note(awaitLong(ledger(1)), "the relay holds a live broker connection"),
-				note(Step{Do: "during", Faults: fs(latency("rabbitmq-relay", world.Downstream, 1500*time.Millisecond)), For: faults.Duration(3 * time.Second),
-					Steps: []Step{Enqueue()}}, "held 3 s: removing a latency toxic lets what it held through at once, so it must outlast the confirms it delays"),
+				note(scenario.Step{Do: "during", Faults: fs(latency("rabbitmq-relay", world.Downstream, 1500*time.Millisecond)), For: faults.Duration(3 * time.Second),
+					Steps: []scenario.Step{Enqueue()}}, "held 3 s: removing a latency toxic lets what it held through at once, so it must outlast the confirms it delays"),
 				awaitLong(ledger(6)),
 			},
 		},
@@ -65,12 +66,12 @@ func PeerCases() []*Scenario {
 			Description: "the relay's publish frames are dropped on the way to RabbitMQ: only a confirm can tell",
 			Fault:       "stall on relay → RabbitMQ (data dropped) from before the second message is enqueued until the relay logged that publish's outcome",
 			Outcome:     "the lost publish is a failure and is retried; delivered once",
-			Steps: []Step{
+			Steps: []scenario.Step{
 				start("worker", "cleanup", "relay"),
 				{Do: "enqueue", Kinds: []notification.Kind{notification.GradeRenewal}},
 				note(awaitLong(ledger(1)), "the relay holds a live broker connection"),
-				{Do: "during", Faults: fs(stall("rabbitmq-relay", world.Upstream)), Cond: &Cond{Any: publishOutcome(true)}, Timeout: long,
-					Steps: []Step{{Do: "enqueue", Kinds: []notification.Kind{notification.MonthlyAwardsWinning}}}},
+				{Do: "during", Faults: fs(stall("rabbitmq-relay", world.Upstream)), Cond: &scenario.Cond{Any: publishOutcome(true)}, Timeout: long,
+					Steps: []scenario.Step{{Do: "enqueue", Kinds: []notification.Kind{notification.MonthlyAwardsWinning}}}},
 			},
 		},
 		{
@@ -79,12 +80,12 @@ func PeerCases() []*Scenario {
 			Description: "the main queue loses its binding while the relay publishes: a mandatory publish comes back returned, and is still confirmed",
 			Fault:       "the operator unbinds the main queue from before the second message is enqueued until the relay logged that publish's outcome",
 			Outcome:     "a returned publish is a failure and is published again once the binding is back; delivered once (a relay that trusts the confirm alone, or publishes without mandatory, loses it silently)",
-			Steps: []Step{
+			Steps: []scenario.Step{
 				start("worker", "cleanup", "relay"),
 				{Do: "enqueue", Kinds: []notification.Kind{notification.GradeRenewal}},
 				note(awaitLong(ledger(1)), "the relay holds a live broker connection"),
-				{Do: "during", Faults: fs(faults.Spec{Kind: "unbind"}), Cond: &Cond{Any: publishOutcome(true)}, Timeout: long,
-					Steps: []Step{{Do: "enqueue", Kinds: []notification.Kind{notification.MonthlyAwardsWinning}}}},
+				{Do: "during", Faults: fs(faults.Spec{Kind: "unbind"}), Cond: &scenario.Cond{Any: publishOutcome(true)}, Timeout: long,
+					Steps: []scenario.Step{{Do: "enqueue", Kinds: []notification.Kind{notification.MonthlyAwardsWinning}}}},
 				awaitLong(ledger(2)),
 			},
 		},
@@ -96,11 +97,11 @@ func PeerCases() []*Scenario {
 			Description:  "the main queue is over its length limit when the relay publishes (x-max-length 2, reject-publish): RabbitMQ nacks",
 			Fault:        "queue-max-length 2; no worker consumes while three messages fill the queue to its limit or past it and three more are published",
 			Outcome:      "a nack is a failure: the refused messages are published again once the worker made room; each delivered once (a relay that takes a nack for a confirm loses them silently)",
-			Steps: []Step{
+			Steps: []scenario.Step{
 				start("relay"), Enqueue(),
-				note(awaitLong(anyOf(Cond{Queue: &QueueCond{Queue: "main", N: 2}}, Cond{Queue: &QueueCond{Queue: "main", N: 3}})),
+				note(awaitLong(anyOf(scenario.Cond{Queue: &scenario.QueueCond{Queue: "main", N: 2}}, scenario.Cond{Queue: &scenario.QueueCond{Queue: "main", N: 3}})),
 					"the queue is at its limit (a quorum queue may take a pipelined batch past it)"),
-				note(Step{Do: "during", Cond: &Cond{Any: publishOutcome(true)}, Timeout: long, Steps: []Step{enqueueN(6)}},
+				note(scenario.Step{Do: "during", Cond: &scenario.Cond{Any: publishOutcome(true)}, Timeout: long, Steps: []scenario.Step{enqueueN(6)}},
 					"three more are enqueued, and the relay logged a publish's outcome: the queue refuses those past its limit"),
 				start("worker", "cleanup"), awaitLong(ledger(6)),
 			},
@@ -110,9 +111,9 @@ func PeerCases() []*Scenario {
 			Description: "the relay's RabbitMQ connection is cut mid-stream and refused until a publish fails",
 			Fault:       "rabbitmq-relay down after the 5th message reached a handset",
 			Outcome:     "the relay reconnects; each delivered once",
-			Steps: []Step{
+			Steps: []scenario.Step{
 				Enqueue(), start("worker", "cleanup", "relay"), awaitLong(ledger(5)),
-				{Do: "during", Faults: fs(linkDown("rabbitmq-relay")), Cond: &Cond{Any: []Cond{publishFailed(), {Ledger: 30}}}, Timeout: faults.Duration(10 * time.Second)},
+				{Do: "during", Faults: fs(linkDown("rabbitmq-relay")), Cond: &scenario.Cond{Any: []scenario.Cond{publishFailed(), {Ledger: 30}}}, Timeout: faults.Duration(10 * time.Second)},
 				awaitLong(ledger(30)),
 			},
 		},
@@ -121,9 +122,9 @@ func PeerCases() []*Scenario {
 			Description: "the relay's Postgres connections are cut mid-stream, once",
 			Fault:       "postgres-relay link down after the 5th message reached a handset, restored at once",
 			Outcome:     "each delivered once",
-			Steps: []Step{
+			Steps: []scenario.Step{
 				Enqueue(), start("worker", "cleanup", "relay"), awaitLong(ledger(5)),
-				{Do: "during", Faults: fs(linkDown("postgres-relay")), Cond: &Cond{Ledger: 5}},
+				{Do: "during", Faults: fs(linkDown("postgres-relay")), Cond: &scenario.Cond{Ledger: 5}},
 				awaitLong(ledger(30)),
 			},
 		},
@@ -132,7 +133,7 @@ func PeerCases() []*Scenario {
 			Description: "Postgres stops answering the relay for 2 s (requests swallowed), then resumes",
 			Fault:       "stall on relay → Postgres (postgres-relay) for 2 s after the 5th message reached a handset",
 			Outcome:     "each delivered once",
-			Steps: []Step{
+			Steps: []scenario.Step{
 				Enqueue(), start("worker", "cleanup", "relay"), awaitLong(ledger(5)),
 				{Do: "during", Faults: fs(stall("postgres-relay", world.Upstream)), For: faults.Duration(2 * time.Second)},
 				awaitLong(ledger(30)),
@@ -143,7 +144,7 @@ func PeerCases() []*Scenario {
 			Description: "three relays on one outbox of 60 messages",
 			Fault:       "three relay pods started together",
 			Outcome:     "each delivered once; copies at the broker counted", AllowUnfired: true,
-			Steps: []Step{Enqueue(), start("worker", "cleanup", "relay", "relay", "relay"), awaitLong(ledger(60))},
+			Steps: []scenario.Step{Enqueue(), start("worker", "cleanup", "relay", "relay", "relay"), awaitLong(ledger(60))},
 		},
 		{
 			Name: "peer-stale", Row: "peer",
@@ -151,13 +152,13 @@ func PeerCases() []*Scenario {
 			Description: "relay-1's confirms (and every other broker answer) are held back for 10 s, its confirm deadline 60 s, while relay-2 on another link may take over",
 			Fault:       "latency 1 h on RabbitMQ → relay-1 for 10 s, from before five messages are enqueued; relay-2 started on the worker's link meanwhile",
 			Outcome:     "each delivered once; the stale relay's late writes harm nothing (whether relay-2 took over shows in dup@broker and the timeline)",
-			Steps: []Step{
+			Steps: []scenario.Step{
 				start("worker", "cleanup"),
 				startEnv("relay", "OUTBOXCHAOS_CONFIRM_TIMEOUT=60s"),
 				{Do: "enqueue", Kinds: []notification.Kind{notification.GradeRenewal}},
 				note(awaitLong(ledger(1)), "relay-1 holds a live broker connection"),
 				{Do: "during", Faults: fs(latency("rabbitmq-relay", world.Downstream, time.Hour)), For: faults.Duration(10 * time.Second),
-					Steps: []Step{
+					Steps: []scenario.Step{
 						{Do: "enqueue", Kinds: []notification.Kind{notification.MonthlyAwardsWinning}, PerKind: 5},
 						{Do: "start", Roles: []string{"relay"}, Link: "rabbitmq-worker"},
 					}},
@@ -170,11 +171,11 @@ func PeerCases() []*Scenario {
 			Fault:        "OUTBOXCHAOS_PEER_RESCUE_RACE=1 in relay-1: its tracer holds the job until the rescuer fetched it, and the rescuer until the completion is written",
 			Outcome:      "delivered once at the handset; a relay that overwrites the completion works the job again (a copy at the broker)",
 			AllowUnfired: true,
-			Steps: []Step{
+			Steps: []scenario.Step{
 				start("worker", "cleanup"),
 				startEnv("relay", "OUTBOXCHAOS_PEER_RESCUE_RACE=1"),
 				Enqueue(),
-				note(Step{Do: "await", Cond: &Cond{Any: []Cond{PodEvent(history.RaceCompleted, "relay-1", 1), PodEvent(history.RaceTimeout, "relay-1", 1)}},
+				note(scenario.Step{Do: "await", Cond: &scenario.Cond{Any: []scenario.Cond{PodEvent(history.RaceCompleted, "relay-1", 1), PodEvent(history.RaceTimeout, "relay-1", 1)}},
 					Timeout: faults.Duration(80 * time.Second)}, "the rescuer runs every 30 s: the window comes within one interval"),
 				awaitLong(ledger(1)),
 			},
@@ -218,22 +219,22 @@ func PeerCases() []*Scenario {
 // is given a 60 s confirm deadline, so that holding its confirms does not
 // time its publishes out instead. Then the faults are taken away and
 // relay-2 finishes the batch.
-func outsideKillCases(awaitLong func(Cond) Step) []*Scenario {
+func outsideKillCases(awaitLong func(scenario.Cond) scenario.Step) []*scenario.Scenario {
 	holdPublishes := stall("rabbitmq-relay", world.Upstream)
 	holdConfirms := latency("rabbitmq-relay", world.Downstream, time.Hour)
 	holdStatements := stall("postgres-relay", world.Upstream)
 	holdAnswers := stall("postgres-relay", world.Downstream)
 	long := faults.Duration(60 * time.Second)
 	// waitFor runs steps and waits, from before them, for c.
-	waitFor := func(c Cond, steps ...Step) Step {
-		return Step{Do: "during", Cond: &c, Timeout: long, Steps: steps}
+	waitFor := func(c scenario.Cond, steps ...scenario.Step) scenario.Step {
+		return scenario.Step{Do: "during", Cond: &c, Timeout: long, Steps: steps}
 	}
-	confirmed := []Step{
+	confirmed := []scenario.Step{
 		Inject(holdConfirms), Enqueue(),
 		note(awaitLong(ledger(2)), "a message of the batch reached a handset: published, its confirm held back"),
 	}
-	outside := func(name, desc, fault, outcome string, held []faults.Spec, steps ...Step) *Scenario {
-		all := []Step{
+	outside := func(name, desc, fault, outcome string, held []faults.Spec, steps ...scenario.Step) *scenario.Scenario {
+		all := []scenario.Step{
 			start("worker", "cleanup"),
 			startEnv("relay", "OUTBOXCHAOS_CONFIRM_TIMEOUT=60s"),
 			{Do: "enqueue", Kinds: []notification.Kind{notification.GradeRenewal}},
@@ -245,9 +246,9 @@ func outsideKillCases(awaitLong func(Cond) Step) []*Scenario {
 			awaitLong(exitedPod("relay-1")),
 			recoverFaults(held...),
 			start("relay"), awaitLong(ledger(6)))
-		return &Scenario{Name: name, Row: "peer", Description: desc, Fault: fault, Outcome: outcome, Steps: all}
+		return &scenario.Scenario{Name: name, Row: "peer", Description: desc, Fault: fault, Outcome: outcome, Steps: all}
 	}
-	return []*Scenario{
+	return []*scenario.Scenario{
 		outside("peer-kill-after-claim",
 			"the relay is killed from outside once it took messages and began to publish, nothing of which reached RabbitMQ",
 			"stall on relay → RabbitMQ, five messages enqueued, SIGKILL relay-1 at the first AMQP method it sends on the link (its publish, or the channel its client opens for it); relay-2 started",
@@ -268,7 +269,7 @@ func outsideKillCases(awaitLong func(Cond) Step) []*Scenario {
 			"latency 1 h on RabbitMQ → relay; once a message reached a handset, stall on relay → Postgres, the latency taken away, SIGKILL relay-1 at its first statement on the link; relay-2 started",
 			"each delivered once: the confirmed rows were never marked, relay-2 publishes them again and the inbox absorbs the copies",
 			[]faults.Spec{holdStatements},
-			append(append([]Step(nil), confirmed...),
+			append(append([]scenario.Step(nil), confirmed...),
 				Inject(holdStatements),
 				note(waitFor(traffic("postgres-relay", world.Statement), recoverFaults(holdConfirms)), "the confirms are let through: the relay's next statement is swallowed"),
 			)...,
@@ -278,7 +279,7 @@ func outsideKillCases(awaitLong func(Cond) Step) []*Scenario {
 			"latency 1 h on RabbitMQ → relay; once a message reached a handset, stall on Postgres → relay, the latency taken away, SIGKILL relay-1 once its next statement went through; relay-2 started",
 			"each delivered once: the write committed or not, relay-2 publishes only what is not marked, and the inbox absorbs any copy",
 			[]faults.Spec{holdAnswers},
-			append(append([]Step(nil), confirmed...),
+			append(append([]scenario.Step(nil), confirmed...),
 				Inject(holdAnswers),
 				note(waitFor(traffic("postgres-relay", world.Statement), recoverFaults(holdConfirms)), "the confirms are let through: the relay's next statement reaches Postgres, its answer is swallowed"),
 			)...,
@@ -305,7 +306,7 @@ var peerCaseWindows = map[string]string{
 // publishes nothing to RabbitMQ, a wait on JetStream's duplicate window
 // for a peer without one, a wait for publish outcomes a relay does not
 // log, or a window only another peer has, is not applicable (and why).
-func PeerCaseApplies(s *Scenario, p peers.Peer) (bool, string) {
+func PeerCaseApplies(s *scenario.Scenario, p peers.Peer) (bool, string) {
 	if strings.HasPrefix(s.Name, peerDeadlinePrefix) && len(crossable(p)) == 0 {
 		return false, fmt.Sprintf("is drawn across the relay's declared deadlines, and %s declares none a run can cross (a duration of at most %s)", p.Name, MaxDrawn)
 	}
@@ -320,7 +321,7 @@ func PeerCaseApplies(s *Scenario, p peers.Peer) (bool, string) {
 	relay := faults.Relay{Name: p.Name, Broker: f.Broker, JetStream: f.JetStream != nil, Consumer: f.Consumer,
 		NoConfirms: f.NoConfirms, ChannelPerPublish: f.ChannelPerPublish, RelayPoint: f.HasKillPoint, WorkerPoint: f.HasWorkerPoint}
 	var why string
-	walkSteps(s.Steps, func(st Step) {
+	walkSteps(s.Steps, func(st scenario.Step) {
 		for _, sp := range st.Faults {
 			if why == "" {
 				_, why = faults.Applies(sp, relay, st.Do == "inject")
@@ -337,7 +338,7 @@ func PeerCaseApplies(s *Scenario, p peers.Peer) (bool, string) {
 }
 
 // walkSteps calls fn on every step, nested ones included.
-func walkSteps(steps []Step, fn func(Step)) {
+func walkSteps(steps []scenario.Step, fn func(scenario.Step)) {
 	for _, st := range steps {
 		fn(st)
 		walkSteps(st.Steps, fn)
@@ -345,11 +346,11 @@ func walkSteps(steps []Step, fn func(Step)) {
 }
 
 // waitsForPublish reports whether c waits for a "publish" event.
-func waitsForPublish(c Cond) bool {
+func waitsForPublish(c scenario.Cond) bool {
 	if c.Event != nil && c.Event.Name == "publish" {
 		return true
 	}
-	for _, sub := range append(append([]Cond(nil), c.Any...), c.All...) {
+	for _, sub := range append(append([]scenario.Cond(nil), c.Any...), c.All...) {
 		if waitsForPublish(sub) {
 			return true
 		}
@@ -358,11 +359,11 @@ func waitsForPublish(c Cond) bool {
 }
 
 // waitsForDedup reports whether c waits for JetStream's duplicate window.
-func waitsForDedup(c Cond) bool {
+func waitsForDedup(c scenario.Cond) bool {
 	if c.DedupExpired {
 		return true
 	}
-	for _, sub := range append(append([]Cond(nil), c.Any...), c.All...) {
+	for _, sub := range append(append([]scenario.Cond(nil), c.Any...), c.All...) {
 		if waitsForDedup(sub) {
 			return true
 		}
@@ -371,25 +372,25 @@ func waitsForDedup(c Cond) bool {
 }
 
 // publishFailed: a relay logged a failed publish since the step began.
-func publishFailed() Cond { return Cond{Any: publishOutcome(false)} }
+func publishFailed() scenario.Cond { return scenario.Cond{Any: publishOutcome(false)} }
 
 // publishOutcome: a relay logged a failed (or, withConfirmed, any)
 // publish outcome since the step began.
-func publishOutcome(withConfirmed bool) []Cond {
+func publishOutcome(withConfirmed bool) []scenario.Cond {
 	outcomes := []string{history.OutcomeFailed, history.OutcomeWriteFailed, history.OutcomeChannelClosed, history.OutcomeTimedOut,
 		history.OutcomeNacked, history.OutcomeReturned}
 	if withConfirmed {
 		outcomes = append(outcomes, history.OutcomeConfirmed)
 	}
-	var any []Cond
+	var any []scenario.Cond
 	for _, o := range outcomes {
-		any = append(any, Cond{Event: &EventCond{Name: history.Publish, Attrs: map[string]string{history.KeyOutcome: o}, Fresh: true}})
+		any = append(any, scenario.Cond{Event: &scenario.EventCond{Name: history.Publish, Attrs: map[string]string{history.KeyOutcome: o}, Fresh: true}})
 	}
 	return any
 }
 
 // LookupPeerCase returns the peer case called name.
-func LookupPeerCase(name string) (*Scenario, bool) {
+func LookupPeerCase(name string) (*scenario.Scenario, bool) {
 	for _, s := range PeerCases() {
 		if s.Name == name {
 			return s, true

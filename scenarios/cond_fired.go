@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 )
 
 // A fired condition holds once every fault its during step put in place
@@ -14,9 +16,7 @@ import (
 
 var errFiredOutsideDuring = errors.New("fired: only a during step's own condition can wait for its faults")
 
-func describeFired(*Cond) string { return "the step's faults fired" }
-
-func holdsFired(_ context.Context, p *probe, _ *Cond) (bool, error) {
+func holdsFired(_ context.Context, p *probe, _ *scenario.Cond) (bool, error) {
 	if p.faults == nil {
 		return false, fmt.Errorf("%w: %w", errFailed, errFiredOutsideDuring)
 	}

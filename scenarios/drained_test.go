@@ -5,13 +5,14 @@ import (
 	"testing"
 
 	"github.com/outboxchaos/outboxchaos/checker"
+	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 )
 
 // TestDrainedWaitsForFeedRounds: a quiescent run between two feed rounds
 // is not drained, so a thaw or a crash-point wait does not give up on a
-// point the next round reaches (explore seed 22 schedule 137: the thaw
-// gave up on relay-1 at a quiescent moment before the second feed round,
-// then relay-1 froze at relay.before-mark and stayed frozen: stuck 5).
+// point the next round reaches (a thaw that gave up on a relay at a
+// quiescent moment before the second round left it to freeze at its
+// point later and stay frozen, its rows stuck).
 func TestDrainedWaitsForFeedRounds(t *testing.T) {
 	quiet := checker.State{Settled: true}
 	if !checker.Quiescent(quiet) {
@@ -19,13 +20,12 @@ func TestDrainedWaitsForFeedRounds(t *testing.T) {
 	}
 	r := &runner{e: &Env{}}
 	var during []bool
-	verbs["test-probe"] = verb{doc: "test only", validate: func(Step) error { return nil },
-		run: func(r *runner, _ context.Context, _ Step) error {
-			during = append(during, r.drained(quiet))
-			return nil
-		}}
-	defer delete(verbs, "test-probe")
-	if err := r.parallel(context.Background(), []Step{{Do: "later", Steps: []Step{{Do: "test-probe"}}}}); err != nil {
+	runs["test-probe"] = func(r *runner, _ context.Context, _ scenario.Step) error {
+		during = append(during, r.drained(quiet))
+		return nil
+	}
+	defer delete(runs, "test-probe")
+	if err := r.parallel(context.Background(), []scenario.Step{{Do: "later", Steps: []scenario.Step{{Do: "test-probe"}}}}); err != nil {
 		t.Fatal(err)
 	}
 	if len(during) != 1 || during[0] {

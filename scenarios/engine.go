@@ -10,6 +10,7 @@ import (
 
 	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/faults"
+	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 )
 
 // waitLong bounds a wait for something that must happen: generous, so only
@@ -38,7 +39,7 @@ func (r *runner) drained(s checker.State) bool {
 }
 
 // steps runs steps in order and stops at the first failure.
-func (r *runner) steps(ctx context.Context, steps []Step) error {
+func (r *runner) steps(ctx context.Context, steps []scenario.Step) error {
 	for i, st := range steps {
 		if err := r.step(ctx, st); err != nil {
 			return fmt.Errorf("step %d (%s): %w", i+1, st, err)
@@ -48,16 +49,39 @@ func (r *runner) steps(ctx context.Context, steps []Step) error {
 }
 
 // step carries out one step through its verb in the registry.
-func (r *runner) step(ctx context.Context, st Step) error {
-	v, ok := verbs[st.Do]
+func (r *runner) step(ctx context.Context, st scenario.Step) error {
+	run, ok := runs[st.Do]
 	if !ok {
 		return fmt.Errorf("unknown step %q", st.Do)
 	}
-	return v.run(r, ctx, st)
+	return run(r, ctx, st)
+}
+
+// runs is how the runner carries out each step verb (a runner method
+// expression), by the verb's name. It is filled in init: verbs that hold
+// steps (during, parallel) run them through it.
+var runs map[string]func(r *runner, ctx context.Context, st scenario.Step) error
+
+func init() {
+	runs = map[string]func(r *runner, ctx context.Context, st scenario.Step) error{
+		"enqueue":  (*runner).enqueue,
+		"start":    (*runner).start,
+		"await":    (*runner).awaitStep,
+		"assert":   (*runner).assert,
+		"inject":   (*runner).inject,
+		"recover":  (*runner).recoverStep,
+		"during":   (*runner).during,
+		"parallel": (*runner).parallelStep,
+		"later":    (*runner).later,
+		"restart":  (*runner).restart,
+		"replace":  (*runner).replace,
+		"stop":     (*runner).stop,
+		"thaw":     (*runner).thaw,
+	}
 }
 
 // podSpec arms the step's pod faults in the pod's environment.
-func (r *runner) podSpec(st Step) (podSpec, error) {
+func (r *runner) podSpec(st scenario.Step) (podSpec, error) {
 	ps := podSpec{env: append([]string(nil), st.Env...), link: st.Link}
 	for _, sp := range st.Faults {
 		f, err := sp.Build()
@@ -75,7 +99,7 @@ func (r *runner) podSpec(st Step) (podSpec, error) {
 }
 
 // start starts one pod per role; the step's faults are armed in the first.
-func (r *runner) start(ctx context.Context, st Step) error {
+func (r *runner) start(ctx context.Context, st scenario.Step) error {
 	first, err := r.podSpec(st)
 	if err != nil {
 		return err
@@ -98,7 +122,7 @@ func (r *runner) start(ctx context.Context, st Step) error {
 
 // await polls c through probe p until it holds; a condition that can no
 // longer come (a pod that exited the wrong way) fails at once.
-func (r *runner) await(ctx context.Context, c *Cond, timeout faults.Duration, p *probe) error {
+func (r *runner) await(ctx context.Context, c *scenario.Cond, timeout faults.Duration, p *probe) error {
 	d := timeout.D()
 	if d == 0 {
 		d = waitLong
@@ -127,7 +151,7 @@ func (r *runner) await(ctx context.Context, c *Cond, timeout faults.Duration, p 
 
 // during holds the step's faults in place while its inner steps run and
 // until its condition holds (or for its duration), then recovers them.
-func (r *runner) during(ctx context.Context, st Step) error {
+func (r *runner) during(ctx context.Context, st scenario.Step) error {
 	if st.After > 0 {
 		if err := r.pause(ctx, st.After.D()); err != nil {
 			return err
@@ -197,10 +221,12 @@ func (r *runner) hold() (*faults.Hold, error) {
 }
 
 // parallelStep runs the step's inner steps concurrently.
-func (r *runner) parallelStep(ctx context.Context, st Step) error { return r.parallel(ctx, st.Steps) }
+func (r *runner) parallelStep(ctx context.Context, st scenario.Step) error {
+	return r.parallel(ctx, st.Steps)
+}
 
 // parallel runs steps concurrently and returns their errors joined.
-func (r *runner) parallel(ctx context.Context, steps []Step) error {
+func (r *runner) parallel(ctx context.Context, steps []scenario.Step) error {
 	var wg sync.WaitGroup
 	errs := make([]error, len(steps))
 	for i, st := range steps {

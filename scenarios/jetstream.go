@@ -13,6 +13,7 @@ import (
 
 	"github.com/outboxchaos/outboxchaos/faults"
 	"github.com/outboxchaos/outboxchaos/peers"
+	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 	"github.com/outboxchaos/outboxchaos/world"
 )
 
@@ -178,7 +179,7 @@ type dedupProbe struct {
 // holdsDedupExpired publishes the probe; it holds once JetStream no longer
 // calls a re-publish of it a duplicate. The harness reaches JetStream
 // directly, never through the pods' links.
-func holdsDedupExpired(ctx context.Context, p *probe, _ *Cond) (bool, error) {
+func holdsDedupExpired(ctx context.Context, p *probe, _ *scenario.Cond) (bool, error) {
 	e := p.r.e
 	f := e.Peer.Features.JetStream
 	if e.NATS == nil || f == nil {
@@ -219,8 +220,4 @@ func holdsDedupExpired(ctx context.Context, p *probe, _ *Cond) (bool, error) {
 	}
 	e.Logf("harness", "JetStream stored the window probe %s again (seq %d): its duplicate window has passed", d.id, ack.Sequence)
 	return true, nil
-}
-
-func describeDedupExpired(*Cond) string {
-	return "JetStream's duplicate window passed for every id published so far"
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/faults"
 	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/peers"
+	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 	"github.com/outboxchaos/outboxchaos/system/clock"
 	"github.com/outboxchaos/outboxchaos/system/config"
 	"github.com/outboxchaos/outboxchaos/system/reconcile"
@@ -189,9 +190,9 @@ const stepLookEvery = 100 * time.Millisecond
 // stepLookEvery old. Of a snapshot it needs only the queues' depths and
 // the vendor's held requests (no parked copy is read, as a step may be
 // counting them); the look reads the rows itself.
-func (e *Env) maybeJumpInStep(ctx context.Context, c *Cond) error {
+func (e *Env) maybeJumpInStep(ctx context.Context, c *scenario.Cond) error {
 	j := e.jump
-	if j == nil || c.waitsForAbsence() || time.Since(j.lastLook) < stepLookEvery {
+	if j == nil || waitsForAbsence(c) || time.Since(j.lastLook) < stepLookEvery {
 		return nil
 	}
 	j.lastLook = time.Now()
@@ -204,17 +205,17 @@ func (e *Env) maybeJumpInStep(ctx context.Context, c *Cond) error {
 
 // waitsForAbsence reports whether c, or a condition inside it, is a
 // no_event.
-func (c *Cond) waitsForAbsence() bool {
+func waitsForAbsence(c *scenario.Cond) bool {
 	if c.NoEvent != nil {
 		return true
 	}
 	for i := range c.Any {
-		if c.Any[i].waitsForAbsence() {
+		if waitsForAbsence(&c.Any[i]) {
 			return true
 		}
 	}
 	for i := range c.All {
-		if c.All[i].waitsForAbsence() {
+		if waitsForAbsence(&c.All[i]) {
 			return true
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/outboxchaos/outboxchaos/peers"
+	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 	"github.com/outboxchaos/outboxchaos/system/clock"
 )
 
@@ -16,18 +17,18 @@ func TestJumpsOff(t *testing.T) {
 	ours := peers.Peer{Name: peers.Ours}
 	for _, tc := range []struct {
 		name string
-		s    Scenario
+		s    scenario.Scenario
 		o    Options
 		peer peers.Peer
 		off  bool
 	}{
-		{"plain", Scenario{Name: "x"}, Options{}, ours, false},
-		{"no-jumps", Scenario{Name: "x"}, Options{NoJumps: true}, ours, true},
-		{"caller's clock", Scenario{Name: "x"}, Options{Clock: "file:/tmp/c"}, ours, true},
-		{"time of day", Scenario{Name: "x", Start: "20:39:50"}, Options{}, ours, false},
-		{"containers", Scenario{Name: "x", Infra: "single"}, Options{}, ours, true},
-		{"peer", Scenario{Name: "x"}, Options{}, peers.Peer{Name: "watermill"}, true},
-		{"jetstream", Scenario{Name: "x"}, Options{}, peers.Peer{Name: peers.Ours, Features: peers.Features{JetStream: &peers.JetStream{}}}, true},
+		{"plain", scenario.Scenario{Name: "x"}, Options{}, ours, false},
+		{"no-jumps", scenario.Scenario{Name: "x"}, Options{NoJumps: true}, ours, true},
+		{"caller's clock", scenario.Scenario{Name: "x"}, Options{Clock: "file:/tmp/c"}, ours, true},
+		{"time of day", scenario.Scenario{Name: "x", Start: "20:39:50"}, Options{}, ours, false},
+		{"containers", scenario.Scenario{Name: "x", Infra: "single"}, Options{}, ours, true},
+		{"peer", scenario.Scenario{Name: "x"}, Options{}, peers.Peer{Name: "watermill"}, true},
+		{"jetstream", scenario.Scenario{Name: "x"}, Options{}, peers.Peer{Name: peers.Ours, Features: peers.Features{JetStream: &peers.JetStream{}}}, true},
 	} {
 		e := &Env{Scenario: &tc.s, Peer: tc.peer}
 		if why := jumpsOff(e, tc.o); (why != "") != tc.off {
@@ -40,17 +41,17 @@ func TestJumpsOff(t *testing.T) {
 // what it waits to see absent.
 func TestWaitsForAbsence(t *testing.T) {
 	t.Parallel()
-	ev := &EventCond{Name: "publish"}
+	ev := &scenario.EventCond{Name: "publish"}
 	for _, tc := range []struct {
-		c    Cond
+		c    scenario.Cond
 		want bool
 	}{
-		{Cond{Ledger: 6}, false},
-		{Cond{NoEvent: ev}, true},
-		{Cond{All: []Cond{{Ledger: 1}, {Any: []Cond{{Killed: "relay-1"}, {NoEvent: ev}}}}}, true},
-		{Cond{Any: []Cond{{Ledger: 1}, {Killed: "relay-1"}}}, false},
+		{scenario.Cond{Ledger: 6}, false},
+		{scenario.Cond{NoEvent: ev}, true},
+		{scenario.Cond{All: []scenario.Cond{{Ledger: 1}, {Any: []scenario.Cond{{Killed: "relay-1"}, {NoEvent: ev}}}}}, true},
+		{scenario.Cond{Any: []scenario.Cond{{Ledger: 1}, {Killed: "relay-1"}}}, false},
 	} {
-		if got := tc.c.waitsForAbsence(); got != tc.want {
+		if got := waitsForAbsence(&tc.c); got != tc.want {
 			t.Errorf("%s: waitsForAbsence = %v, want %v", tc.c, got, tc.want)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/outboxchaos/outboxchaos/history"
+	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 	"github.com/outboxchaos/outboxchaos/system/app"
 	"github.com/outboxchaos/outboxchaos/world"
 )
@@ -12,7 +13,7 @@ import (
 // Open builds a run's world for a driver other than Run (the simulator):
 // the schema migrated, the fake vendor, the alert sink and a proxy per link
 // up, no pod started. Close it when done.
-func Open(ctx context.Context, s *Scenario, o Options) (*Env, error) {
+func Open(ctx context.Context, s *scenario.Scenario, o Options) (*Env, error) {
 	if err := s.Validate(); err != nil {
 		return nil, fmt.Errorf("open world: %w", err)
 	}
@@ -44,3 +45,11 @@ func (e *Env) StartRole(ctx context.Context, role string, env, args []string) (*
 
 // History returns every pod's events as the checker's history.
 func (e *Env) History() []history.Event { return e.history() }
+
+// Scenario and Step are the scenario language's (package scenario), named
+// here too for a caller that opens a run's world with steps of its own
+// (Open) and imports nothing else of the language.
+type (
+	Scenario = scenario.Scenario
+	Step     = scenario.Step
+)

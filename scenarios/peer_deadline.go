@@ -8,6 +8,7 @@ import (
 
 	"github.com/outboxchaos/outboxchaos/faults"
 	"github.com/outboxchaos/outboxchaos/peers"
+	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 	"github.com/outboxchaos/outboxchaos/system/notification"
 	"github.com/outboxchaos/outboxchaos/world"
 )
@@ -41,15 +42,15 @@ func crossable(p peers.Peer) []peers.Deadline {
 // relay's own timer fires, or nearly does, while the fault holds. A relay
 // that declares no such deadline gets a case with no steps, which
 // PeerCaseApplies reports as not applicable.
-func peerDeadline(seed uint64, p peers.Peer) *Scenario {
-	s := &Scenario{
+func peerDeadline(seed uint64, p peers.Peer) *scenario.Scenario {
+	s := &scenario.Scenario{
 		Name: fmt.Sprintf("%s%d", peerDeadlinePrefix, seed), Row: "peer", AllowUnfired: true,
 		Fault: peerDeadlineFault, Outcome: "every message delivered once at the handset",
 	}
 	dls := crossable(p)
 	if len(dls) == 0 {
 		s.Description = "a fault held across one of the relay's declared deadlines (this relay declares none a run can cross)"
-		s.Steps = []Step{Enqueue(), pipeline(), Await(ledger(6))}
+		s.Steps = []scenario.Step{Enqueue(), pipeline(), Await(ledger(6))}
 		return s
 	}
 	rng := rand.New(rand.NewChaCha8([32]byte{byte(seed), byte(seed >> 8), 0xde, 0xad}))
@@ -83,23 +84,23 @@ func peerDeadline(seed uint64, p peers.Peer) *Scenario {
 	}
 	s.PerKind = perKind
 	s.Description = fmt.Sprintf("%s held %s (%s) %s's %s (%s: %s)", what, held, band, p.Name, dl.Name, dl.Value, dl.Why)
-	s.Steps = []Step{
+	s.Steps = []scenario.Step{
 		start("worker", "cleanup"),
 		{Do: "start", Roles: []string{"relay"}, Supervise: true},
 		{Do: "start", Roles: []string{"relay"}, Supervise: true},
 		{Do: "enqueue", Kinds: []notification.Kind{notification.GradeRenewal}},
 		note(within(Await(ledger(1)), 60*time.Second), "the relays hold live connections"),
-		note(Step{Do: "during", Faults: fs(f), After: faults.Duration(after), For: faults.Duration(held), Optional: true,
-			Steps: []Step{enqueueN(perKind)}},
+		note(scenario.Step{Do: "during", Faults: fs(f), After: faults.Duration(after), For: faults.Duration(held), Optional: true,
+			Steps: []scenario.Step{enqueueN(perKind)}},
 			fmt.Sprintf("%s the relay's %s of %s, in place while the batch is enqueued and relayed", band, dl.Name, dl.Value)),
-		{Do: "await", Cond: &Cond{Ledger: 6 * perKind}, Timeout: faults.Duration(80 * time.Second)},
+		{Do: "await", Cond: &scenario.Cond{Ledger: 6 * perKind}, Timeout: faults.Duration(80 * time.Second)},
 	}
 	return s
 }
 
 // ForPeer returns s as it runs against p: a deadline case is drawn anew
 // across p's own declared deadlines; every other case is s.
-func ForPeer(s *Scenario, p peers.Peer) *Scenario {
+func ForPeer(s *scenario.Scenario, p peers.Peer) *scenario.Scenario {
 	if !strings.HasPrefix(s.Name, peerDeadlinePrefix) {
 		return s
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/outboxchaos/outboxchaos/peers"
+	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 )
 
 // TestPeerDeadlineCrossed: a deadline case is drawn across the relay's own
@@ -33,8 +34,8 @@ func TestPeerDeadlineCrossed(t *testing.T) {
 		if !strings.Contains(got.Description, p.Name+"'s ") {
 			t.Errorf("%s: the draw does not name the relay's deadline: %s", p.Name, got.Description)
 		}
-		var during *Step
-		walkSteps(got.Steps, func(st Step) {
+		var during *scenario.Step
+		walkSteps(got.Steps, func(st scenario.Step) {
 			if st.Do == "during" {
 				during = &st
 			}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/outboxchaos/outboxchaos/faults"
+	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 	"github.com/outboxchaos/outboxchaos/world"
 
 	kp "github.com/outboxchaos/outboxchaos/system/killpoint"
@@ -23,25 +24,25 @@ var peerRandomSeeds = []uint64{1, 2, 3}
 // at a random offset for a random while. Killed relays are restarted, as
 // a deployment would; the run ends when every message reached a handset.
 // Its only rules are the contract's.
-func peerRandom(seed uint64) *Scenario {
+func peerRandom(seed uint64) *scenario.Scenario {
 	rng := rand.New(rand.NewChaCha8([32]byte{byte(seed), byte(seed >> 8), 0x5e, 0xed}))
 	points := []string{kp.RelayAfterClaim, kp.RelayAfterConfirm, kp.RelayBeforeMark}
 	perKind := 3 + rng.IntN(3)
-	steps := []Step{enqueueN(perKind), start("worker", "cleanup")}
+	steps := []scenario.Step{enqueueN(perKind), start("worker", "cleanup")}
 	relays := 2 + rng.IntN(2)
 	var desc []string
 	for i := 0; i < relays; i++ {
 		p := points[rng.IntN(len(points))]
 		hit := 1 + rng.IntN(4)
-		steps = append(steps, Step{Do: "start", Roles: []string{"relay"}, Supervise: true,
+		steps = append(steps, scenario.Step{Do: "start", Roles: []string{"relay"}, Supervise: true,
 			Faults: fs(faults.Spec{Kind: faults.KindKillPoint, Point: p, Hit: hit})})
 		desc = append(desc, fmt.Sprintf("relay-%d %s:%d", i+1, p, hit))
 	}
 	link, after, hold := drawLinkFault(rng)
 	steps = append(steps,
-		Step{Do: "during", Faults: fs(link), After: faults.Duration(after), For: faults.Duration(hold), Optional: true},
-		Step{Do: "await", Cond: &Cond{Ledger: 6 * perKind}, Timeout: faults.Duration(80 * time.Second)})
-	return &Scenario{
+		scenario.Step{Do: "during", Faults: fs(link), After: faults.Duration(after), For: faults.Duration(hold), Optional: true},
+		scenario.Step{Do: "await", Cond: &scenario.Cond{Ledger: 6 * perKind}, Timeout: faults.Duration(80 * time.Second)})
+	return &scenario.Scenario{
 		Name: fmt.Sprintf("peer-random-%d", seed), Row: "peer", PerKind: perKind, AllowUnfired: true,
 		Description: fmt.Sprintf("random relay-side schedule %d: %d messages, %d supervised relays with kill-points, one link fault", seed, 6*perKind, relays),
 		Fault:       fmt.Sprintf("%v; %s %s on %s after %s for %s", desc, link.Kind, link.Direction, link.Link, after, hold),
@@ -57,35 +58,35 @@ func peerRandom(seed uint64) *Scenario {
 // carried a drawn number more publishes (or Postgres statements) — or
 // every message reached a handset, so a kill never waits on traffic that
 // cannot come.
-func peerRandomOutside(seed uint64) *Scenario {
+func peerRandomOutside(seed uint64) *scenario.Scenario {
 	rng := rand.New(rand.NewChaCha8([32]byte{byte(seed), byte(seed >> 8), 0x0c, 0x75}))
 	perKind := 3 + rng.IntN(3)
 	all := 6 * perKind
-	steps := []Step{enqueueN(perKind), start("worker", "cleanup")}
+	steps := []scenario.Step{enqueueN(perKind), start("worker", "cleanup")}
 	relays := 2 + rng.IntN(2)
 	for range relays {
-		steps = append(steps, Step{Do: "start", Roles: []string{"relay"}, Supervise: true})
+		steps = append(steps, scenario.Step{Do: "start", Roles: []string{"relay"}, Supervise: true})
 	}
 	link, after, hold := drawLinkFault(rng)
-	var kills []Step
+	var kills []scenario.Step
 	var desc []string
 	for i := range 1 + rng.IntN(3) {
 		pod := fmt.Sprintf("relay-%d", 1+i%relays)
-		wait := TrafficCond{Link: "rabbitmq-relay", Message: string(world.Publish), N: 1 + rng.IntN(8)}
+		wait := scenario.TrafficCond{Link: "rabbitmq-relay", Message: string(world.Publish), N: 1 + rng.IntN(8)}
 		if rng.IntN(2) == 0 {
-			wait = TrafficCond{Link: "postgres-relay", Message: string(world.Statement), N: 1 + rng.IntN(12)}
+			wait = scenario.TrafficCond{Link: "postgres-relay", Message: string(world.Statement), N: 1 + rng.IntN(12)}
 		}
 		kills = append(kills,
-			Step{Do: "await", Cond: &Cond{Any: []Cond{{Traffic: &wait}, {Ledger: all}}}, Timeout: faults.Duration(60 * time.Second)},
+			scenario.Step{Do: "await", Cond: &scenario.Cond{Any: []scenario.Cond{{Traffic: &wait}, {Ledger: all}}}, Timeout: faults.Duration(60 * time.Second)},
 			Inject(faults.Spec{Kind: faults.KindKill, Pod: pod}))
 		desc = append(desc, fmt.Sprintf("SIGKILL %s after %d more %s on %s", pod, wait.N, wait.Message, wait.Link))
 	}
-	steps = append(steps, Step{Do: "parallel", Steps: []Step{
+	steps = append(steps, scenario.Step{Do: "parallel", Steps: []scenario.Step{
 		{Do: "during", Faults: fs(link), After: faults.Duration(after), For: faults.Duration(hold), Optional: true},
 		{Do: "later", After: faults.Duration(time.Duration(1+rng.IntN(500)) * time.Millisecond), Steps: kills},
 	}})
-	steps = append(steps, Step{Do: "await", Cond: &Cond{Ledger: all}, Timeout: faults.Duration(80 * time.Second)})
-	return &Scenario{
+	steps = append(steps, scenario.Step{Do: "await", Cond: &scenario.Cond{Ledger: all}, Timeout: faults.Duration(80 * time.Second)})
+	return &scenario.Scenario{
 		Name: fmt.Sprintf("peer-random-outside-%d", seed), Row: "peer", PerKind: perKind, AllowUnfired: true,
 		Description: fmt.Sprintf("random relay-side schedule %d, killed from outside: %d messages, %d supervised relays, one link fault", seed, all, relays),
 		Fault:       fmt.Sprintf("%v; %s %s on %s after %s for %s", desc, link.Kind, link.Direction, link.Link, after, hold),

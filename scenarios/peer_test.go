@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/outboxchaos/outboxchaos/peers"
+	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 	kp "github.com/outboxchaos/outboxchaos/system/killpoint"
 )
 
@@ -20,7 +21,7 @@ func TestPeerCasesValidate(t *testing.T) {
 			t.Errorf("%s: duplicate or not named peer-*", s.Name)
 		}
 		seen[s.Name] = true
-		back, _, err := Parse(s.JSON())
+		back, _, err := scenario.Parse(s.JSON())
 		if err != nil || back.Name != s.Name {
 			t.Errorf("%s: JSON round trip: %v", s.Name, err)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/system/canary"
 	"github.com/outboxchaos/outboxchaos/system/crashpoint"
 	"github.com/outboxchaos/outboxchaos/system/killpoint"
+	"github.com/outboxchaos/outboxchaos/system/notification"
 	"github.com/outboxchaos/outboxchaos/world"
 )
 
@@ -44,7 +45,7 @@ func (e *Env) Start(ctx context.Context, role string, ps podSpec) (*world.Pod, e
 		args = []string{"reconcile"}
 	case "job":
 		c.PGURL = replaceHost(c.PGURL, e.PGJob.Addr())
-		args = []string{"enqueue", "--per-kind", strconv.Itoa(e.Scenario.perKind()), "--kinds", kindsArg(e.Scenario.Kinds)}
+		args = []string{"enqueue", "--per-kind", strconv.Itoa(e.Scenario.Members()), "--kinds", kindsArg(e.Scenario.Kinds)}
 	case "migrate":
 		args = []string{"migrate"}
 	default:
@@ -244,4 +245,15 @@ func (e *Env) started(role string) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.seq[role] > 0
+}
+
+func kindsArg(kinds []notification.Kind) string {
+	if len(kinds) == 0 {
+		return "all"
+	}
+	var out []string
+	for _, k := range kinds {
+		out = append(out, string(k))
+	}
+	return strings.Join(out, ",")
 }

@@ -2,25 +2,17 @@ package scenarios
 
 import (
 	"context"
-	"errors"
 	"fmt"
-)
 
-// validateRecover: a recover step names faults as an inject step put them
-// in place.
-func validateRecover(s Step) error {
-	if len(s.Faults) == 0 {
-		return errors.New("needs faults: the injected faults to take away, as they were injected")
-	}
-	return liveFaults(s.Faults)
-}
+	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
+)
 
 // recoverStep takes away faults an inject step put in place, before the
 // end of the run: two faults that overlap without nesting (a link slowed,
 // another stalled, the first taken away while the second holds) are an
 // inject, an inject and a recover. A fault not in place is an error: the
 // schedule is wrong, not the pipeline.
-func (r *runner) recoverStep(ctx context.Context, st Step) error {
+func (r *runner) recoverStep(ctx context.Context, st scenario.Step) error {
 	for _, sp := range st.Faults {
 		want, err := sp.Build()
 		if err != nil {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 )
 
 // replace waits until the step's pod has died at its crash point or
@@ -15,7 +17,7 @@ import (
 // run to completion, as the batch job's next run (or a deployment's
 // migration job retried) would be. A pod that exited
 // non-zero before its point is replaced too, as a deployment would.
-func (r *runner) replace(ctx context.Context, st Step) error {
+func (r *runner) replace(ctx context.Context, st scenario.Step) error {
 	p, err := r.e.Pod(st.Pod)
 	if err != nil {
 		return err

@@ -14,6 +14,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/faults"
 	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/peers"
+	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 	"github.com/outboxchaos/outboxchaos/system/app"
 	"github.com/outboxchaos/outboxchaos/system/preflight"
 )
@@ -135,7 +136,7 @@ const runTimeout = 90 * time.Second
 
 // Run runs scenario s once and returns its result. It always drops its
 // schema and queues and recovers every fault it injected.
-func Run(ctx context.Context, s *Scenario, o Options) (res Result) {
+func Run(ctx context.Context, s *scenario.Scenario, o Options) (res Result) {
 	start := time.Now()
 	m := newMeter()
 	res = Result{Name: s.Name, Row: s.Row, Seed: o.Seed}
@@ -166,7 +167,7 @@ func Run(ctx context.Context, s *Scenario, o Options) (res Result) {
 		timeout = infraTimeout
 	}
 	// A longer settle bound lengthens the run by as much.
-	timeout += s.settle() - DefaultSettle
+	timeout += s.SettleWithin() - scenario.DefaultSettle
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	e, err := newEnv(ctx, s, o)
@@ -191,7 +192,7 @@ func Run(ctx context.Context, s *Scenario, o Options) (res Result) {
 	res.Cost.Steps = m.lap()
 	settled := true
 	if herr == nil {
-		if err := e.WaitSettled(ctx, s.settle()); err != nil {
+		if err := e.WaitSettled(ctx, s.SettleWithin()); err != nil {
 			settled = false
 			e.Logf("harness", "not settled: %v", err)
 		}

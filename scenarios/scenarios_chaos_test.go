@@ -16,6 +16,7 @@ import (
 
 	"github.com/outboxchaos/outboxchaos/scenarios"
 	"github.com/outboxchaos/outboxchaos/scenarios/explore"
+	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 	"github.com/outboxchaos/outboxchaos/system/canary"
 	"github.com/outboxchaos/outboxchaos/system/sandbox"
 	"github.com/outboxchaos/outboxchaos/system/testenv"
@@ -179,7 +180,7 @@ func TestReplayFromJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	replay, rec, err := scenarios.Parse(b)
+	replay, rec, err := scenario.Parse(b)
 	if err != nil {
 		t.Fatal(err)
 	}

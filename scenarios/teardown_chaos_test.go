@@ -9,6 +9,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/faults"
 	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 	kp "github.com/outboxchaos/outboxchaos/system/killpoint"
 	"github.com/outboxchaos/outboxchaos/system/notification"
 	"github.com/outboxchaos/outboxchaos/system/testenv"
@@ -24,17 +25,17 @@ import (
 func TestVerdictFixedAtLastStep(t *testing.T) {
 	testenv.Require(t)
 	t.Parallel()
-	s := &scenarios.Scenario{
+	s := &scenario.Scenario{
 		Name: "verdict-fixed-at-last-step", Row: "test",
 		Kinds:       []notification.Kind{notification.GradeRenewal},
 		Description: "the run ends with worker-1 frozen between its result and its ack",
 		Fault:       "pause-point worker.after-result in worker-1, never resumed by a step",
 		Outcome:     "teardown stops worker-1 before it recovers the pause-point: no ack after the last step",
-		Steps: []scenarios.Step{
+		Steps: []scenario.Step{
 			{Do: "enqueue"},
 			{Do: "start", Roles: []string{"worker"}, Faults: []faults.Spec{{Kind: "pause-point", Point: kp.WorkerAfterResult}}},
 			{Do: "start", Roles: []string{"relay", "cleanup"}},
-			{Do: "await", Cond: &scenarios.Cond{Paused: "worker-1"}},
+			{Do: "await", Cond: &scenario.Cond{Paused: "worker-1"}},
 		},
 	}
 	o := suiteOptions()
@@ -57,13 +58,13 @@ func TestVerdictFixedAtLastStep(t *testing.T) {
 func TestUninjectableFaultNotJudged(t *testing.T) {
 	testenv.Require(t)
 	t.Parallel()
-	s := &scenarios.Scenario{
+	s := &scenario.Scenario{
 		Name: "uninjectable-fault", Row: "test",
 		Kinds:       []notification.Kind{notification.GradeRenewal},
 		Description: "a step injects a fault the harness cannot put in place",
 		Fault:       "member 999 withdraws SMS consent: no such member",
 		Outcome:     "not judged",
-		Steps: []scenarios.Step{
+		Steps: []scenario.Step{
 			{Do: "enqueue"},
 			{Do: "inject", Faults: []faults.Spec{{Kind: "withdraw-consent", Member: 999}}},
 		},

@@ -5,15 +5,8 @@ import (
 	"errors"
 
 	"github.com/outboxchaos/outboxchaos/faults"
+	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 )
-
-// validateThaw: thaw needs the pod and how long it stays frozen.
-func validateThaw(s Step) error {
-	if s.Pod == "" || s.For <= 0 {
-		return errors.New("needs pod and for")
-	}
-	return nil
-}
 
 // thaw waits until the step's pod froze at its pause-point, then keeps it
 // frozen for the step's "for" and continues it (a resume fault, in the
@@ -22,7 +15,7 @@ func validateThaw(s Step) error {
 // wait's bound) before the pod froze, means the point was never reached:
 // nothing to thaw, not an error. The step's faults, if any, are in place
 // while the pod is frozen and for the step's overhang after it continued.
-func (r *runner) thaw(ctx context.Context, st Step) error {
+func (r *runner) thaw(ctx context.Context, st scenario.Step) error {
 	d := st.Timeout.D()
 	if d == 0 {
 		d = waitLong
@@ -65,8 +58,8 @@ func (r *runner) thaw(ctx context.Context, st Step) error {
 		// held, and the pod's own first steps for the overhang after; one
 		// that cannot be put in place is skipped, as a window's (the pod
 		// is then continued at the run's end).
-		return r.during(ctx, Step{Do: "during", Faults: st.Faults, For: st.Overhang, Optional: true,
-			Steps: []Step{{Do: "later", After: st.For, Steps: []Step{{Do: "inject", Faults: []faults.Spec{resume}}}}}})
+		return r.during(ctx, scenario.Step{Do: "during", Faults: st.Faults, For: st.Overhang, Optional: true,
+			Steps: []scenario.Step{{Do: "later", After: st.For, Steps: []scenario.Step{{Do: "inject", Faults: []faults.Spec{resume}}}}}})
 	}
 	if err := r.pause(ctx, st.For.D()); err != nil {
 		return err
@@ -80,7 +73,7 @@ func (r *runner) thaw(ctx context.Context, st Step) error {
 // it. A condition that did not come in time, or can no longer come,
 // continues the pod all the same; a pod that exited the wrong way is the
 // run's failure, as in any wait.
-func (r *runner) thawOnce(ctx context.Context, st Step, resume faults.Spec) error {
+func (r *runner) thawOnce(ctx context.Context, st scenario.Step, resume faults.Spec) error {
 	r.e.Logf("harness", "%s froze: continued once %s, at most %s", st.Pod, st.Cond, st.For)
 	err := r.await(ctx, st.Cond, st.For, r.newProbe(st.Cond))
 	switch {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/outboxchaos/outboxchaos/faults"
+	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 	"github.com/outboxchaos/outboxchaos/system/killpoint"
 	"github.com/outboxchaos/outboxchaos/world"
 )
@@ -16,7 +17,7 @@ import (
 
 // enqueue runs the batch job to completion, with the step's pod faults
 // armed in it.
-func (r *runner) enqueue(ctx context.Context, st Step) error {
+func (r *runner) enqueue(ctx context.Context, st scenario.Step) error {
 	ps, err := r.podSpec(st)
 	if err != nil {
 		return err
@@ -106,12 +107,12 @@ func withoutFaults(ps podSpec) podSpec {
 }
 
 // awaitStep waits until the step's condition holds.
-func (r *runner) awaitStep(ctx context.Context, st Step) error {
+func (r *runner) awaitStep(ctx context.Context, st scenario.Step) error {
 	return r.await(ctx, st.Cond, st.Timeout, r.newProbe(st.Cond))
 }
 
 // assert fails unless the step's condition holds now.
-func (r *runner) assert(ctx context.Context, st Step) error {
+func (r *runner) assert(ctx context.Context, st scenario.Step) error {
 	ok, err := r.newProbe(st.Cond).holds(ctx, st.Cond)
 	if err == nil && !ok {
 		err = errors.New("does not hold")
@@ -120,7 +121,7 @@ func (r *runner) assert(ctx context.Context, st Step) error {
 }
 
 // inject puts the step's faults in place until the end of the run.
-func (r *runner) inject(ctx context.Context, st Step) error {
+func (r *runner) inject(ctx context.Context, st scenario.Step) error {
 	for _, sp := range st.Faults {
 		f, _ := sp.Build()
 		if err := r.eng.Inject(ctx, f); err != nil {
@@ -131,7 +132,7 @@ func (r *runner) inject(ctx context.Context, st Step) error {
 }
 
 // restart starts the step's pod again, under its name or a new one.
-func (r *runner) restart(ctx context.Context, st Step) error {
+func (r *runner) restart(ctx context.Context, st scenario.Step) error {
 	p, err := r.e.Pod(st.Pod)
 	if err != nil {
 		return err
@@ -145,7 +146,7 @@ func (r *runner) restart(ctx context.Context, st Step) error {
 }
 
 // stop stops the step's pod: SIGTERM, then SIGKILL.
-func (r *runner) stop(_ context.Context, st Step) error {
+func (r *runner) stop(_ context.Context, st scenario.Step) error {
 	p, err := r.e.Pod(st.Pod)
 	if err != nil {
 		return err
@@ -163,17 +164,9 @@ func exited(p *world.Pod) bool {
 	}
 }
 
-// validateLater: later needs its wait and its steps.
-func validateLater(s Step) error {
-	if s.After <= 0 || len(s.Steps) == 0 {
-		return errors.New("needs after and steps")
-	}
-	return validSteps(s.Steps)
-}
-
 // later waits the step's "after" (counted as waiting), then runs its
 // steps in order.
-func (r *runner) later(ctx context.Context, st Step) error {
+func (r *runner) later(ctx context.Context, st scenario.Step) error {
 	if err := r.pause(ctx, st.After.D()); err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/fakevendor"
 	"github.com/outboxchaos/outboxchaos/faults"
+	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 	"github.com/outboxchaos/outboxchaos/system/notification"
 	"github.com/outboxchaos/outboxchaos/world"
 )
@@ -16,76 +17,76 @@ import (
 // Steps.
 
 // Enqueue runs the batch job once, seeding the scenario's members.
-func Enqueue() Step              { return Step{Do: "enqueue"} }
-func enqueueN(perKind int) Step  { return Step{Do: "enqueue", PerKind: perKind} }
-func start(roles ...string) Step { return Step{Do: "start", Roles: roles} }
-func pipeline() Step             { return start("relay", "worker", "cleanup") }
+func Enqueue() scenario.Step              { return scenario.Step{Do: "enqueue"} }
+func enqueueN(perKind int) scenario.Step  { return scenario.Step{Do: "enqueue", PerKind: perKind} }
+func start(roles ...string) scenario.Step { return scenario.Step{Do: "start", Roles: roles} }
+func pipeline() scenario.Step             { return start("relay", "worker", "cleanup") }
 
 // Await waits until c holds.
-func Await(c Cond) Step            { return Step{Do: "await", Cond: &c} }
-func assert(c Cond) Step           { return Step{Do: "assert", Cond: &c} }
-func restart(pod string) Step      { return Step{Do: "restart", Pod: pod} }
-func stop(pod string) Step         { return Step{Do: "stop", Pod: pod} }
-func note(s Step, why string) Step { s.Note = why; return s }
+func Await(c scenario.Cond) scenario.Step            { return scenario.Step{Do: "await", Cond: &c} }
+func assert(c scenario.Cond) scenario.Step           { return scenario.Step{Do: "assert", Cond: &c} }
+func restart(pod string) scenario.Step               { return scenario.Step{Do: "restart", Pod: pod} }
+func stop(pod string) scenario.Step                  { return scenario.Step{Do: "stop", Pod: pod} }
+func note(s scenario.Step, why string) scenario.Step { s.Note = why; return s }
 
 // StartWith starts one pod of role with pod faults armed in it.
-func StartWith(role string, fs ...faults.Spec) Step {
-	return Step{Do: "start", Roles: []string{role}, Faults: fs}
+func StartWith(role string, fs ...faults.Spec) scenario.Step {
+	return scenario.Step{Do: "start", Roles: []string{role}, Faults: fs}
 }
 
 // startEnv starts one pod of role with extra settings (KEY=VALUE).
-func startEnv(role string, env ...string) Step {
-	return Step{Do: "start", Roles: []string{role}, Env: env}
+func startEnv(role string, env ...string) scenario.Step {
+	return scenario.Step{Do: "start", Roles: []string{role}, Env: env}
 }
 
 // Inject puts faults in place for the rest of the run.
-func Inject(fs ...faults.Spec) Step { return Step{Do: "inject", Faults: fs} }
+func Inject(fs ...faults.Spec) scenario.Step { return scenario.Step{Do: "inject", Faults: fs} }
 
 // recoverFaults takes away faults an inject step put in place.
-func recoverFaults(fs ...faults.Spec) Step { return Step{Do: "recover", Faults: fs} }
+func recoverFaults(fs ...faults.Spec) scenario.Step { return scenario.Step{Do: "recover", Faults: fs} }
 
 // during holds fs in place while steps run and until c holds.
-func during(fs []faults.Spec, c Cond, steps ...Step) Step {
-	return Step{Do: "during", Faults: fs, Cond: &c, Steps: steps}
+func during(fs []faults.Spec, c scenario.Cond, steps ...scenario.Step) scenario.Step {
+	return scenario.Step{Do: "during", Faults: fs, Cond: &c, Steps: steps}
 }
 
 // within sets how long step s may wait for its condition.
-func within(s Step, d time.Duration) Step {
+func within(s scenario.Step, d time.Duration) scenario.Step {
 	s.Timeout = faults.Duration(d)
 	return s
 }
 
 // Conditions.
 
-func outboxRows(status string, n int) Cond {
-	return Cond{Rows: &Rows{Table: "outbox", Status: status, N: n}}
+func outboxRows(status string, n int) scenario.Cond {
+	return scenario.Cond{Rows: &scenario.Rows{Table: "outbox", Status: status, N: n}}
 }
 
-func inboxRows(status string, n int) Cond {
-	return Cond{Rows: &Rows{Table: "inbox", Status: status, N: n}}
+func inboxRows(status string, n int) scenario.Cond {
+	return scenario.Cond{Rows: &scenario.Rows{Table: "inbox", Status: status, N: n}}
 }
 
-func ledger(n int) Cond         { return Cond{Ledger: n} }
-func killed(pod string) Cond    { return Cond{Killed: pod} }
-func exitedPod(pod string) Cond { return Cond{Exited: pod} }
-func traffic(link string, m world.Message) Cond {
-	return Cond{Traffic: &TrafficCond{Link: link, Message: string(m)}}
+func ledger(n int) scenario.Cond         { return scenario.Cond{Ledger: n} }
+func killed(pod string) scenario.Cond    { return scenario.Cond{Killed: pod} }
+func exitedPod(pod string) scenario.Cond { return scenario.Cond{Exited: pod} }
+func traffic(link string, m world.Message) scenario.Cond {
+	return scenario.Cond{Traffic: &scenario.TrafficCond{Link: link, Message: string(m)}}
 }
-func anyOf(cs ...Cond) Cond    { return Cond{Any: cs} }
-func allOf(cs ...Cond) Cond    { return Cond{All: cs} }
-func peekSkipped(n int) Cond   { return Cond{PeekSkips: n} }
-func copiesSeen(n int) Cond    { return Cond{Copies: n} }
-func eventOf(name string) Cond { return Cond{Event: &EventCond{Name: name}} }
+func anyOf(cs ...scenario.Cond) scenario.Cond { return scenario.Cond{Any: cs} }
+func allOf(cs ...scenario.Cond) scenario.Cond { return scenario.Cond{All: cs} }
+func peekSkipped(n int) scenario.Cond         { return scenario.Cond{PeekSkips: n} }
+func copiesSeen(n int) scenario.Cond          { return scenario.Cond{Copies: n} }
+func eventOf(name string) scenario.Cond       { return scenario.Cond{Event: &scenario.EventCond{Name: name}} }
 
 // PodEvent holds once pod (or any pod of a role, "relay-") logged n
 // events called name.
-func PodEvent(name, pod string, n int) Cond {
-	return Cond{Event: &EventCond{Name: name, Pod: pod, N: n}}
+func PodEvent(name, pod string, n int) scenario.Cond {
+	return scenario.Cond{Event: &scenario.EventCond{Name: name, Pod: pod, N: n}}
 }
 
 // eventWith: an event whose attribute key has value.
-func eventWith(name, key, value string) Cond {
-	return Cond{Event: &EventCond{Name: name, Attrs: map[string]string{key: value}}}
+func eventWith(name, key, value string) scenario.Cond {
+	return scenario.Cond{Event: &scenario.EventCond{Name: name, Attrs: map[string]string{key: value}}}
 }
 
 // Faults.

@@ -16,6 +16,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/fakevendor"
 	"github.com/outboxchaos/outboxchaos/faults"
 	"github.com/outboxchaos/outboxchaos/peers"
+	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 	"github.com/outboxchaos/outboxchaos/system/app"
 	"github.com/outboxchaos/outboxchaos/system/broker"
 	"github.com/outboxchaos/outboxchaos/system/clock"
@@ -31,7 +32,7 @@ import (
 // engine sees it. Its methods live in pods.go (pods), observe.go
 // (what the harness reads) and operator.go (what an operator does).
 type Env struct {
-	Scenario *Scenario
+	Scenario *scenario.Scenario
 	Seed     int64
 	Bin      string
 	// ourBin is what our pods run: Bin's pod build beside it, or Bin
@@ -203,7 +204,7 @@ func HarnessVendor() fakevendor.Options {
 	return fakevendor.Options{Account: "outboxchaos", Password: "secret", HangTimeout: 5 * time.Second, LandLateMax: 4 * time.Second}
 }
 
-func newEnv(ctx context.Context, s *Scenario, o Options) (e *Env, err error) {
+func newEnv(ctx context.Context, s *scenario.Scenario, o Options) (e *Env, err error) {
 	e = &Env{Scenario: s, Seed: o.Seed, Bin: o.Bin, ourBin: pipelineBin(o.Bin), Bug: o.Bug, CoverDir: o.CoverDir, TL: world.NewTimeline(), seq: map[string]int{}, meta: map[string]podMeta{},
 		parked: map[string]amqp.Delivery{}, infra: o.Infra}
 	e.sup = world.NewSupervisor(e.Logf)
@@ -229,7 +230,7 @@ func newEnv(ctx context.Context, s *Scenario, o Options) (e *Env, err error) {
 	if e.Pool, err = e.SB.Observer(ctx); err != nil {
 		return e, err
 	}
-	if e.Day, err = s.startTime(time.Now()); err != nil {
+	if e.Day, err = s.StartTime(time.Now()); err != nil {
 		return e, err
 	}
 	setting := clock.NewVirtual(e.Day, 1).Setting()
@@ -334,7 +335,7 @@ func newEnv(ctx context.Context, s *Scenario, o Options) (e *Env, err error) {
 	c.PGURL = replaceHost(e.SB.PGURL, e.PG.Addr())
 	c.VendorURL = "http://" + e.VendorLink.Addr()
 	c.Clock = setting
-	if err := ApplyConfig(&c, s.Config); err != nil {
+	if err := scenario.ApplyConfig(&c, s.Config); err != nil {
 		return e, err
 	}
 	e.Cfg = c
@@ -439,7 +440,7 @@ func (e *Env) close() error {
 // migration alone, so a run that migrates itself, a canary (which may
 // change the migration), a peer (whose tables ours does not make) and a
 // run on containers of its own (another server) each get a new one.
-func newSandbox(ctx context.Context, s *Scenario, o Options, peer bool, label string) (*sandbox.Sandbox, error) {
+func newSandbox(ctx context.Context, s *scenario.Scenario, o Options, peer bool, label string) (*sandbox.Sandbox, error) {
 	if o.Sandboxes == nil || s.SelfMigrate || o.Bug != "" || peer || o.Infra != nil || s.Infra != "" {
 		return sandbox.New(ctx, o.PGURL, o.AMQPURL, label)
 	}
@@ -488,30 +489,6 @@ func parseURL(s string) (*url.URL, error) {
 		return nil, fmt.Errorf("parse URL %s: %w", app.Redact(s), err)
 	}
 	return u, nil
-}
-
-// ApplyConfig sets the scenario's settings, named as the flags are
-// ("batch-size": "5"), over c; an unknown name is an error.
-func ApplyConfig(c *config.Config, settings map[string]string) error {
-	byEnv := map[string]string{}
-	for k := range settings {
-		byEnv[config.EnvName(k)] = k
-	}
-	used := map[string]bool{}
-	err := c.FromLookup(func(env string) (string, bool) {
-		k, ok := byEnv[env]
-		used[k] = ok
-		return settings[k], ok
-	})
-	if err != nil {
-		return fmt.Errorf("scenario configuration: %w", err)
-	}
-	for k := range settings {
-		if !used[k] {
-			return fmt.Errorf("scenario configuration: unknown setting %q (see outboxchaos relay --help for the names)", k)
-		}
-	}
-	return nil
 }
 
 // appPrefix starts the application_name of every pod's connections:

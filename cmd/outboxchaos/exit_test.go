@@ -18,6 +18,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/peers"
 	"github.com/outboxchaos/outboxchaos/scenarios"
 	"github.com/outboxchaos/outboxchaos/scenarios/explore"
+	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 	"github.com/outboxchaos/outboxchaos/system/testenv"
 )
 
@@ -152,7 +153,7 @@ func TestScenarioCheckNotJudged_Exit3(t *testing.T) {
 
 func TestSelectScenarios(t *testing.T) {
 	t.Parallel()
-	names := func(l []*scenarios.Scenario) string {
+	names := func(l []*scenario.Scenario) string {
 		var out []string
 		for _, s := range l {
 			out = append(out, s.Name)

@@ -18,6 +18,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/peers"
 	"github.com/outboxchaos/outboxchaos/reports"
 	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 	"github.com/outboxchaos/outboxchaos/system/config"
 )
 
@@ -211,7 +212,7 @@ func runPeers(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 // someCellApplies is a usage error when no case of cases applies to any
 // of impls: every cell would be n/a, and the run would judge nothing.
-func someCellApplies(impls []string, cases []*scenarios.Scenario) error {
+func someCellApplies(impls []string, cases []*scenario.Scenario) error {
 	for _, impl := range impls {
 		p, err := peers.Lookup(impl)
 		if err != nil {
@@ -241,12 +242,12 @@ func loadMatrix(path string) (reports.Peers, error) {
 }
 
 // mergeCases returns the cases of have and add, in catalogue order.
-func mergeCases(have, add []*scenarios.Scenario) []*scenarios.Scenario {
+func mergeCases(have, add []*scenario.Scenario) []*scenario.Scenario {
 	want := map[string]bool{}
-	for _, s := range append(append([]*scenarios.Scenario(nil), have...), add...) {
+	for _, s := range append(append([]*scenario.Scenario(nil), have...), add...) {
 		want[s.Name] = true
 	}
-	var out []*scenarios.Scenario
+	var out []*scenario.Scenario
 	for _, s := range scenarios.PeerCases() {
 		if want[s.Name] {
 			out = append(out, s)
@@ -298,12 +299,12 @@ func pickImpls(s string) ([]string, error) {
 	return out, nil
 }
 
-func pickCases(s string) ([]*scenarios.Scenario, error) {
+func pickCases(s string) ([]*scenario.Scenario, error) {
 	all := scenarios.PeerCases()
 	if s == "" || s == "all" {
 		return all, nil
 	}
-	var out []*scenarios.Scenario
+	var out []*scenario.Scenario
 	for _, p := range strings.Split(s, ",") {
 		c, ok := scenarios.LookupPeerCase(p)
 		if !ok {

@@ -16,6 +16,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/peers"
 	"github.com/outboxchaos/outboxchaos/scenarios"
 	"github.com/outboxchaos/outboxchaos/scenarios/explore"
+	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 	"github.com/outboxchaos/outboxchaos/system/canary"
 )
 
@@ -108,7 +109,7 @@ func scenarioRun(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			return usagef("unknown relay under test %q (known: %s)", *impl, strings.Join(peers.Names(), ", "))
 		}
 	}
-	var list []*scenarios.Scenario
+	var list []*scenario.Scenario
 	var recorded *checker.Record
 	switch {
 	case *file != "" && (len(names) > 0 || *pattern != ""):
@@ -118,14 +119,14 @@ func scenarioRun(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		if err != nil {
 			return err
 		}
-		list, recorded = []*scenarios.Scenario{s}, rec
+		list, recorded = []*scenario.Scenario{s}, rec
 	default:
 		if list, err = selectScenarios(names, *pattern); err != nil {
 			return err
 		}
 	}
 	if shard.N > 1 {
-		var mine []*scenarios.Scenario
+		var mine []*scenario.Scenario
 		for i, s := range list {
 			if shard.Has(i) {
 				mine = append(mine, s)
@@ -237,7 +238,7 @@ func notRun(n int) string {
 
 // selectScenarios turns names ("all": the catalogue; none: the catalogue
 // when a pattern is given) and a -run pattern into the scenarios to run.
-func selectScenarios(names []string, pattern string) ([]*scenarios.Scenario, error) {
+func selectScenarios(names []string, pattern string) ([]*scenario.Scenario, error) {
 	var re *regexp.Regexp
 	if pattern != "" {
 		var err error
@@ -252,9 +253,9 @@ func selectScenarios(names []string, pattern string) ([]*scenarios.Scenario, err
 	if len(names) == 0 {
 		names = []string{"all"}
 	}
-	var list []*scenarios.Scenario
+	var list []*scenario.Scenario
 	seen := map[string]bool{}
-	add := func(s *scenarios.Scenario) {
+	add := func(s *scenario.Scenario) {
 		if !seen[s.Name] && (re == nil || re.MatchString(s.Name)) {
 			seen[s.Name] = true
 			list = append(list, s)

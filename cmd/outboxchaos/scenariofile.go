@@ -13,6 +13,7 @@ import (
 
 	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 )
 
 // scenarioShow prints a named scenario as the JSON `scenario run --file`
@@ -40,7 +41,7 @@ func scenarioShow(args []string, stdout, stderr io.Writer) error {
 // loadScenario reads a scenario file, or a run.json a run wrote or its
 // folder (then the record comes back too, to replay with its seed and
 // canary).
-func loadScenario(path string) (*scenarios.Scenario, *checker.Record, error) {
+func loadScenario(path string) (*scenario.Scenario, *checker.Record, error) {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		path = filepath.Join(path, "run.json") // the run folder a run printed
 	}
@@ -48,7 +49,7 @@ func loadScenario(path string) (*scenarios.Scenario, *checker.Record, error) {
 	if err != nil {
 		return nil, nil, usagef("read scenario file: %v", err)
 	}
-	s, rec, err := scenarios.Parse(b)
+	s, rec, err := scenario.Parse(b)
 	if err != nil {
 		return nil, nil, usagef("%s: %v", path, err)
 	}

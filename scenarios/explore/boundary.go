@@ -6,9 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/outboxchaos/outboxchaos/scenarios"
-
 	"github.com/outboxchaos/outboxchaos/peers"
+	"github.com/outboxchaos/outboxchaos/scenarios"
 	"github.com/outboxchaos/outboxchaos/system/config"
 )
 

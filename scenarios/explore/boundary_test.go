@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/outboxchaos/outboxchaos/scenarios"
-
 	"github.com/outboxchaos/outboxchaos/faults"
 	"github.com/outboxchaos/outboxchaos/peers"
+	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 )
 
 // TestBoundariesHaveASource: every boundary names where its value is read
@@ -112,7 +112,7 @@ func TestSettingRanges(t *testing.T) {
 	closedAbove := map[string]bool{"batch-size": true, "relay-drain-depth": true, "relay-drain-claimers": true, "reconcile-batch": true}
 	try := func(name string, v int) error {
 		c := scenarios.Compressed()
-		if err := scenarios.ApplyConfig(&c, map[string]string{name: strconv.Itoa(v)}); err != nil {
+		if err := scenario.ApplyConfig(&c, map[string]string{name: strconv.Itoa(v)}); err != nil {
 			return err
 		}
 		return c.Validate()
@@ -234,8 +234,8 @@ func TestThawOnlyPodsThatRun(t *testing.T) {
 	dropped := 0
 	for i := 0; i < 3000; i++ {
 		s := Generate(d)
-		var walk func([]scenarios.Step)
-		walk = func(steps []scenarios.Step) {
+		var walk func([]scenario.Step)
+		walk = func(steps []scenario.Step) {
 			for _, st := range steps {
 				if st.Do == "thaw" && !s.runs(st.Pod) {
 					t.Errorf("schedule %d: thaw of %s, which it does not run: %s", i, st.Pod, s)

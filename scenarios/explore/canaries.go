@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/outboxchaos/outboxchaos/scenarios"
-
 	"github.com/outboxchaos/outboxchaos/system/canary"
 )
 

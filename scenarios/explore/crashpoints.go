@@ -12,10 +12,10 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/outboxchaos/outboxchaos/scenarios"
-
 	"github.com/outboxchaos/outboxchaos/fakevendor"
 	"github.com/outboxchaos/outboxchaos/faults"
+	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 	"github.com/outboxchaos/outboxchaos/system/crashpoint"
 	"github.com/outboxchaos/outboxchaos/system/killpoint"
 	"github.com/outboxchaos/outboxchaos/system/notification"
@@ -150,14 +150,14 @@ func contains(xs []string, x string) bool {
 }
 
 // base is the workload's scenario without steps.
-func (w CrashWorkload) base(name, desc string) *scenarios.Scenario {
-	return &scenarios.Scenario{Name: name, Row: "crash", Description: w.Desc + "; " + desc, PerKind: w.PerKind, Kinds: w.Kinds,
+func (w CrashWorkload) base(name, desc string) *scenario.Scenario {
+	return &scenario.Scenario{Name: name, Row: "crash", Description: w.Desc + "; " + desc, PerKind: w.PerKind, Kinds: w.Kinds,
 		Fault: "none", Outcome: "the contract holds", AllowUnfired: true, Config: w.Config}
 }
 
 // DiscoveryScenario runs the workload once with every process tracing the
 // crash points it reaches into dir/<process>.trace.
-func (w CrashWorkload) DiscoveryScenario(dir string) *scenarios.Scenario {
+func (w CrashWorkload) DiscoveryScenario(dir string) *scenario.Scenario {
 	s := w.base("crashpoints-discover-"+w.Name, "workload "+w.Name+", every process listing the crash points it reaches")
 	s.SelfMigrate = w.Migrate
 	env := func(proc string) []string {
@@ -165,28 +165,28 @@ func (w CrashWorkload) DiscoveryScenario(dir string) *scenarios.Scenario {
 	}
 	s.Steps = w.inject()
 	if w.Migrate {
-		s.Steps = append(s.Steps, scenarios.Step{Do: "start", Roles: []string{"migrate"}, Env: env("migrate")},
-			scenarios.Step{Do: "await", Cond: &scenarios.Cond{Succeeded: "migrate-1"}})
+		s.Steps = append(s.Steps, scenario.Step{Do: "start", Roles: []string{"migrate"}, Env: env("migrate")},
+			scenario.Step{Do: "await", Cond: &scenario.Cond{Succeeded: "migrate-1"}})
 	}
-	s.Steps = append(s.Steps, scenarios.Step{Do: "start", Roles: []string{"job"}, Env: env("job"), Faults: w.Arm["job"]},
-		scenarios.Step{Do: "await", Cond: &scenarios.Cond{Succeeded: "job-1"}})
+	s.Steps = append(s.Steps, scenario.Step{Do: "start", Roles: []string{"job"}, Env: env("job"), Faults: w.Arm["job"]},
+		scenario.Step{Do: "await", Cond: &scenario.Cond{Succeeded: "job-1"}})
 	for _, role := range w.roles() {
-		s.Steps = append(s.Steps, scenarios.Step{Do: "start", Roles: []string{role}, Env: env(role), Faults: w.Arm[role], Supervise: true})
+		s.Steps = append(s.Steps, scenario.Step{Do: "start", Roles: []string{role}, Env: env(role), Faults: w.Arm[role], Supervise: true})
 	}
 	return s
 }
 
 // inject is the step that puts the workload's live faults in place.
-func (w CrashWorkload) inject() []scenarios.Step {
+func (w CrashWorkload) inject() []scenario.Step {
 	if len(w.Inject) == 0 {
 		return nil
 	}
-	return []scenarios.Step{{Do: "inject", Faults: w.Inject}}
+	return []scenario.Step{{Do: "inject", Faults: w.Inject}}
 }
 
 // CrashScenario kills t.Process at t.Point once, replaces it by a new pod
 // under a new name and lets the pipeline settle.
-func (w CrashWorkload) CrashScenario(t CrashTarget) *scenarios.Scenario {
+func (w CrashWorkload) CrashScenario(t CrashTarget) *scenario.Scenario {
 	name := "crashpoint-" + w.Name + "-" + strings.NewReplacer(":", "-", "/", "-").Replace(t.String())
 	s := w.base(name, fmt.Sprintf("workload %s; %s dies at crash point %s and is replaced under a new name", w.Name, t.Process, t.Point))
 	s.Fault = "crash-point " + t.Point.String() + " (SIGKILL) in " + t.Process + "-1"
@@ -208,17 +208,17 @@ func (w CrashWorkload) CrashScenario(t CrashTarget) *scenarios.Scenario {
 		s.SelfMigrate, first = true, []string{"migrate", "job"}
 	}
 	for _, role := range first {
-		s.Steps = append(s.Steps, scenarios.Step{Do: "start", Roles: []string{role}, Faults: arm(role)},
-			scenarios.Step{Do: "replace", Pod: role + "-1"})
+		s.Steps = append(s.Steps, scenario.Step{Do: "start", Roles: []string{role}, Faults: arm(role)},
+			scenario.Step{Do: "replace", Pod: role + "-1"})
 	}
 	for _, role := range w.roles() {
 		// The other processes are supervised: one that fails at start-up
 		// (a queue declared by two processes at once) is restarted, as a
 		// deployment would.
-		s.Steps = append(s.Steps, scenarios.Step{Do: "start", Roles: []string{role}, Faults: arm(role), Supervise: role != t.Process})
+		s.Steps = append(s.Steps, scenario.Step{Do: "start", Roles: []string{role}, Faults: arm(role), Supervise: role != t.Process})
 	}
 	if t.Process != "job" && t.Process != "migrate" {
-		s.Steps = append(s.Steps, scenarios.Step{Do: "replace", Pod: t.Process + "-1"})
+		s.Steps = append(s.Steps, scenario.Step{Do: "replace", Pod: t.Process + "-1"})
 	}
 	return s
 }

@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/outboxchaos/outboxchaos/scenarios"
-
 	"github.com/outboxchaos/outboxchaos/system/crashpoint"
 )
 

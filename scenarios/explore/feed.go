@@ -5,9 +5,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/outboxchaos/outboxchaos/scenarios"
-
 	"github.com/outboxchaos/outboxchaos/faults"
+	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 )
 
 // Feed is sustained load: while the pipeline runs, the
@@ -54,18 +53,18 @@ func (s *Schedule) feed(d Draw) {
 // fault cut its database link) runs again until one completes, as a
 // scheduled job is re-run: its business rows are seeded already, and
 // judged.
-func (s Schedule) feedSteps() []scenarios.Step {
+func (s Schedule) feedSteps() []scenario.Step {
 	if s.Feed == nil {
 		return nil
 	}
-	var out []scenarios.Step
+	var out []scenario.Step
 	for k := 1; k <= s.Feed.Rounds; k++ {
 		var cut *JobCut
 		if s.JobCut != nil && s.JobCut.Round == k {
 			cut = s.JobCut
 		}
-		out = append(out, scenarios.Step{Do: "later", After: faults.Duration(time.Duration(k) * s.Feed.Gap.D()),
-			Steps: []scenarios.Step{cutEnqueue(scenarios.Step{Do: "enqueue", PerKind: s.PerKind + k*s.Feed.Step}, cut)},
+		out = append(out, scenario.Step{Do: "later", After: faults.Duration(time.Duration(k) * s.Feed.Gap.D()),
+			Steps: []scenario.Step{cutEnqueue(scenario.Step{Do: "enqueue", PerKind: s.PerKind + k*s.Feed.Step}, cut)},
 			Note:  fmt.Sprintf("sustained load: job run %d of %d while the pipeline runs", k, s.Feed.Rounds)})
 	}
 	return out

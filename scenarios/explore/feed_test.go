@@ -3,7 +3,7 @@ package explore
 import (
 	"testing"
 
-	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 )
 
 // TestFeedSchedules: about one schedule in four keeps enqueuing while the
@@ -26,7 +26,7 @@ func TestFeedSchedules(t *testing.T) {
 		if err := sc.Validate(); err != nil {
 			t.Fatalf("seed %d: %s: %v", seed, s, err)
 		}
-		var later []scenarios.Step
+		var later []scenario.Step
 		for _, st := range sc.Steps {
 			if st.Do == "parallel" {
 				for _, in := range st.Steps {

@@ -4,9 +4,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/outboxchaos/outboxchaos/scenarios"
-
 	"github.com/outboxchaos/outboxchaos/faults"
+	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 	"github.com/outboxchaos/outboxchaos/system/killpoint"
 	"github.com/outboxchaos/outboxchaos/system/notification"
 )
@@ -73,7 +72,7 @@ func (s *Schedule) jobCut(d Draw) {
 
 // cutEnqueue is an enqueue step that runs again until a run completes,
 // with the cut armed in its first run when c is set.
-func cutEnqueue(st scenarios.Step, c *JobCut) scenarios.Step {
+func cutEnqueue(st scenario.Step, c *JobCut) scenario.Step {
 	st.Supervise = true
 	if c != nil {
 		st.Faults = append(st.Faults, faults.Spec{Kind: faults.KindPausePoint, Point: c.Point, Hit: c.Hit})

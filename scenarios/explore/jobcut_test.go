@@ -4,9 +4,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/outboxchaos/outboxchaos/scenarios"
-
 	"github.com/outboxchaos/outboxchaos/faults"
+	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 	"github.com/outboxchaos/outboxchaos/system/killpoint"
 	"github.com/outboxchaos/outboxchaos/system/notification"
 )
@@ -91,9 +90,9 @@ func TestJobCutSchedules(t *testing.T) {
 		if err := sc.Validate(); err != nil {
 			t.Fatalf("seed %d: %s: %v", seed, s, err)
 		}
-		var cuts []scenarios.Step
-		var walk func(in []scenarios.Step, round int)
-		walk = func(in []scenarios.Step, round int) {
+		var cuts []scenario.Step
+		var walk func(in []scenario.Step, round int)
+		walk = func(in []scenario.Step, round int) {
 			for _, st := range in {
 				if len(st.WhileFrozen) > 0 {
 					if round != c.Round {

@@ -3,9 +3,8 @@ package explore
 import (
 	"time"
 
-	"github.com/outboxchaos/outboxchaos/scenarios"
-
 	"github.com/outboxchaos/outboxchaos/faults"
+	"github.com/outboxchaos/outboxchaos/scenarios"
 )
 
 // The ways Mutate changes a schedule.

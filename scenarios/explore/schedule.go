@@ -8,11 +8,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/outboxchaos/outboxchaos/scenarios"
-
 	"github.com/outboxchaos/outboxchaos/fakevendor"
 	"github.com/outboxchaos/outboxchaos/faults"
 	"github.com/outboxchaos/outboxchaos/history"
+	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 	"github.com/outboxchaos/outboxchaos/system/killpoint"
 	"github.com/outboxchaos/outboxchaos/system/notification"
 	"github.com/outboxchaos/outboxchaos/world"
@@ -62,8 +62,8 @@ type Timed struct {
 	// Until: a WhenPaused resume waits for it once its pod froze (For
 	// bounds the wait); Stale names the stale actor (stale.go) the fault
 	// belongs to.
-	Until *scenarios.Cond `json:"until,omitempty"`
-	Stale string          `json:"stale,omitempty"`
+	Until *scenario.Cond `json:"until,omitempty"`
+	Stale string         `json:"stale,omitempty"`
 }
 
 // The When values of a Timed fault.
@@ -147,7 +147,7 @@ type Schedule struct {
 	JobCut *JobCut `json:"job_cut,omitempty"`
 	// Business shapes the seeded business rows as production has them
 	// (schedule_audit.go), or nil.
-	Business *scenarios.BusinessShape `json:"business,omitempty"`
+	Business *scenario.BusinessShape `json:"business,omitempty"`
 }
 
 // ReconcileModes are the values of Schedule.Reconcile.
@@ -366,8 +366,8 @@ func (s *Schedule) arm(role string, spec faults.Spec) {
 // kill-points, failpoints and clocks armed and supervised (killed pods
 // restart as a deployment's would), then the link and node faults on the
 // schedule's own time axis. Faults that never fire are allowed.
-func (s Schedule) Scenario(name string) *scenarios.Scenario {
-	sc := &scenarios.Scenario{
+func (s Schedule) Scenario(name string) *scenario.Scenario {
+	sc := &scenario.Scenario{
 		Name: name, Row: "random", PerKind: s.PerKind, Kinds: s.Kinds, AllowUnfired: true, Start: s.Start,
 		Description: s.String(),
 		Fault:       fmt.Sprintf("%d random faults", len(s.Faults)),
@@ -376,7 +376,7 @@ func (s Schedule) Scenario(name string) *scenarios.Scenario {
 	}
 	at := map[string][]faults.Spec{}
 	armed, every := map[string][]faults.Spec{}, map[string][]faults.Spec{}
-	var windows []scenarios.Step
+	var windows []scenario.Step
 	for _, f := range s.Faults {
 		switch f.When {
 		case WhenArmed:
@@ -389,7 +389,7 @@ func (s Schedule) Scenario(name string) *scenarios.Scenario {
 				// not run: nothing can freeze, and nothing is waited for.
 				continue
 			}
-			windows = append(windows, scenarios.Step{Do: "thaw", Pod: f.Pod, For: f.For, Faults: f.Held, Overhang: f.Overhang, Cond: f.Until})
+			windows = append(windows, scenario.Step{Do: "thaw", Pod: f.Pod, For: f.For, Faults: f.Held, Overhang: f.Overhang, Cond: f.Until})
 			// A thaw that saw the run quiescent before the pod froze gives
 			// up; a pod that freezes after that is continued once every
 			// window is over, or it would hold its work to the end.
@@ -403,7 +403,7 @@ func (s Schedule) Scenario(name string) *scenarios.Scenario {
 				sc.Infra = "single"
 				sc.Config = mergeConfig(sc.Config, map[string]string{"amqp-heartbeat": "1s"})
 			}
-			windows = append(windows, scenarios.Step{Do: "during", Faults: []faults.Spec{f.Spec}, After: f.After, For: f.For, Optional: true})
+			windows = append(windows, scenario.Step{Do: "during", Faults: []faults.Spec{f.Spec}, After: f.After, For: f.For, Optional: true})
 		default:
 			at[f.When] = append(at[f.When], f.Spec)
 		}
@@ -413,7 +413,7 @@ func (s Schedule) Scenario(name string) *scenarios.Scenario {
 	}
 	for i := 0; i < s.JobRuns; i++ {
 		if i == 0 && len(armed["job"]) > 0 {
-			sc.Steps = append(sc.Steps, scenarios.StartWith("job", armed["job"]...), scenarios.Await(scenarios.Cond{Exited: "job-1"}))
+			sc.Steps = append(sc.Steps, scenarios.StartWith("job", armed["job"]...), scenarios.Await(scenario.Cond{Exited: "job-1"}))
 		}
 		if i == 0 && s.JobCut != nil && s.JobCut.Round == 0 {
 			sc.Steps = append(sc.Steps, cutEnqueue(scenarios.Enqueue(), s.JobCut))
@@ -423,7 +423,7 @@ func (s Schedule) Scenario(name string) *scenarios.Scenario {
 	}
 	pods := func(role string, n int) {
 		for i := 0; i < n; i++ {
-			st := scenarios.Step{Do: "start", Roles: []string{role}, Supervise: true}
+			st := scenario.Step{Do: "start", Roles: []string{role}, Supervise: true}
 			if i == 0 {
 				st.Faults = append(st.Faults, armed[role]...)
 			}
@@ -458,7 +458,7 @@ func (s Schedule) Scenario(name string) *scenarios.Scenario {
 	windows = append(windows, s.feedSteps()...)
 	if len(windows) > 0 {
 		sort.SliceStable(windows, func(i, j int) bool { return windows[i].After < windows[j].After })
-		sc.Steps = append(sc.Steps, scenarios.Step{Do: "parallel", Steps: windows})
+		sc.Steps = append(sc.Steps, scenario.Step{Do: "parallel", Steps: windows})
 	}
 	if end := at[WhenEnd]; len(end) > 0 {
 		// After every window: a frozen worker holds its delivery until

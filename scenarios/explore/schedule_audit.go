@@ -4,9 +4,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/outboxchaos/outboxchaos/scenarios"
-
 	"github.com/outboxchaos/outboxchaos/faults"
+	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 	"github.com/outboxchaos/outboxchaos/system/notification"
 )
 
@@ -63,7 +62,7 @@ func (s *Schedule) businessDraws(d Draw) {
 	if d.Int("second grade history", 0, 2) != 0 {
 		return
 	}
-	var sh scenarios.BusinessShape
+	var sh scenario.BusinessShape
 	for range d.Int("members with two", 1, 2) {
 		m := int64(d.Int("member with two", 1, max(1, s.PerKind)))
 		if !slices.Contains(sh.SecondGrade, m) {

@@ -6,10 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/outboxchaos/outboxchaos/scenarios"
-
 	"github.com/outboxchaos/outboxchaos/auditor"
 	"github.com/outboxchaos/outboxchaos/faults"
+	"github.com/outboxchaos/outboxchaos/scenarios"
 )
 
 // Random schedules reach the shapes the auditor judges: starts by a

@@ -4,11 +4,10 @@ import (
 	"slices"
 	"time"
 
-	"github.com/outboxchaos/outboxchaos/scenarios"
-
 	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/faults"
 	"github.com/outboxchaos/outboxchaos/history"
+	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 	"github.com/outboxchaos/outboxchaos/system/killpoint"
 )
 
@@ -22,15 +21,15 @@ type staleActor struct {
 	Role   string
 	Points []string
 	// Moved: the others moved the row (counted from the freeze).
-	Moved scenarios.Cond
+	Moved scenario.Cond
 	// Shape gives the schedule the actors that move the row.
 	Shape func(s *Schedule)
 }
 
 // fresh is an event of name logged by a pod of pod (a "role-" prefix
 // names every pod of the role) since the condition was first looked at.
-func fresh(name, pod string) scenarios.Cond {
-	return scenarios.Cond{Event: &scenarios.EventCond{Name: name, Pod: pod, Fresh: true}}
+func fresh(name, pod string) scenario.Cond {
+	return scenario.Cond{Event: &scenario.EventCond{Name: name, Pod: pod, Fresh: true}}
 }
 
 // staleActors are the actors that can be left behind, each with the moves
@@ -45,7 +44,7 @@ var staleActors = []staleActor{
 	{
 		Name: "a worker after the reconciler settled or re-sent its row", Role: "worker",
 		Points: []string{killpoint.WorkerAfterClaim, killpoint.WorkerAfterSend},
-		Moved:  scenarios.Cond{Any: []scenarios.Cond{fresh(history.Settle, "reconciler-"), fresh(history.ResendClaim, "reconciler-")}},
+		Moved:  scenario.Cond{Any: []scenario.Cond{fresh(history.Settle, "reconciler-"), fresh(history.ResendClaim, "reconciler-")}},
 		Shape:  func(s *Schedule) { s.Reconcile = "resend" },
 	},
 	{
@@ -57,7 +56,7 @@ var staleActors = []staleActor{
 	{
 		Name: "a reconciler after another settled or re-sent its row", Role: "reconciler",
 		Points: []string{killpoint.ReconcileAfterLookup, killpoint.ReconcileBeforeSettle, killpoint.ReconcileAfterResendClaim},
-		Moved:  scenarios.Cond{Any: []scenarios.Cond{fresh(history.Settle, "reconciler-2"), fresh(history.ResendClaim, "reconciler-2")}},
+		Moved:  scenario.Cond{Any: []scenario.Cond{fresh(history.Settle, "reconciler-2"), fresh(history.ResendClaim, "reconciler-2")}},
 		Shape:  func(s *Schedule) { s.Reconcile, s.Reconcilers = "resend", 2; s.unknownOutcome() },
 	},
 }

@@ -4,9 +4,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/outboxchaos/outboxchaos/scenarios"
-
 	"github.com/outboxchaos/outboxchaos/checker"
+	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 )
 
 // TestStaleActors: about one schedule in four leaves an actor behind: the
@@ -61,7 +60,7 @@ func TestStaleActors(t *testing.T) {
 	}
 }
 
-func hasThawOnce(steps []scenarios.Step) bool {
+func hasThawOnce(steps []scenario.Step) bool {
 	for _, st := range steps {
 		if st.Do == "thaw" && st.Cond != nil || hasThawOnce(st.Steps) {
 			return true

@@ -7,9 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/outboxchaos/outboxchaos/scenarios"
-
 	"github.com/outboxchaos/outboxchaos/faults"
+	"github.com/outboxchaos/outboxchaos/scenarios"
 	"github.com/outboxchaos/outboxchaos/system/config"
 	"github.com/outboxchaos/outboxchaos/system/killpoint"
 	"github.com/outboxchaos/outboxchaos/world"

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/outboxchaos/outboxchaos/infra"
-	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 )
 
 // TestDemoOnContainers runs `outboxchaos demo` entirely on containers: the
@@ -19,7 +19,7 @@ import (
 func TestDemoOnContainers(t *testing.T) {
 	infra.Require(t)
 	t.Parallel()
-	in := containersFor(t, &scenarios.Scenario{Name: "demo"})
+	in := containersFor(t, &scenario.Scenario{Name: "demo"})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	t0 := time.Now()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/outboxchaos/outboxchaos/infra"
 	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 )
 
 var bin string
@@ -42,7 +43,7 @@ func TestMain(m *testing.M) {
 
 // containersFor starts the containers scenario s asks for and removes
 // them when t ends, even when it fails half-way.
-func containersFor(t *testing.T, s *scenarios.Scenario) *infra.Containers {
+func containersFor(t *testing.T, s *scenario.Scenario) *infra.Containers {
 	t.Helper()
 	o := infra.Options{Postgres: true, RabbitNodes: 1, Log: slog.New(slog.NewTextHandler(os.Stderr, nil)).With("test", t.Name())}
 	if s.Infra == "cluster" {
@@ -56,14 +57,14 @@ func containersFor(t *testing.T, s *scenarios.Scenario) *infra.Containers {
 
 // run runs s once on its own containers, with canary bug armed if set;
 // the containers go when t ends.
-func run(t *testing.T, s *scenarios.Scenario, bug string) scenarios.Result {
+func run(t *testing.T, s *scenario.Scenario, bug string) scenarios.Result {
 	t.Helper()
 	return runOn(containersFor(t, s), s, bug)
 }
 
 // runOnce runs s on containers it removes before returning (a property
 // check: the next one starts afresh).
-func runOnce(t *testing.T, s *scenarios.Scenario) scenarios.Result {
+func runOnce(t *testing.T, s *scenario.Scenario) scenarios.Result {
 	t.Helper()
 	in, err := infra.Start(context.Background(), infra.Options{Postgres: true, RabbitNodes: 1})
 	if err != nil {
@@ -77,7 +78,7 @@ func runOnce(t *testing.T, s *scenarios.Scenario) scenarios.Result {
 	return runOn(in, s, "")
 }
 
-func runOn(in *infra.Containers, s *scenarios.Scenario, bug string) scenarios.Result {
+func runOn(in *infra.Containers, s *scenario.Scenario, bug string) scenarios.Result {
 	o := scenarios.DefaultOptions()
 	o.PGURL, o.AMQPURL, o.Bin, o.Artifacts, o.Bug, o.Infra = in.PGURL(), in.AMQPURL(), bin, "../../artifacts", bug, in
 	return scenarios.Run(context.Background(), s, o)

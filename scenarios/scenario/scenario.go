@@ -1,20 +1,15 @@
-// Package scenarios reproduces every row of the failure table (see
-// docs/design.md), and the other loss windows the design names, against the
-// real pipeline on real Postgres and RabbitMQ, and has the checker judge
-// what actually happened.
+// Package scenario is the scenario language: a scenario as data — its
+// workload, its steps (each a verb: start pods, enqueue, await a
+// condition, hold faults in place until one, …), the conditions they wait
+// for, and its row's expectations as checker rules — with what each verb
+// and condition means and needs (the registries verbs and conditions),
+// its validation, its one-line descriptions and its JSON. It runs
+// nothing: package scenarios carries the steps out and probes the
+// conditions, each by the name registered here.
 //
-// A scenario is a value: a workload, a list of steps (start pods, enqueue,
-// await a count or an event, hold faults in place until a condition) and
-// its row's expectations as checker rules. It prints and saves as JSON and
-// replays from it. The catalogue's entries and the random schedules
-// (package explore) are both such values and run on the same engine
-// (engine.go), which records every fault through faults.Engine. After the
-// steps the runner lets the pipeline settle, snapshots the final state and
-// hands the recorded run to the checker package for a verdict; a failing
-// run writes that record under artifacts/.
-//
-// To add a scenario: add one entry to Catalogue.
-package scenarios
+// A new verb or condition is a line in its registry here (what it means
+// and needs) and a line in the runner's (how it is carried out).
+package scenario
 
 import (
 	"encoding/json"
@@ -73,8 +68,8 @@ type Scenario struct {
 // DefaultSettle is Scenario.Settle when unset.
 const DefaultSettle = 30 * time.Second
 
-// settle is the run's quiescence bound.
-func (s *Scenario) settle() time.Duration {
+// SettleWithin is the run's quiescence bound.
+func (s *Scenario) SettleWithin() time.Duration {
 	if s.Settle > 0 {
 		return time.Duration(s.Settle)
 	}
@@ -84,22 +79,13 @@ func (s *Scenario) settle() time.Duration {
 // InfraLayouts are the values of Scenario.Infra.
 var InfraLayouts = []string{"single", "cluster"}
 
-func (s *Scenario) perKind() int { return max(s.PerKind, 1) }
+// Members is how many members of each kind the job enqueues: PerKind, at
+// least one.
+func (s *Scenario) Members() int { return max(s.PerKind, 1) }
 
-func kindsArg(kinds []notification.Kind) string {
-	if len(kinds) == 0 {
-		return "all"
-	}
-	var out []string
-	for _, k := range kinds {
-		out = append(out, string(k))
-	}
-	return strings.Join(out, ",")
-}
-
-// startTime places the virtual clock: at Start's time of day on the Seoul
+// StartTime places the virtual clock: at Start's time of day on the Seoul
 // day of now, or on Start's own date when it names one.
-func (s *Scenario) startTime(now time.Time) (time.Time, error) {
+func (s *Scenario) StartTime(now time.Time) (time.Time, error) {
 	if s.Start == "" {
 		return clock.At(now, 10, 0), nil
 	}
@@ -125,7 +111,7 @@ func (s *Scenario) Validate() error {
 	if s.Name == "" {
 		errs = append(errs, errors.New("no name"))
 	}
-	if _, err := s.startTime(time.Now()); err != nil {
+	if _, err := s.StartTime(time.Now()); err != nil {
 		errs = append(errs, err)
 	}
 	c := config.Default()
@@ -190,21 +176,26 @@ func Parse(b []byte) (*Scenario, *checker.Record, error) {
 	return &s, rec, nil
 }
 
-// Lookup returns the scenario named name.
-func Lookup(name string) (*Scenario, bool) {
-	for _, s := range Catalogue() {
-		if s.Name == name {
-			return s, true
+// ApplyConfig sets the scenario's settings, named as the flags are
+// ("batch-size": "5"), over c; an unknown name is an error.
+func ApplyConfig(c *config.Config, settings map[string]string) error {
+	byEnv := map[string]string{}
+	for k := range settings {
+		byEnv[config.EnvName(k)] = k
+	}
+	used := map[string]bool{}
+	err := c.FromLookup(func(env string) (string, bool) {
+		k, ok := byEnv[env]
+		used[k] = ok
+		return settings[k], ok
+	})
+	if err != nil {
+		return fmt.Errorf("scenario configuration: %w", err)
+	}
+	for k := range settings {
+		if !used[k] {
+			return fmt.Errorf("scenario configuration: unknown setting %q (see outboxchaos relay --help for the names)", k)
 		}
 	}
-	return nil, false
-}
-
-// Names lists every scenario name in catalogue order.
-func Names() []string {
-	var out []string
-	for _, s := range Catalogue() {
-		out = append(out, s.Name)
-	}
-	return out
+	return nil
 }

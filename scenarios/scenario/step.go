@@ -1,7 +1,6 @@
-package scenarios
+package scenario
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -50,33 +49,32 @@ type Step struct {
 var roles = []string{"relay", "worker", "cleanup", "reconciler", "job", "migrate"}
 
 // verb is one step verb: what it does (docs/harness.md says the same at
-// length), what it needs of its step, and how the runner carries it out.
+// length) and what it needs of its step.
 type verb struct {
 	doc      string
 	validate func(s Step) error
-	run      func(r *runner, ctx context.Context, st Step) error // a runner method expression
 }
 
-// verbs is the registry of step verbs. A new verb is a file with its
-// functions and one line here. It is filled in init: verbs that hold
-// steps (during, parallel) run and validate them through it.
+// verbs is the registry of step verbs. A new verb is a line here and one
+// in the runner's (how it is carried out). It is filled in init: verbs
+// that hold steps (during, parallel) validate them through it.
 var verbs map[string]verb
 
 func init() {
 	verbs = map[string]verb{
-		"enqueue":  {"run the batch job to completion (per_kind, kinds; faults armed in it; while_frozen: faults while it is frozen at its pause-point)", validateEnqueue, (*runner).enqueue},
-		"start":    {"start one pod per role in roles (faults armed in the first; env, link, supervise)", Step.validateStart, (*runner).start},
-		"await":    {"wait until cond holds (timeout, default 30 s)", needCond, (*runner).awaitStep},
-		"assert":   {"cond must hold now", needCond, (*runner).assert},
-		"inject":   {"put faults in place until the end of the run (or a recover step)", validateInject, (*runner).inject},
-		"recover":  {"take away faults an inject step put in place, named as they were injected", validateRecover, (*runner).recoverStep},
-		"during":   {"put faults in place, run steps, wait for cond (or for \"for\", after \"after\"), then recover them; without faults, run steps and wait for cond, its fresh events counted from before them", Step.validateDuring, (*runner).during},
-		"parallel": {"run steps concurrently and wait for all", validateParallel, (*runner).parallelStep},
-		"later":    {"wait \"after\", then run steps in order (sustained load's job runs inside a parallel step)", validateLater, (*runner).later},
-		"restart":  {"start pod again without its kill-point or failpoints (new_name: as role-N+1)", needPod, (*runner).restart},
-		"replace":  {"wait until pod died at its crash point (or exited, or the run is quiescent); replace a dead pod by a new one of its role", needPod, (*runner).replace},
-		"stop":     {"stop pod (SIGTERM, then SIGKILL)", needPod, (*runner).stop},
-		"thaw":     {"wait until pod froze at its pause-point (or exited, or the run is quiescent), keep it frozen for \"for\" (with its faults in place meanwhile, and \"overhang\" after), then resume it", validateThaw, (*runner).thaw},
+		"enqueue":  {"run the batch job to completion (per_kind, kinds; faults armed in it; while_frozen: faults while it is frozen at its pause-point)", validateEnqueue},
+		"start":    {"start one pod per role in roles (faults armed in the first; env, link, supervise)", Step.validateStart},
+		"await":    {"wait until cond holds (timeout, default 30 s)", needCond},
+		"assert":   {"cond must hold now", needCond},
+		"inject":   {"put faults in place until the end of the run (or a recover step)", validateInject},
+		"recover":  {"take away faults an inject step put in place, named as they were injected", validateRecover},
+		"during":   {"put faults in place, run steps, wait for cond (or for \"for\", after \"after\"), then recover them; without faults, run steps and wait for cond, its fresh events counted from before them", Step.validateDuring},
+		"parallel": {"run steps concurrently and wait for all", validateParallel},
+		"later":    {"wait \"after\", then run steps in order (sustained load's job runs inside a parallel step)", validateLater},
+		"restart":  {"start pod again without its kill-point or failpoints (new_name: as role-N+1)", needPod},
+		"replace":  {"wait until pod died at its crash point (or exited, or the run is quiescent); replace a dead pod by a new one of its role", needPod},
+		"stop":     {"stop pod (SIGTERM, then SIGKILL)", needPod},
+		"thaw":     {"wait until pod froze at its pause-point (or exited, or the run is quiescent), keep it frozen for \"for\" (with its faults in place meanwhile, and \"overhang\" after), then resume it", validateThaw},
 	}
 }
 
@@ -235,4 +233,29 @@ func (s Step) String() string {
 		fmt.Fprintf(&b, " for %s", s.For)
 	}
 	return b.String()
+}
+
+// validateLater: later needs its wait and its steps.
+func validateLater(s Step) error {
+	if s.After <= 0 || len(s.Steps) == 0 {
+		return errors.New("needs after and steps")
+	}
+	return validSteps(s.Steps)
+}
+
+// validateRecover: a recover step names faults as an inject step put them
+// in place.
+func validateRecover(s Step) error {
+	if len(s.Faults) == 0 {
+		return errors.New("needs faults: the injected faults to take away, as they were injected")
+	}
+	return liveFaults(s.Faults)
+}
+
+// validateThaw: thaw needs the pod and how long it stays frozen.
+func validateThaw(s Step) error {
+	if s.Pod == "" || s.For <= 0 {
+		return errors.New("needs pod and for")
+	}
+	return nil
 }
