@@ -23,7 +23,7 @@ import (
 // that outlasts its run (catalogue_infra.go's longHeartbeat), which the
 // default would cap at 60 s, so three missed ones drop it inside the run.
 // A dead letter its target refused is retried after 1 s, not 180 s, as on
-// the shared broker (scenarios/deadletter.go).
+// the shared broker (scenarios/internal/run/deadletter.go).
 func brokerEnv(erlang string, amqpPort, distPort, epmdPort int, cookie string) map[string]string {
 	return map[string]string{
 		"RABBITMQ_NODENAME":                   erlang,

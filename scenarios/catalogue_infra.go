@@ -239,7 +239,3 @@ func holdInboxRow(msg int64) faults.Spec {
 func queued(queue string, n int) scenario.Cond {
 	return scenario.Cond{Queue: &scenario.QueueCond{Queue: queue, N: n}}
 }
-
-// infraTimeout bounds an infrastructure scenario's run: a restart of a
-// broker takes seconds on a loaded machine.
-const infraTimeout = 4 * time.Minute

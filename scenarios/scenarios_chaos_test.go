@@ -96,7 +96,7 @@ func suiteOptions() scenarios.Options {
 
 // TestScenario runs every named scenario against the real services; each
 // must match its row of the design's failure table. A run whose clock jumped
-// while it settled (jump.go) runs again without jumps and must reach the
+// while it settled (internal/run/jump.go) runs again without jumps and must reach the
 // same verdict and counts: jumps only save time.
 func TestScenario(t *testing.T) {
 	testenv.Require(t)

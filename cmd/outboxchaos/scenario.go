@@ -313,7 +313,7 @@ func verdictLine(r scenarios.Result) string {
 
 func printResult(w io.Writer, r scenarios.Result, verbose bool) {
 	fmt.Fprintln(w, "--- timeline")
-	for _, l := range scenarios.FormatLines(scenarios.ReadableTimeline(r, verbose)) {
+	for _, l := range scenarios.Timeline(r, verbose) {
 		fmt.Fprintln(w, l)
 	}
 	fmt.Fprintln(w, "--- faults")

@@ -8,6 +8,7 @@ import (
 
 	"github.com/outboxchaos/outboxchaos/peers"
 	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/scenarios/internal/run"
 	"github.com/outboxchaos/outboxchaos/system/config"
 )
 
@@ -99,7 +100,7 @@ func SystemBoundaries(c config.Config) []Boundary {
 
 // HarnessBoundaries are the fake vendor's deadlines in every run.
 func HarnessBoundaries() []Boundary {
-	v := scenarios.HarnessVendor()
+	v := run.HarnessVendor()
 	return []Boundary{
 		{Name: "vendor hang-timeout", D: v.HangTimeout, Scope: "harness", Source: "fakevendor.Options.HangTimeout (scenarios harnessVendor)"},
 		{Name: "vendor land-late-max", D: v.LandLateMax, Scope: "harness", Source: "fakevendor.Options.LandLateMax (scenarios harnessVendor)"},
@@ -126,7 +127,7 @@ func PeerBoundaries() []Boundary {
 // Boundaries is the whole registry, as the scenarios run it: our
 // pipeline's compressed configuration, the fake vendor's, every peer's.
 func Boundaries() []Boundary {
-	return slices.Concat(SystemBoundaries(scenarios.Compressed()), HarnessBoundaries(), PeerBoundaries())
+	return slices.Concat(SystemBoundaries(run.Compressed()), HarnessBoundaries(), PeerBoundaries())
 }
 
 // drawable are the boundaries Generate sizes faults around: the system's
@@ -167,7 +168,7 @@ type Straddle struct {
 // drawable ones: those a run of our pipeline keeps).
 func Straddles(d time.Duration) []Straddle {
 	var out []Straddle
-	for _, b := range slices.Concat(SystemBoundaries(scenarios.Compressed()), HarnessBoundaries()) {
+	for _, b := range slices.Concat(SystemBoundaries(run.Compressed()), HarnessBoundaries()) {
 		if band := BandOf(d, b.D); band == BandJustBelow || band == BandJustAbove {
 			out = append(out, Straddle{b, band})
 		}

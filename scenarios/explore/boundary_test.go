@@ -9,7 +9,7 @@ import (
 
 	"github.com/outboxchaos/outboxchaos/faults"
 	"github.com/outboxchaos/outboxchaos/peers"
-	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/scenarios/internal/run"
 	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 )
 
@@ -28,12 +28,12 @@ func TestBoundariesHaveASource(t *testing.T) {
 		}
 		seen[b.Name] = true
 	}
-	c := scenarios.Compressed()
+	c := run.Compressed()
 	for name, want := range map[string]time.Duration{
 		"lease": c.Lease, "sending-timeout": c.SendingTimeout, "vendor-timeout": c.VendorTimeout,
 		"confirm-timeout": c.ConfirmTimeout, "vendor-accept-window": c.VendorAcceptWindow, "backoff-1": c.Backoff[0],
 		"amqp-heartbeat": c.AMQPHeartbeat, "relay-interval": c.RelayInterval, "retry-ttl": c.RetryTTL,
-		"vendor hang-timeout": scenarios.HarnessVendor().HangTimeout,
+		"vendor hang-timeout": run.HarnessVendor().HangTimeout,
 	} {
 		if b := boundaryNamed(name); b.D != want {
 			t.Errorf("boundary %s: %s, want the configuration's %s", name, b.D, want)
@@ -94,7 +94,7 @@ func TestDrawnDurationsHitEveryBand(t *testing.T) {
 // TestStraddles: a duration just below the lease straddles it by name.
 func TestStraddles(t *testing.T) {
 	t.Parallel()
-	lease := scenarios.Compressed().Lease
+	lease := run.Compressed().Lease
 	var names []string
 	for _, s := range Straddles(lease * 9 / 10) {
 		names = append(names, s.Band+" "+s.Boundary.Name)
@@ -111,7 +111,7 @@ func TestSettingRanges(t *testing.T) {
 	t.Parallel()
 	closedAbove := map[string]bool{"batch-size": true, "relay-drain-depth": true, "relay-drain-claimers": true, "reconcile-batch": true}
 	try := func(name string, v int) error {
-		c := scenarios.Compressed()
+		c := run.Compressed()
 		if err := scenario.ApplyConfig(&c, map[string]string{name: strconv.Itoa(v)}); err != nil {
 			return err
 		}

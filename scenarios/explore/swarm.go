@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/outboxchaos/outboxchaos/faults"
-	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/scenarios/internal/run"
 	"github.com/outboxchaos/outboxchaos/system/config"
 	"github.com/outboxchaos/outboxchaos/system/killpoint"
 	"github.com/outboxchaos/outboxchaos/world"
@@ -110,7 +110,7 @@ type Setting struct {
 // Settings are the settings a swarm schedule draws (TestSettingRanges
 // checks each bound against config.Validate).
 func Settings() []Setting {
-	c := scenarios.Compressed()
+	c := run.Compressed()
 	return []Setting{
 		{"batch-size", 1, 10000},
 		{"alert-attempt", 1, len(c.Backoff) + 2},

@@ -1,0 +1,19 @@
+package run
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestExhaustedIn(t *testing.T) {
+	t.Parallel()
+	refused := "outboxchaos enqueue: Postgres at postgres://…: refused: failed to connect to `user=postgres database=test`: server error: FATAL: sorry, too many clients already (SQLSTATE 53300)\n"
+	if err := exhaustedIn([]podOutput{{"relay-1", "relay started\n"}, {"job-1", refused}, {"worker-1", refused}}); err == nil || !strings.Contains(err.Error(), "seen by job-1:") {
+		t.Errorf("too many clients: %v, want an error naming job-1, the first to see it", err)
+	}
+	// An outage the run injected (a cut link) reads otherwise: judged.
+	cut := "outboxchaos enqueue: Postgres at postgres://…: refused: dial tcp 127.0.0.1:34231: connect: connection refused\n"
+	if err := exhaustedIn([]podOutput{{"job-1", cut}}); err != nil {
+		t.Errorf("a cut link: %v, want nil", err)
+	}
+}

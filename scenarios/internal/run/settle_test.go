@@ -1,0 +1,115 @@
+package run
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+
+	"github.com/outboxchaos/outboxchaos/checker"
+	"github.com/outboxchaos/outboxchaos/system/clock"
+)
+
+// settleView is what settleLook reads of a whole snapshot s: the rows'
+// ids, statuses, deferrals and reconcilability, the queues' depths, the
+// vendor's held requests and the workers' skips, and the parked copies
+// only when the rest is not quiescent and the parking queue holds any.
+func settleView(s checker.State) checker.State {
+	var v checker.State
+	for _, r := range s.Outbox {
+		v.Outbox = append(v.Outbox, checker.OutboxRow{ID: r.ID, Status: r.Status, Due: r.Due, Deferred: r.Deferred})
+	}
+	for _, r := range s.Inbox {
+		v.Inbox = append(v.Inbox, checker.InboxRow{MessageID: r.MessageID, Status: r.Status, Settled: r.Settled, Reconcilable: r.Reconcilable})
+	}
+	v.Queues, v.VendorHeld, v.WorkerSkips = s.Queues, s.VendorHeld, s.WorkerSkips
+	if !checker.Quiescent(v) && v.Queues.Parking > 0 {
+		v.Parked = s.Parked
+	}
+	return v
+}
+
+// The settle's light look decides quiescence as a whole snapshot would:
+// on any state, Quiescent answers the same on what settleLook reads. It
+// fails if Quiescent comes to read a field the look leaves out, or if the
+// look's rule for reading parked copies stops being safe.
+func TestSettleLookDecidesAsSnapshot(t *testing.T) {
+	t.Parallel()
+	rapid.Check(t, func(t *rapid.T) {
+		var s checker.State
+		n := rapid.IntRange(0, 6).Draw(t, "rows")
+		mid := func(i int) string { return checker.MessageID(int64(i)) }
+		// Mostly settled, so that the cases where one field decides come
+		// up: a busy value one draw in four.
+		busy := func(label string) bool { return rapid.IntRange(0, 3).Draw(t, label) == 0 }
+		for i := 1; i <= n; i++ {
+			s.Outbox = append(s.Outbox, checker.OutboxRow{ID: int64(i), DedupKey: fmt.Sprintf("k%d", i), Kind: "K",
+				Status:   rapid.SampledFrom([]string{"PUBLISHED", "PUBLISHED", "PENDING", "PUBLISHING", "SKIPPED", "FAILED", "EXPIRED"}).Draw(t, "outbox status"),
+				Deferred: !busy("not deferred"), Attempts: rapid.IntRange(0, 3).Draw(t, "attempts"), MemberID: int64(i)})
+			if busy("not in the inbox") {
+				if rapid.Bool().Draw(t, "parked") {
+					s.Parked = append(s.Parked, checker.ParkedRecord{MessageID: mid(i), Reason: "r"})
+				}
+			} else {
+				s.Inbox = append(s.Inbox, checker.InboxRow{MessageID: mid(i), OutboxID: int64(i), DedupKey: fmt.Sprintf("k%d", i),
+					Status:       rapid.SampledFrom([]string{"SENT", "SENT", "FAILED", "ERROR", "SENDING", "RESENDING"}).Draw(t, "inbox status"),
+					Reconcilable: busy("reconcilable")})
+			}
+		}
+		if busy("main") {
+			s.Queues.Main = 1
+		}
+		if busy("retry") {
+			s.Queues.Retry = 1
+		}
+		s.Queues.Parking = len(s.Parked) // a snapshot reads every parked copy
+		if busy("held") {
+			s.VendorHeld = 1
+		}
+		if n > 0 && rapid.Bool().Draw(t, "a skip") {
+			s.WorkerSkips = []string{mid(rapid.IntRange(1, n).Draw(t, "skipped"))}
+		}
+		s.Registered = []string{"010"}
+		s.Ledger = []checker.HandsetEntry{{RefKey: mid(1), Phone: "010"}}
+		if whole, light := checker.Quiescent(s), checker.Quiescent(settleView(s)); whole != light {
+			t.Fatalf("Quiescent: %v on the whole snapshot, %v on the settle's look\n%+v", whole, light, s)
+		}
+	})
+}
+
+// A PENDING row is deferred only when no relay works it within the
+// horizon: a relay outside its window works it when the window opens, so
+// a row due at 07:59:59 is not deferred (the window opens in a second),
+// one due at 21:00 is (until 08:00 the next day), and a row inside the
+// window is deferred only when it is due past the horizon.
+func TestDeferredByTheRelayWindow(t *testing.T) {
+	t.Parallel()
+	c := Compressed()
+	e := &Env{Cfg: c}
+	at := func(s string) time.Time {
+		tm, err := time.ParseInLocation(time.DateTime, "2026-12-06 "+s, clock.Seoul)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tm
+	}
+	for _, tc := range []struct {
+		now, due string
+		want     bool
+	}{
+		{"07:59:59", "07:59:58", false},
+		{"07:30:00", "07:29:00", false},
+		{"06:30:00", "06:29:00", true},
+		{"21:00:00", "20:59:00", true},
+		{"12:00:00", "12:00:01", false},
+		{"12:00:00", "13:30:00", true},
+	} {
+		if got := e.deferred("PENDING", at(tc.due), []time.Time{at(tc.now)}); got != tc.want {
+			t.Errorf("now %s, due %s: deferred %v, want %v", tc.now, tc.due, got, tc.want)
+		}
+	}
+	if w := e.worksAt(at("07:59:58"), at("07:59:59")); !w.Equal(at("08:00:00")) {
+		t.Errorf("worked at %s, want 08:00", w)
+	}
+}
