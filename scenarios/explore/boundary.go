@@ -53,8 +53,8 @@ func bandRange(band string) (lo, hi int64) {
 	}
 }
 
-// BandOf says in which band d lies around b ("" in none).
-func BandOf(d, b time.Duration) string {
+// bandOf says in which band d lies around b ("" in none).
+func bandOf(d, b time.Duration) string {
 	if b <= 0 {
 		return ""
 	}
@@ -67,13 +67,13 @@ func BandOf(d, b time.Duration) string {
 	return ""
 }
 
-// SystemBoundaries are the durations of c, each named by its setting and
+// systemBoundaries are the durations of c, each named by its setting and
 // read from the configuration itself (config.Env), so a new duration
 // setting is a boundary without a line here; a list of durations (the
 // backoff) gives one boundary per step. Derived deadlines follow: a
 // broker connection's loss (three heartbeats) and the vendor's final report
 // (accept window plus report-final-after).
-func SystemBoundaries(c config.Config) []Boundary {
+func systemBoundaries(c config.Config) []Boundary {
 	var out []Boundary
 	for _, kv := range c.Env() {
 		k, v, _ := strings.Cut(kv, "=")
@@ -98,8 +98,8 @@ func SystemBoundaries(c config.Config) []Boundary {
 	return out
 }
 
-// HarnessBoundaries are the fake vendor's deadlines in every run.
-func HarnessBoundaries() []Boundary {
+// harnessBoundaries are the fake vendor's deadlines in every run.
+func harnessBoundaries() []Boundary {
 	v := run.HarnessVendor()
 	return []Boundary{
 		{Name: "vendor hang-timeout", D: v.HangTimeout, Scope: "harness", Source: "fakevendor.Options.HangTimeout (scenarios harnessVendor)"},
@@ -107,10 +107,10 @@ func HarnessBoundaries() []Boundary {
 	}
 }
 
-// PeerBoundaries are the deadlines each peer relay declares
+// peerBoundaries are the deadlines each peer relay declares
 // (peers.Peer.Deadlines) that are durations; "none" or "the run's day"
 // are not.
-func PeerBoundaries() []Boundary {
+func peerBoundaries() []Boundary {
 	var out []Boundary
 	for _, p := range peers.All() {
 		for _, dl := range p.Deadlines {
@@ -127,7 +127,7 @@ func PeerBoundaries() []Boundary {
 // Boundaries is the whole registry, as the scenarios run it: our
 // pipeline's compressed configuration, the fake vendor's, every peer's.
 func Boundaries() []Boundary {
-	return slices.Concat(SystemBoundaries(run.Compressed()), HarnessBoundaries(), PeerBoundaries())
+	return slices.Concat(systemBoundaries(run.Compressed()), harnessBoundaries(), peerBoundaries())
 }
 
 // drawable are the boundaries Generate sizes faults around: the system's
@@ -158,19 +158,19 @@ func drawAround(d Draw) (time.Duration, Boundary, string) {
 	return time.Duration(got) * time.Millisecond, b, band
 }
 
-// Straddle is a boundary a fault's duration lies just below or just above.
-type Straddle struct {
+// straddle is a boundary a fault's duration lies just below or just above.
+type straddle struct {
 	Boundary Boundary
 	Band     string
 }
 
-// Straddles are the boundaries d lies just below or just above (the
+// straddles are the boundaries d lies just below or just above (the
 // drawable ones: those a run of our pipeline keeps).
-func Straddles(d time.Duration) []Straddle {
-	var out []Straddle
-	for _, b := range slices.Concat(SystemBoundaries(run.Compressed()), HarnessBoundaries()) {
-		if band := BandOf(d, b.D); band == BandJustBelow || band == BandJustAbove {
-			out = append(out, Straddle{b, band})
+func straddles(d time.Duration) []straddle {
+	var out []straddle
+	for _, b := range slices.Concat(systemBoundaries(run.Compressed()), harnessBoundaries()) {
+		if band := bandOf(d, b.D); band == BandJustBelow || band == BandJustAbove {
+			out = append(out, straddle{b, band})
 		}
 	}
 	return out

@@ -71,7 +71,7 @@ func TestDrawnDurationsHitEveryBand(t *testing.T) {
 	hit := map[string]map[string]int{}
 	for seed := int64(0); seed < 20000; seed++ {
 		d, b, band := drawAround(NewRandDraw(seed))
-		if got := BandOf(d, b.D); got != band {
+		if got := bandOf(d, b.D); got != band {
 			t.Fatalf("seed %d: %s drawn %s %s lies %q", seed, d, band, b, got)
 		}
 		if hit[b.Name] == nil {
@@ -96,7 +96,7 @@ func TestStraddles(t *testing.T) {
 	t.Parallel()
 	lease := run.Compressed().Lease
 	var names []string
-	for _, s := range Straddles(lease * 9 / 10) {
+	for _, s := range straddles(lease * 9 / 10) {
 		names = append(names, s.Band+" "+s.Boundary.Name)
 	}
 	if !strings.Contains(strings.Join(names, ";"), BandJustBelow+" lease") {
@@ -199,7 +199,7 @@ func TestSwarmSchedulesReplay(t *testing.T) {
 	for seed := int64(0); seed < 300; seed++ {
 		var log strings.Builder
 		s := Generate(recordingDraw{NewRandDraw(seed), &log})
-		d, err := ReadFailfile(strings.NewReader(log.String()))
+		d, err := readFailfile(strings.NewReader(log.String()))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -207,7 +207,7 @@ func TestSwarmSchedulesReplay(t *testing.T) {
 		if err := d.Err(); err != nil || got.String() != s.String() {
 			t.Fatalf("seed %d: replayed %s (%v), want %s", seed, got, err, s)
 		}
-		if a, b := BudgetSchedule(7, int(seed)), BudgetSchedule(7, int(seed)); a.String() != b.String() {
+		if a, b := budgetSchedule(7, int(seed)), budgetSchedule(7, int(seed)); a.String() != b.String() {
 			t.Fatalf("schedule %d drawn twice: %s, then %s", seed, a, b)
 		}
 	}

@@ -45,7 +45,7 @@ func (r ScheduleRun) Replay(seed int64) string {
 // drawn from; an error if the sweep's cell i has no schedule.
 func (b Budget) Schedule(i int) (Schedule, int64, error) {
 	if !b.Pairs {
-		return BudgetSchedule(b.Seed, i), ScheduleSeed(b.Seed, i), nil
+		return budgetSchedule(b.Seed, i), ScheduleSeed(b.Seed, i), nil
 	}
 	s, seed, ok := PairSchedule(b.Seed, i)
 	if !ok {
@@ -63,11 +63,11 @@ func ScheduleSeed(seed int64, i int) int64 {
 	return int64((x ^ x>>31) >> 1)
 }
 
-// BudgetSchedule is schedule i of a budget: drawn from its own seed, and
+// budgetSchedule is schedule i of a budget: drawn from its own seed, and
 // taking its turn among no reconciler, a settling one and a re-sending one
 // (a swarm schedule drew its own, and a held pair of reconcilers needs a
 // re-sending one).
-func BudgetSchedule(seed int64, i int) Schedule {
+func budgetSchedule(seed int64, i int) Schedule {
 	s := Generate(NewRandDraw(ScheduleSeed(seed, i)))
 	if s.Swarm == nil && s.Reconcile == "" {
 		s.Reconcile = ReconcileModes[i%len(ReconcileModes)]

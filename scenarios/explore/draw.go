@@ -64,9 +64,9 @@ type ScriptDraw struct {
 // drawLine is how rapid logs a draw in a failfile's comments.
 var drawLine = regexp.MustCompile(`\[rapid\] draw (.+): (-?\d+)$`)
 
-// ReadFailfile reads the draws a rapid failfile logged ("# … [rapid] draw
+// readFailfile reads the draws a rapid failfile logged ("# … [rapid] draw
 // LABEL: VALUE").
-func ReadFailfile(r io.Reader) (*ScriptDraw, error) {
+func readFailfile(r io.Reader) (*ScriptDraw, error) {
 	d := &ScriptDraw{}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
@@ -135,7 +135,7 @@ func ReplayFailfile(path string) (Schedule, error) {
 		return Schedule{}, fmt.Errorf("replay failfile: %w", err)
 	}
 	defer f.Close()
-	d, err := ReadFailfile(f)
+	d, err := readFailfile(f)
 	if err != nil {
 		return Schedule{}, fmt.Errorf("%s: %w", path, err)
 	}

@@ -49,7 +49,7 @@ func TestScriptDrawRejectsAMisfit(t *testing.T) {
 		"out of range":  "[rapid] draw per_kind: 9\n",
 		"left over":     string(old) + "# [TestProperty] [rapid] draw a choice Generate never makes: 1\n",
 	} {
-		d, err := ReadFailfile(strings.NewReader(rec))
+		d, err := readFailfile(strings.NewReader(rec))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -25,7 +25,7 @@ func Explain(s Schedule) string {
 				line += fmt.Sprintf(" drawn %s %s;", f.Band, f.Boundary)
 			}
 			var st []string
-			for _, x := range Straddles(d.d) {
+			for _, x := range straddles(d.d) {
 				st = append(st, fmt.Sprintf("%s %s (%s)", x.Band, x.Boundary.Name, x.Boundary.D))
 			}
 			if len(st) == 0 {

@@ -55,10 +55,10 @@ func RunGuided(ctx context.Context, g Guided, o scenarios.Options, progress func
 		round := make([]GuidedRun, n)
 		for k := range round {
 			i := start + k
-			r := GuidedRun{ScheduleRun: ScheduleRun{Index: i, Schedule: BudgetSchedule(g.Seed, i)}, Parent: -1}
+			r := GuidedRun{ScheduleRun: ScheduleRun{Index: i, Schedule: budgetSchedule(g.Seed, i)}, Parent: -1}
 			if len(corpus) > 0 && d.Int("mutate or draw", 0, 1) == 1 {
 				r.Parent = corpus[d.Int("corpus member", 0, len(corpus)-1)]
-				r.Schedule, r.Mutation = Mutate(out[r.Parent].Schedule, NewRandDraw(ScheduleSeed(g.Seed, i)))
+				r.Schedule, r.Mutation = mutate(out[r.Parent].Schedule, NewRandDraw(ScheduleSeed(g.Seed, i)))
 			}
 			round[k] = r
 		}

@@ -18,14 +18,14 @@ const (
 // maxWindows bounds the windows a mutation leaves in a schedule.
 const maxWindows = 6
 
-// Mutate returns a variant of parent for a coverage-guided exploration
+// mutate returns a variant of parent for a coverage-guided exploration
 // (explore --guided), as a fuzzer mutates an input that reached new code:
 // one of its fault windows moved or resized, a window of a fresh draw
 // added, one left out, or a fresh draw's settings. Only windows
 // (WhenWindow: a link or node fault in place for a while, complete in
 // itself) are touched, so a pause keeps its resume and an armed point its
 // pod. The result says which mutation it made.
-func Mutate(parent Schedule, d Draw) (Schedule, string) {
+func mutate(parent Schedule, d Draw) (Schedule, string) {
 	child := parent
 	child.Faults = append([]Timed(nil), parent.Faults...)
 	child.Config = mergeConfig(nil, parent.Config)

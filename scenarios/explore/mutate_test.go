@@ -14,9 +14,9 @@ func TestMutate(t *testing.T) {
 	t.Parallel()
 	seen := map[string]int{}
 	for i := 0; i < 400; i++ {
-		parent := BudgetSchedule(7, i)
-		child, op := Mutate(parent, NewRandDraw(int64(i)))
-		again, op2 := Mutate(parent, NewRandDraw(int64(i)))
+		parent := budgetSchedule(7, i)
+		child, op := mutate(parent, NewRandDraw(int64(i)))
+		again, op2 := mutate(parent, NewRandDraw(int64(i)))
 		if op != op2 || !reflect.DeepEqual(child, again) {
 			t.Fatalf("schedule %d: the same draw mutated two ways", i)
 		}
@@ -65,7 +65,7 @@ func TestMutate(t *testing.T) {
 func TestNoScheduleSkipsEverything(t *testing.T) {
 	t.Parallel()
 	for i := 0; i < 2000; i++ {
-		s := BudgetSchedule(1, i)
+		s := budgetSchedule(1, i)
 		for _, f := range s.Faults {
 			if f.Kind == "withdraw-consent" && s.PerKind == 1 {
 				t.Fatalf("schedule %d withdraws the consent of its only member: %s", i, s)
