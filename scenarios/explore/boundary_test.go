@@ -11,6 +11,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/peers"
 	"github.com/outboxchaos/outboxchaos/scenarios/internal/run"
 	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
+	"github.com/outboxchaos/outboxchaos/system/config"
 )
 
 // TestBoundariesHaveASource: every boundary names where its value is read
@@ -109,7 +110,12 @@ func TestStraddles(t *testing.T) {
 // one above an upper bound the validation sets.
 func TestSettingRanges(t *testing.T) {
 	t.Parallel()
-	closedAbove := map[string]bool{"batch-size": true, "relay-drain-depth": true, "relay-drain-claimers": true, "reconcile-batch": true}
+	closedAbove := map[string]bool{}
+	integers := map[string]bool{}
+	for _, st := range config.Settings() {
+		closedAbove[st.Name] = st.Max > 0
+		integers[st.Name] = st.Integer
+	}
 	try := func(name string, v int) error {
 		c := run.Compressed()
 		if err := scenario.ApplyConfig(&c, map[string]string{name: strconv.Itoa(v)}); err != nil {
@@ -118,6 +124,10 @@ func TestSettingRanges(t *testing.T) {
 		return c.Validate()
 	}
 	for _, st := range Settings() {
+		if !integers[st.Name] || st.Hi <= st.Lo {
+			t.Errorf("%s: drawn across [%d, %d], not an integer setting's range", st.Name, st.Lo, st.Hi)
+		}
+		delete(integers, st.Name)
 		for _, v := range []int{st.Lo, st.Hi} {
 			if err := try(st.Name, v); err != nil {
 				t.Errorf("%s=%d: %v", st.Name, v, err)
@@ -128,6 +138,11 @@ func TestSettingRanges(t *testing.T) {
 		}
 		if closedAbove[st.Name] && try(st.Name, st.Hi+1) == nil {
 			t.Errorf("%s=%d validates: the range ends higher", st.Name, st.Hi+1)
+		}
+	}
+	for name, integer := range integers {
+		if integer {
+			t.Errorf("%s: an integer setting no swarm schedule draws (add it to swarmOrder)", name)
 		}
 	}
 }

@@ -100,31 +100,56 @@ func (t Timed) family() string {
 }
 
 // Setting is an integer setting a swarm schedule may draw across its whole
-// validated range (config.Validate), [Lo, Hi]; where the validation sets no
-// upper bound, Hi is a cap derived from the compressed default.
+// validated range, [Lo, Hi]: the range the configuration declares for it
+// (config.Settings); where it declares no upper bound, Hi is the swarm's
+// cap (swarmCaps).
 type Setting struct {
 	Name   string
 	Lo, Hi int
 }
 
-// Settings are the settings a swarm schedule draws (TestSettingRanges
-// checks each bound against config.Validate).
-func Settings() []Setting {
-	c := run.Compressed()
-	return []Setting{
-		{"batch-size", 1, 10000},
-		{"alert-attempt", 1, len(c.Backoff) + 2},
-		{"delivery-limit", 1, 2 * c.DeliveryLimit},
-		{"delivery-slack", 1, 2 * c.DeliverySlack},
-		{"queue-max-length", 0, 64},
-		{"in-listener-retries", 0, 2 * c.InListenerRetries},
-		{"retry-max", 0, 2 * c.RetryMax},
-		{"relay-drain-depth", 1, config.MaxDrainDepth},
-		{"relay-drain-claimers", 1, config.MaxDrainClaimers},
-		{"reconcile-batch", 1, 10000},
-		{"reconcile-max-tries", 2, 2 * c.ReconcileMaxTries},
-		{"reconcile-max-resends", 0, 3},
+// swarmOrder is the order a swarm schedule draws its settings in, every
+// integer setting of the configuration: a new one goes last, so a seed
+// draws the same schedule it drew before.
+var swarmOrder = []string{"batch-size", "alert-attempt", "delivery-limit", "delivery-slack", "queue-max-length",
+	"in-listener-retries", "retry-max", "relay-drain-depth", "relay-drain-claimers", "reconcile-batch",
+	"reconcile-max-tries", "reconcile-max-resends"}
+
+// swarmCaps bounds from above the settings the configuration leaves open
+// there, from the compressed defaults: a few steps past what a run uses.
+func swarmCaps(c config.Config) map[string]int {
+	return map[string]int{
+		"alert-attempt":         len(c.Backoff) + 2,
+		"delivery-limit":        2 * c.DeliveryLimit,
+		"delivery-slack":        2 * c.DeliverySlack,
+		"queue-max-length":      64,
+		"in-listener-retries":   2 * c.InListenerRetries,
+		"retry-max":             2 * c.RetryMax,
+		"reconcile-max-tries":   2 * c.ReconcileMaxTries,
+		"reconcile-max-resends": 3,
 	}
+}
+
+// Settings are the settings a swarm schedule draws, in swarmOrder, each
+// across the range config.Settings declares (TestSettingRanges checks
+// each bound against config.Validate, and that every integer setting is
+// drawn).
+func Settings() []Setting {
+	declared := map[string]config.Setting{}
+	for _, st := range config.Settings() {
+		declared[st.Name] = st
+	}
+	caps := swarmCaps(run.Compressed())
+	var out []Setting
+	for _, name := range swarmOrder {
+		st := declared[name]
+		hi := st.Max
+		if hi == 0 {
+			hi = caps[name]
+		}
+		out = append(out, Setting{Name: name, Lo: st.Min, Hi: hi})
+	}
+	return out
 }
 
 // drawSetting draws a value across [lo, hi]: an edge, anywhere uniformly,

@@ -222,9 +222,12 @@ type field struct {
 	val                flag.Value
 }
 
-// Setting is one setting's facts: its flag name, its group and its help.
+// Setting is one setting's facts: its flag name, its group and its help;
+// for an integer setting, its valid range (Max 0: none above).
 type Setting struct {
 	Name, Group, Usage string
+	Integer            bool
+	Min, Max           int
 }
 
 // Settings lists every setting in its group, in the order of Groups and
@@ -236,7 +239,11 @@ func Settings() []Setting {
 	for _, g := range Groups {
 		for _, f := range fs {
 			if f.group == g {
-				out = append(out, Setting{Name: f.name, Group: f.group, Usage: f.usage})
+				st := Setting{Name: f.name, Group: f.group, Usage: f.usage}
+				if iv, ok := f.val.(*intVal); ok {
+					st.Integer, st.Min, st.Max = true, iv.min, iv.max
+				}
+				out = append(out, st)
 			}
 		}
 	}
@@ -256,28 +263,28 @@ func (c *Config) fields() []field {
 		{GroupRelay, "relay-interval", "relay run interval", (*durVal)(&c.RelayInterval)},
 		{GroupRelay, "relay-from", "relay window start hh:mm", &c.RelayFrom},
 		{GroupRelay, "relay-until", "relay window end hh:mm", &c.RelayUntil},
-		{GroupRelay, "batch-size", "rows claimed per relay run", (*intVal)(&c.BatchSize)},
+		{GroupRelay, "batch-size", "rows claimed per relay run", &intVal{v: &c.BatchSize, min: 1, max: 10000}},
 		{GroupRelay, "relay-drain", "after a full batch, drain the backlog with overlapped batches instead of waiting for the next interval", (*boolVal)(&c.RelayDrain)},
-		{GroupRelay, "relay-drain-depth", "a draining relay's batches published and awaiting their confirms at once", (*intVal)(&c.RelayDrainDepth)},
-		{GroupRelay, "relay-drain-claimers", "a draining relay's batches claimed at once, each by its own SKIP LOCKED claim", (*intVal)(&c.RelayDrainClaimers)},
+		{GroupRelay, "relay-drain-depth", "a draining relay's batches published and awaiting their confirms at once", &intVal{v: &c.RelayDrainDepth, min: 1, max: MaxDrainDepth}},
+		{GroupRelay, "relay-drain-claimers", "a draining relay's batches claimed at once, each by its own SKIP LOCKED claim", &intVal{v: &c.RelayDrainClaimers, min: 1, max: MaxDrainClaimers}},
 		{GroupRelay, "lease", "relay claim lease", (*durVal)(&c.Lease)},
 		{GroupRelay, "confirm-timeout", "publisher confirm timeout", (*durVal)(&c.ConfirmTimeout)},
 		{GroupServices, "amqp-heartbeat", "broker connection heartbeat (a silent broker is dropped after about three)", (*durVal)(&c.AMQPHeartbeat)},
 		{GroupServices, "amqp-dial-timeout", "broker dial timeout, handshake included", (*durVal)(&c.AMQPDialTimeout)},
 		{GroupServices, "pg-connect-timeout", "Postgres connection set-up timeout (dial and login; a new pool's first answer)", (*durVal)(&c.PGConnectTimeout)},
 		{GroupRelay, "backoff", "relay retry backoff steps", &c.Backoff},
-		{GroupRelay, "alert-attempt", "relay attempt that raises an alert", (*intVal)(&c.AlertAttempt)},
+		{GroupRelay, "alert-attempt", "relay attempt that raises an alert", &intVal{v: &c.AlertAttempt, min: 1}},
 		{GroupRelay, "ad-publish-cutoff", "ads are not published at or after hh:mm", &c.AdPublishCutoff},
 		{GroupRelay, "ad-resume-at", "deferred ads resume next day at hh:mm", &c.AdResumeAt},
 		{GroupWorker, "ad-send-from", "worker advertising hours start hh:mm", &c.AdSendFrom},
 		{GroupWorker, "ad-send-until", "worker advertising hours end hh:mm", &c.AdSendUntil},
-		{GroupWorker, "delivery-limit", "returns of a message after which the worker parks it (DELIVERY_LIMIT, with an alert)", (*intVal)(&c.DeliveryLimit)},
-		{GroupWorker, "queue-max-length", "messages the main queue holds before RabbitMQ nacks new publishes (reject-publish; 0: unbounded)", (*intVal)(&c.QueueMaxLength)},
-		{GroupWorker, "delivery-slack", "returns past delivery-limit the main queue's x-delivery-limit allows (a worker dying while it parks)", (*intVal)(&c.DeliverySlack)},
-		{GroupWorker, "in-listener-retries", "in-listener retries of a definitely-not-sent failure", (*intVal)(&c.InListenerRetries)},
+		{GroupWorker, "delivery-limit", "returns of a message after which the worker parks it (DELIVERY_LIMIT, with an alert)", &intVal{v: &c.DeliveryLimit, min: 1}},
+		{GroupWorker, "queue-max-length", "messages the main queue holds before RabbitMQ nacks new publishes (reject-publish; 0: unbounded)", &intVal{v: &c.QueueMaxLength, min: 0, why: "0: unbounded"}},
+		{GroupWorker, "delivery-slack", "returns past delivery-limit the main queue's x-delivery-limit allows (a worker dying while it parks)", &intVal{v: &c.DeliverySlack, min: 1, why: "RabbitMQ must never dead-letter before the worker parks"}},
+		{GroupWorker, "in-listener-retries", "in-listener retries of a definitely-not-sent failure", &intVal{v: &c.InListenerRetries, min: 0}},
 		{GroupWorker, "in-listener-delay", "delay between in-listener retries", (*durVal)(&c.InListenerDelay)},
 		{GroupWorker, "retry-ttl", "retry queue TTL", (*durVal)(&c.RetryTTL)},
-		{GroupWorker, "retry-max", "retry queue round trips before parking", (*intVal)(&c.RetryMax)},
+		{GroupWorker, "retry-max", "retry queue round trips before parking", &intVal{v: &c.RetryMax, min: 0}},
 		{GroupVendor, "vendor-timeout", "vendor HTTP timeout", (*durVal)(&c.VendorTimeout)},
 		{GroupVendor, "vendor-account", "vendor account", (*strVal)(&c.VendorAccount)},
 		{GroupVendor, "vendor-password", "vendor password", (*strVal)(&c.VendorPassword)},
@@ -292,10 +299,10 @@ func (c *Config) fields() []field {
 		{GroupReconciler, "reconcile-interval", "reconciler run interval", (*durVal)(&c.ReconcileInterval)},
 		{GroupReconciler, "reconcile-lock-ttl", "reconciler lock expiry", (*durVal)(&c.ReconcileLockTTL)},
 		{GroupReconciler, "reconcile-retry", "wait after a lookup that did not settle its row", (*durVal)(&c.ReconcileRetry)},
-		{GroupReconciler, "reconcile-max-tries", "lookups of one row before it is left to an operator, with an alert", (*intVal)(&c.ReconcileMaxTries)},
-		{GroupReconciler, "reconcile-batch", "ERROR rows the reconciler looks at per run", (*intVal)(&c.ReconcileBatch)},
+		{GroupReconciler, "reconcile-max-tries", "lookups of one row before it is left to an operator, with an alert", &intVal{v: &c.ReconcileMaxTries, min: 2, why: "a row settles on two agreeing lookups"}},
+		{GroupReconciler, "reconcile-batch", "ERROR rows the reconciler looks at per run", &intVal{v: &c.ReconcileBatch, min: 1, max: 10000}},
 		{GroupReconciler, "reconcile-resend", "re-send a message the vendor definitively never received (docs/reconcile.md)", (*boolVal)(&c.ReconcileResend)},
-		{GroupReconciler, "reconcile-max-resends", "re-sends of one message before it is settled FAILED", (*intVal)(&c.ReconcileMaxResends)},
+		{GroupReconciler, "reconcile-max-resends", "re-sends of one message before it is settled FAILED", &intVal{v: &c.ReconcileMaxResends, min: 0}},
 	}
 }
 
@@ -371,6 +378,13 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%s must be positive, got %s", name, d))
 		}
 	}
+	for _, f := range c.fields() {
+		if iv, ok := f.val.(*intVal); ok {
+			if err := iv.check(f.name); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
 	pos("relay-interval", c.RelayInterval)
 	pos("lease", c.Lease)
 	pos("confirm-timeout", c.ConfirmTimeout)
@@ -401,21 +415,8 @@ func (c *Config) Validate() error {
 		// into ERROR: messages that reach the phone reported lost.
 		errs = append(errs, fmt.Errorf("sending-timeout (%s) must be longer than vendor-timeout (%s)", c.SendingTimeout, c.VendorTimeout))
 	}
-	if c.ReconcileMaxTries < 2 {
-		// A row settles only on two agreeing lookups.
-		errs = append(errs, fmt.Errorf("reconcile-max-tries must be >= 2 (a row settles on two agreeing lookups), got %d", c.ReconcileMaxTries))
-	}
-	if c.ReconcileBatch < 1 || c.ReconcileBatch > 10000 {
-		errs = append(errs, fmt.Errorf("reconcile-batch must be 1..10000, got %d", c.ReconcileBatch))
-	}
-	if c.ReconcileMaxResends < 0 {
-		errs = append(errs, fmt.Errorf("reconcile-max-resends must not be negative"))
-	}
 	if c.InListenerDelay < 0 {
 		errs = append(errs, fmt.Errorf("in-listener-delay must not be negative"))
-	}
-	if c.BatchSize < 1 || c.BatchSize > 10000 {
-		errs = append(errs, fmt.Errorf("batch-size must be 1..10000, got %d", c.BatchSize))
 	}
 	if c.RelayDrain && c.BatchSize > MaxDrainBatch {
 		// A draining relay sends each batch as one publisher window; a larger
@@ -423,32 +424,11 @@ func (c *Config) Validate() error {
 		// be published.
 		errs = append(errs, fmt.Errorf("batch-size must be at most %d with relay-drain, got %d", MaxDrainBatch, c.BatchSize))
 	}
-	if c.RelayDrainDepth < 1 || c.RelayDrainDepth > MaxDrainDepth {
-		errs = append(errs, fmt.Errorf("relay-drain-depth must be 1..%d, got %d", MaxDrainDepth, c.RelayDrainDepth))
-	}
-	if c.RelayDrainClaimers < 1 || c.RelayDrainClaimers > MaxDrainClaimers {
-		errs = append(errs, fmt.Errorf("relay-drain-claimers must be 1..%d, got %d", MaxDrainClaimers, c.RelayDrainClaimers))
-	}
 	if len(c.Backoff) == 0 {
 		errs = append(errs, errors.New("backoff needs at least one step"))
 	}
 	for _, b := range c.Backoff {
 		pos("backoff step", b)
-	}
-	if c.AlertAttempt < 1 {
-		errs = append(errs, fmt.Errorf("alert-attempt must be >= 1"))
-	}
-	if c.DeliveryLimit < 1 {
-		errs = append(errs, fmt.Errorf("delivery-limit must be >= 1"))
-	}
-	if c.QueueMaxLength < 0 {
-		errs = append(errs, fmt.Errorf("queue-max-length must not be negative (0: unbounded), got %d", c.QueueMaxLength))
-	}
-	if c.DeliverySlack < 1 {
-		errs = append(errs, fmt.Errorf("delivery-slack must be >= 1 (RabbitMQ must never dead-letter before the worker parks), got %d", c.DeliverySlack))
-	}
-	if c.InListenerRetries < 0 || c.RetryMax < 0 {
-		errs = append(errs, fmt.Errorf("in-listener-retries and retry-max must not be negative"))
 	}
 	if c.Prefix == "" || strings.ContainsAny(c.Prefix, " /") {
 		errs = append(errs, fmt.Errorf("prefix %q must be non-empty without spaces or slashes", c.Prefix))
@@ -491,16 +471,43 @@ func (b *boolVal) Set(v string) error {
 }
 func (b *boolVal) IsBoolFlag() bool { return true }
 
-type intVal int
+// intVal is an integer setting and its valid range: at least min, and at
+// most max when max is set; why, if set, says what the bound protects.
+type intVal struct {
+	v        *int
+	min, max int
+	why      string
+}
 
-func (i *intVal) String() string { return strconv.Itoa(int(*i)) }
+func (i *intVal) String() string {
+	if i.v == nil {
+		return "0"
+	}
+	return strconv.Itoa(*i.v)
+}
+
 func (i *intVal) Set(v string) error {
 	x, err := strconv.Atoi(v)
 	if err != nil {
 		return fmt.Errorf("want an integer, got %q", v)
 	}
-	*i = intVal(x)
+	*i.v = x
 	return nil
+}
+
+// check says what is wrong with the setting's value, named name.
+func (i *intVal) check(name string) error {
+	if *i.v >= i.min && (i.max == 0 || *i.v <= i.max) {
+		return nil
+	}
+	want := fmt.Sprintf("%d..%d", i.min, i.max)
+	if i.max == 0 {
+		want = fmt.Sprintf(">= %d", i.min)
+	}
+	if i.why != "" {
+		want += " (" + i.why + ")"
+	}
+	return fmt.Errorf("%s must be %s, got %d", name, want, *i.v)
 }
 
 type durVal time.Duration
