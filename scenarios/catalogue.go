@@ -131,7 +131,7 @@ func tableCatalogue() []*scenario.Scenario {
 			Outcome:     "SKIP LOCKED hands them disjoint rows: they skip the held batch and take the rest; each sent once",
 			Steps: []scenario.Step{
 				Enqueue(),
-				note(during(fs(faults.Spec{Kind: "hold-rows", Rows: 5}),
+				note(during(fs(faults.Spec{Kind: faults.KindHoldRows, Rows: 5}),
 					anyOf(scenario.Cond{Waiters: 2}, scenario.Cond{Rows: &scenario.Rows{Table: "outbox", NotStatus: "PENDING", N: 55}}),
 					start("relay", "relay", "relay", "worker", "cleanup")),
 					"two relays waiting on the held rows (a claim that does not skip locked rows) or every other row claimed around them: the overlap happened either way"),
@@ -241,7 +241,7 @@ func tableCatalogue() []*scenario.Scenario {
 			Outcome:     "claim deleted and retried (in-listener, then the retry queue); each sent once",
 			Steps: []scenario.Step{
 				note(during(fs(vendorMode(fakevendor.Status401, 1, 1), vendorMode(fakevendor.Status403, 2, 1),
-					vendorMode(fakevendor.Status429, 3, 2), faults.Spec{Kind: "vendor", Mode: string(fakevendor.TokenFail), Times: 1}),
+					vendorMode(fakevendor.Status429, 3, 2), faults.Spec{Kind: faults.KindVendor, Mode: string(fakevendor.TokenFail), Times: 1}),
 					inboxRows("SENT", 18), Enqueue(), pipeline()),
 					"every response read and written down, so no call is in flight when the link goes down"),
 				note(during(fs(linkDown("vendor")), eventWith(history.VendorCall, history.KeyCode, sms.CodeConnRefused), enqueueN(4)),
@@ -273,7 +273,7 @@ func tableCatalogue() []*scenario.Scenario {
 				Await(scenario.Cond{InFlight: 1}),
 				assert(scenario.Cond{Rows: &scenario.Rows{Table: "inbox", Status: "SENDING", Msg: 1, N: 1}}),
 				note(scenario.Step{Do: "parallel", Steps: []scenario.Step{
-					Inject(faults.Spec{Kind: "sigterm", Pod: "worker-1"}),
+					Inject(faults.Spec{Kind: faults.KindSigterm, Pod: "worker-1"}),
 					during(fs(vendorMode(fakevendor.AcceptHold, 1, 0)), PodEvent(history.Stopping, "worker-1", 1)),
 				}}, "the held call is answered (its fault recovered) only once worker-1 has been asked to stop; the SIGTERM returns when worker-1 exited"),
 				start("worker"),
@@ -287,7 +287,7 @@ func tableCatalogue() []*scenario.Scenario {
 			Outcome:     "a returned message is a failure: PENDING with backoff, republished once the binding is back; sent once",
 			Steps: []scenario.Step{
 				pipeline(), Await(allOf(PodEvent(history.Start, "relay-", 1), PodEvent(history.ConsumeStart, "worker-", 1))),
-				during(fs(faults.Spec{Kind: "unbind"}), eventWith(history.Publish, history.KeyOutcome, history.OutcomeReturned), Enqueue()),
+				during(fs(faults.Spec{Kind: faults.KindUnbind}), eventWith(history.Publish, history.KeyOutcome, history.OutcomeReturned), Enqueue()),
 			},
 			Expect: rules(allOnce, checker.Rule{Rule: "returned-counted"}),
 		},
@@ -351,9 +351,9 @@ func tableCatalogue() []*scenario.Scenario {
 			Outcome:     "the first replay sends it once; the replay after it was sent is absorbed by the inbox",
 			Steps: []scenario.Step{
 				during(fs(vendorMode(fakevendor.Status401, 1, 0)), eventOf(history.Park), Enqueue(), pipeline()),
-				Inject(faults.Spec{Kind: "replay-parked", Msg: 1}),
+				Inject(faults.Spec{Kind: faults.KindReplayParked, Msg: 1}),
 				Await(ledger(1)), Await(inboxRows("SENT", 1)),
-				Inject(faults.Spec{Kind: "replay-parked", Msg: 1}),
+				Inject(faults.Spec{Kind: faults.KindReplayParked, Msg: 1}),
 				note(Await(peekSkipped(1)), "the second replay absorbed"),
 			},
 			Expect: rules(allOnce, alerts(history.AlertParked, 1)),
@@ -396,7 +396,7 @@ func tableCatalogue() []*scenario.Scenario {
 			Steps: []scenario.Step{
 				Inject(vendorMode(fakevendor.Status401, 1, 0)),
 				{Do: "enqueue", Kinds: []notification.Kind{notification.GradeRenewal}},
-				StartWith("worker", faults.Spec{Kind: "pause-point", Point: kp.WorkerAfterPark}), start("relay", "cleanup"),
+				StartWith("worker", faults.Spec{Kind: faults.KindPausePoint, Point: kp.WorkerAfterPark}), start("relay", "cleanup"),
 				note(Await(scenario.Cond{Paused: "worker-1"}), "worker-1 parked notification-outbox-1, acked it and froze"),
 				note(scenario.Step{Do: "enqueue", Kinds: []notification.Kind{notification.MonthlyAwardsWinning}},
 					"a second message: with prefetch 1 the broker hands it to worker-1 only once it has taken the ack"),
@@ -413,7 +413,7 @@ func tableCatalogue() []*scenario.Scenario {
 			Fault:       "a migration held open (its advisory lock taken, CREATE TABLE members uncommitted) until six migrate pods wait on it",
 			Outcome:     "they wait for pg_advisory_lock and then all succeed (without it: 23505 on pg_type_typname_nsp_index); the pipeline then sends each once",
 			Steps: []scenario.Step{
-				during(fs(faults.Spec{Kind: "hold-migration"}), scenario.Cond{Migrators: 6},
+				during(fs(faults.Spec{Kind: faults.KindHoldMigration}), scenario.Cond{Migrators: 6},
 					start("migrate", "migrate", "migrate", "migrate", "migrate", "migrate")),
 				Await(scenario.Cond{Succeeded: "migrate-"}),
 				Enqueue(), pipeline(),
@@ -499,7 +499,7 @@ func adCutoffDeferral(name, at, desc, fault, outcome string) *scenario.Scenario 
 // fast the ack frame left before the kill.
 func crashWorker(point string) []scenario.Step {
 	n := len(notification.Kinds) // enqueue(): one per kind
-	return []scenario.Step{Enqueue(), StartWith("worker", faults.Spec{Kind: "pause-point", Point: point}), start("relay", "cleanup"),
+	return []scenario.Step{Enqueue(), StartWith("worker", faults.Spec{Kind: faults.KindPausePoint, Point: point}), start("relay", "cleanup"),
 		note(Await(scenario.Cond{Paused: "worker-1"}), "worker-1 froze at "+point),
 		note(Await(anyOf(scenario.Cond{NoEvent: &scenario.EventCond{Name: history.Ack, Pod: "worker-1"}},
 			allOf(outboxRows("PUBLISHED", n), queued("main", n-2)))),
@@ -521,10 +521,10 @@ func strandClaims(n int) []scenario.Step {
 	for i := 1; i <= n; i++ {
 		pod := fmt.Sprintf("worker-%d", i)
 		out = append(out,
-			StartWith("worker", faults.Spec{Kind: "pause-point", Point: kp.WorkerAfterClaim}),
+			StartWith("worker", faults.Spec{Kind: faults.KindPausePoint, Point: kp.WorkerAfterClaim}),
 			note(Await(scenario.Cond{Paused: pod}), pod+" froze right after its claim committed"),
 			assert(inboxRows("SENDING", i)),
-			note(Inject(faults.Spec{Kind: "kill", Pod: pod}), "its delivery goes back to the queue unacked"))
+			note(Inject(faults.Spec{Kind: faults.KindKill, Pod: pod}), "its delivery goes back to the queue unacked"))
 	}
 	return out
 }

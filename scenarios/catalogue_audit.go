@@ -97,9 +97,9 @@ func auditCatalogue() []*scenario.Scenario {
 			Outcome: "no PARKED alert before the parking queue holds the copy: the park fails, the delivery goes back, the vendor accepts it; sent once, no alert of a loss",
 			Steps: []scenario.Step{
 				Enqueue(), Inject(vendorMode(fakevendor.Status401, 1, 3)),
-				StartWith("worker", faults.Spec{Kind: "pause-point", Point: kp.WorkerAfterSend, Hit: 3}), start("relay", "cleanup"),
+				StartWith("worker", faults.Spec{Kind: faults.KindPausePoint, Point: kp.WorkerAfterSend, Hit: 3}), start("relay", "cleanup"),
 				Await(scenario.Cond{Paused: "worker-1"}),
-				note(during(fs(linkDown("rabbitmq-worker")), eventOf(history.ParkFailed), Inject(faults.Spec{Kind: "resume", Pod: "worker-1"})),
+				note(during(fs(linkDown("rabbitmq-worker")), eventOf(history.ParkFailed), Inject(faults.Spec{Kind: faults.KindResume, Pod: "worker-1"})),
 					"the third refusal parks the message while the worker's broker link is down: the park's republish fails"),
 				Await(ledger(1)),
 			},

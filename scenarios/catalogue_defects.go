@@ -29,7 +29,7 @@ func defectCatalogue() []*scenario.Scenario {
 			Outcome:     "the EXPIRED row is final, so its alert went out before the commit: the row is EXPIRED with its alert, nothing sent",
 			Steps: []scenario.Step{
 				Enqueue(), start("worker", "cleanup"),
-				StartWith("relay", ClockAt("+1d 10:00"), faults.Spec{Kind: "crash-point", Point: "sql:commit:after", Hit: 1}), Await(killed("relay-1")),
+				StartWith("relay", ClockAt("+1d 10:00"), faults.Spec{Kind: faults.KindCrashPoint, Point: "sql:commit:after", Hit: 1}), Await(killed("relay-1")),
 				StartWith("relay", ClockAt("+1d 10:00")), Await(outboxRows("EXPIRED", 1)),
 			},
 			Expect: rules(lost(1), alerts(history.AlertExpired, 1), handsets(0)),
@@ -44,7 +44,7 @@ func defectCatalogue() []*scenario.Scenario {
 				start("worker", "cleanup"), StartWith("relay", Kill(kp.RelayAfterFail)),
 				note(Await(allOf(PodEvent(history.Start, "relay-", 1), PodEvent(history.ConsumeStart, "worker-", 1))),
 					"both declared the topology: the unbind is not undone by a pod starting"),
-				during(fs(faults.Spec{Kind: "unbind"}), killed("relay-1"), Enqueue()),
+				during(fs(faults.Spec{Kind: faults.KindUnbind}), killed("relay-1"), Enqueue()),
 				start("relay"), Await(ledger(1)),
 			},
 			// No alerts rule: the alert contract alone must catch a
@@ -70,7 +70,7 @@ func defectCatalogue() []*scenario.Scenario {
 			Fault:       "kill-point worker.on-delivery, 1st hit (SIGKILL) in worker-1; a new worker-2 takes over",
 			Outcome:     "RabbitMQ never dead-letters on its own first: the next worker parks the message with its reason and a PARKED alert (lost visibly)",
 			Steps: []scenario.Step{
-				Enqueue(), StartWith("worker", faults.Spec{Kind: "kill-point", Point: kp.WorkerOnDelivery, Hit: 1}), start("cleanup"),
+				Enqueue(), StartWith("worker", faults.Spec{Kind: faults.KindKillPoint, Point: kp.WorkerOnDelivery, Hit: 1}), start("cleanup"),
 				Await(PodEvent(history.ConsumeStart, "worker-", 1)),
 				start("relay"), Await(killed("worker-1")),
 				start("worker"),
@@ -131,7 +131,7 @@ func defectCatalogue() []*scenario.Scenario {
 			Outcome:     "the return is the third message's alone: the four others are marked PUBLISHED by the same run, the third backs off and is republished; each sent once",
 			Steps: []scenario.Step{
 				Enqueue(), start("worker", "cleanup"),
-				StartWith("relay", faults.Spec{Kind: "failpoint", Point: kp.FailMisroute, Hit: 3}),
+				StartWith("relay", faults.Spec{Kind: faults.KindFailpoint, Point: kp.FailMisroute, Hit: 3}),
 				Await(ledger(5)),
 			},
 			// The contract's republish bound holds the four confirmed rows
@@ -168,7 +168,7 @@ func defectCatalogue() []*scenario.Scenario {
 			Outcome: "the refused dead letter comes back once the queue has room (the broker's retry, 1 s here, 180 s by default); each sent once, nothing counted lost",
 			Steps: []scenario.Step{
 				Inject(vendorMode(fakevendor.Status429, 1, 1)),
-				Enqueue(), StartWith("worker", faults.Spec{Kind: "pause-point", Point: kp.WorkerBeforeClaim, Hit: 2}), start("relay", "cleanup"),
+				Enqueue(), StartWith("worker", faults.Spec{Kind: faults.KindPausePoint, Point: kp.WorkerBeforeClaim, Hit: 2}), start("relay", "cleanup"),
 				note(Await(allOf(scenario.Cond{Paused: "worker-1"}, scenario.Cond{Queue: &scenario.QueueCond{Queue: "retry", N: 1}})),
 					"notification-outbox-1 waits in the retry queue; worker-1 holds the second message, frozen"),
 				enqueueN(5),
@@ -179,7 +179,7 @@ func defectCatalogue() []*scenario.Scenario {
 				note(Await(scenario.Cond{Queue: &scenario.QueueCond{Queue: "retry", N: 1}}), "the retry has not expired yet"),
 				note(Await(scenario.Cond{Queue: &scenario.QueueCond{Queue: "retry", N: 0}}),
 					"it expired into the full queue: the dead-letter worker's publish is refused (inside RabbitMQ, within a millisecond of the expiry)"),
-				Inject(faults.Spec{Kind: "resume", Pod: "worker-1"}),
+				Inject(faults.Spec{Kind: faults.KindResume, Pod: "worker-1"}),
 				Await(ledger(6)),
 			},
 			Expect: rules(allOnce),
@@ -190,14 +190,14 @@ func defectCatalogue() []*scenario.Scenario {
 			Fault:       "pause-point worker.before-claim freezes worker-1 after its peek; both workers' RabbitMQ link is cut, so the broker hands the delivery to worker-2; worker-1 resumes once worker-2 has sent it",
 			Outcome:     "the inbox claim, not the peek, decides: worker-1's claim INSERT finds worker-2's row and it does not send; sent once",
 			Steps: []scenario.Step{
-				Enqueue(), StartWith("worker", faults.Spec{Kind: "pause-point", Point: kp.WorkerBeforeClaim}),
+				Enqueue(), StartWith("worker", faults.Spec{Kind: faults.KindPausePoint, Point: kp.WorkerBeforeClaim}),
 				Await(PodEvent(history.ConsumeStart, "worker-1", 1)), start("worker"), Await(PodEvent(history.ConsumeStart, "worker-2", 1)),
 				start("relay", "cleanup"),
 				note(Await(scenario.Cond{Paused: "worker-1"}), "worker-1 holds the delivery past its peek, frozen"),
 				note(during(fs(linkDown("rabbitmq-worker")), PodEvent(history.Reconnect, "worker-2", 1)),
 					"the broker sees worker-1's connection close and requeues its delivery"),
 				note(Await(ledger(1)), "worker-2 took over, passed the peek and sent"),
-				Inject(faults.Spec{Kind: "resume", Pod: "worker-1"}),
+				Inject(faults.Spec{Kind: faults.KindResume, Pod: "worker-1"}),
 				note(Await(anyOf(PodEvent(history.ClaimLost, "worker-1", 1), PodEvent(history.VendorCall, "worker-1", 1))), "worker-1 made its move"),
 			},
 			Expect: rules(allOnce, copies(1)),
@@ -210,7 +210,7 @@ func defectCatalogue() []*scenario.Scenario {
 			Steps: []scenario.Step{
 				start("worker", "cleanup", "relay"),
 				Await(allOf(PodEvent(history.Start, "relay-", 1), PodEvent(history.ConsumeStart, "worker-", 1))),
-				during(fs(faults.Spec{Kind: "unbind"}), eventWith(history.PublishFailed, history.KeyAttempt, "3"), Enqueue()),
+				during(fs(faults.Spec{Kind: faults.KindUnbind}), eventWith(history.PublishFailed, history.KeyAttempt, "3"), Enqueue()),
 				Await(ledger(1)),
 			},
 			// The contract alone: the backoff rule reads the failures'
@@ -221,7 +221,9 @@ func defectCatalogue() []*scenario.Scenario {
 }
 
 // withdraw is member id withdrawing SMS consent.
-func withdraw(member int64) faults.Spec { return faults.Spec{Kind: "withdraw-consent", Member: member} }
+func withdraw(member int64) faults.Spec {
+	return faults.Spec{Kind: faults.KindWithdrawConsent, Member: member}
+}
 
 // unroutableBehindNack: two batches of a draining relay in flight on one
 // channel, the first nacked, the second with an unroutable message. The
@@ -254,11 +256,11 @@ func unroutableBehindNack(kinds []notification.Kind) *scenario.Scenario {
 		Outcome: "B's return stays B's although A's nack replaced the channel it came on: returned, backed off and republished; A's rows are republished once the workers made room; each sent once",
 		Steps: []scenario.Step{
 			Enqueue(),
-			StartWith("relay", faults.Spec{Kind: "pause-point", Point: kp.RelayBeforePublish, Hit: 3}, faults.Spec{Kind: "failpoint", Point: kp.FailMisroute, Hit: 6}),
+			StartWith("relay", faults.Spec{Kind: faults.KindPausePoint, Point: kp.RelayBeforePublish, Hit: 3}, faults.Spec{Kind: faults.KindFailpoint, Point: kp.FailMisroute, Hit: 6}),
 			note(Await(outboxRows("PUBLISHED", 2)), "the first run is in: the main queue holds two, over its limit"),
 			note(during(fs(latency("rabbitmq-relay", world.Downstream, 10*time.Minute)), allOf(scenario.Cond{Paused: "relay-1"}, scenario.Cond{Fired: true}), enqueueN(6)),
 				"A reached the broker and its nacks wait in the link; relay-1 froze holding the publisher, B's channel chosen: A's Await cannot replace it before B is on it"),
-			note(during(fs(latency("rabbitmq-relay", world.Upstream, 10*time.Minute)), allOf(nacked, scenario.Cond{Fired: true}), Inject(faults.Spec{Kind: "resume", Pod: "relay-1"})),
+			note(during(fs(latency("rabbitmq-relay", world.Upstream, 10*time.Minute)), allOf(nacked, scenario.Cond{Fired: true}), Inject(faults.Spec{Kind: faults.KindResume, Pod: "relay-1"})),
 				"B's publish waits in the link while A's nacks replace the channel; once A's outcomes are logged, B's return and ack reach the replaced channel"),
 			start("worker", "cleanup"),
 			note(Await(outboxRows("PUBLISHED", 6)), "every row is marked, B's rightly or not"),

@@ -111,7 +111,7 @@ func InfraCatalogue() []*scenario.Scenario {
 				// default 30 s, before the publisher replaced its channel
 				// after a nack); 90 s is reached only if the messages never
 				// come.
-				within(during(fs(faults.Spec{Kind: "leader-loss"}), allOf(
+				within(during(fs(faults.Spec{Kind: faults.KindLeaderLoss}), allOf(
 					scenario.Cond{Event: &scenario.EventCond{Name: history.Reconnect, Pod: "worker-", Fresh: true}}, ledger(60)),
 					note(enqueueN(10), "thirty more rows, published to a live node")), 90*time.Second),
 				Await(outboxRows("PUBLISHED", 60)),
@@ -230,11 +230,11 @@ const longHeartbeat = "OUTBOXCHAOS_AMQP_HEARTBEAT=600s"
 var relayChannelClosed = scenario.Cond{Event: &scenario.EventCond{Name: history.Publish, Pod: "relay-1",
 	Attrs: map[string]string{history.KeyOutcome: history.OutcomeChannelClosed}}}
 
-func crash(node string) faults.Spec  { return faults.Spec{Kind: "crash", Node: node} }
-func freeze(node string) faults.Spec { return faults.Spec{Kind: "freeze", Node: node} }
-func holdTable(t string) faults.Spec { return faults.Spec{Kind: "hold-table", Table: t} }
+func crash(node string) faults.Spec  { return faults.Spec{Kind: faults.KindCrash, Node: node} }
+func freeze(node string) faults.Spec { return faults.Spec{Kind: faults.KindFreeze, Node: node} }
+func holdTable(t string) faults.Spec { return faults.Spec{Kind: faults.KindHoldTable, Table: t} }
 func holdInboxRow(msg int64) faults.Spec {
-	return faults.Spec{Kind: "hold-inbox-row", Msg: msg}
+	return faults.Spec{Kind: faults.KindHoldInboxRow, Msg: msg}
 }
 func queued(queue string, n int) scenario.Cond {
 	return scenario.Cond{Queue: &scenario.QueueCond{Queue: queue, N: n}}

@@ -84,7 +84,7 @@ func PeerCases() []*scenario.Scenario {
 				start("worker", "cleanup", "relay"),
 				{Do: "enqueue", Kinds: []notification.Kind{notification.GradeRenewal}},
 				note(awaitLong(ledger(1)), "the relay holds a live broker connection"),
-				{Do: "during", Faults: fs(faults.Spec{Kind: "unbind"}), Cond: &scenario.Cond{Any: publishOutcome(true)}, Timeout: long,
+				{Do: "during", Faults: fs(faults.Spec{Kind: faults.KindUnbind}), Cond: &scenario.Cond{Any: publishOutcome(true)}, Timeout: long,
 					Steps: []scenario.Step{{Do: "enqueue", Kinds: []notification.Kind{notification.MonthlyAwardsWinning}}}},
 				awaitLong(ledger(2)),
 			},
@@ -242,7 +242,7 @@ func outsideKillCases(awaitLong func(scenario.Cond) scenario.Step) []*scenario.S
 		}
 		all = append(all, steps...)
 		all = append(all,
-			Inject(faults.Spec{Kind: "kill", Pod: "relay-1"}),
+			Inject(faults.Spec{Kind: faults.KindKill, Pod: "relay-1"}),
 			awaitLong(exitedPod("relay-1")),
 			recoverFaults(held...),
 			start("relay"), awaitLong(ledger(6)))

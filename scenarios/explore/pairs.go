@@ -299,7 +299,7 @@ func firedAt(r checker.FaultRecord, kind, point string) bool {
 // pauses out freezes none.
 func (s *Schedule) mayFreeze() bool {
 	return !slices.ContainsFunc(s.Faults, func(t Timed) bool { return t.Kind == faults.KindPausePoint }) &&
-		(s.Swarm == nil || slices.Contains(s.Swarm, "pause-point"))
+		(s.Swarm == nil || slices.Contains(s.Swarm, faults.KindPausePoint))
 }
 
 // The keys of Coverage.Held after a pair's name: drawn, held, and held

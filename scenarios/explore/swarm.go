@@ -88,13 +88,14 @@ func roleOfPoint(point string) string {
 // Families are the fault families a swarm schedule enables a subset of
 // (Groce et al., swarm testing): a family left out is never drawn, so the
 // faults left in meet the pipeline without the others masking them.
-var Families = []string{"kill-point", "failpoint", "pause-point", "vendor", "down", "latency", "stall", "clock", "withdraw-consent", "poison"}
+var Families = []string{faults.KindKillPoint, faults.KindFailpoint, faults.KindPausePoint, faults.KindVendor, faults.KindDown,
+	faults.KindLatency, faults.KindStall, faults.KindClock, faults.KindWithdrawConsent, faults.KindPoison}
 
 // family is the swarm family of a schedule's fault (a resume belongs to its
 // pause).
 func (t Timed) family() string {
 	if t.Kind == faults.KindResume {
-		return "pause-point"
+		return faults.KindPausePoint
 	}
 	return t.Kind
 }
