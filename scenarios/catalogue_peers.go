@@ -25,6 +25,9 @@ import (
 func PeerCases() []*scenario.Scenario {
 	long := faults.Duration(60 * time.Second)
 	awaitLong := func(c scenario.Cond) scenario.Step { return within(Await(c), time.Duration(long)) }
+	// relayOneBegan: relay-1 sent an AMQP method on its link (a heartbeat
+	// aside), counted before any fault on the link acts.
+	relayOneBegan := traffic("rabbitmq-relay", world.Method)
 	relayKill := func(name, point, desc string) *scenario.Scenario {
 		return &scenario.Scenario{
 			Name: name, Row: "peer", Description: desc,
@@ -150,7 +153,7 @@ func PeerCases() []*scenario.Scenario {
 			Name: "peer-stale", Row: "peer",
 			Kinds:       []notification.Kind{notification.GradeRenewal, notification.MonthlyAwardsWinning},
 			Description: "relay-1's confirms (and every other broker answer) are held back for 10 s, its confirm deadline 60 s, while relay-2 on another link may take over",
-			Fault:       "latency 1 h on RabbitMQ → relay-1 for 10 s, from before five messages are enqueued; relay-2 started on the worker's link meanwhile",
+			Fault:       "latency 1 h on RabbitMQ → relay-1 for 10 s, from before five messages are enqueued; relay-2 started on the worker's link once relay-1 began to publish them",
 			Outcome:     "each delivered once; the stale relay's late writes harm nothing (whether relay-2 took over shows in dup@broker and the timeline)",
 			Steps: []scenario.Step{
 				start("worker", "cleanup"),
@@ -159,7 +162,9 @@ func PeerCases() []*scenario.Scenario {
 				note(awaitLong(ledger(1)), "relay-1 holds a live broker connection"),
 				{Do: "during", Faults: fs(latency("rabbitmq-relay", world.Downstream, time.Hour)), For: faults.Duration(10 * time.Second),
 					Steps: []scenario.Step{
-						{Do: "enqueue", Kinds: []notification.Kind{notification.MonthlyAwardsWinning}, PerKind: 5},
+						note(scenario.Step{Do: "during", Cond: &relayOneBegan, Timeout: long,
+							Steps: []scenario.Step{{Do: "enqueue", Kinds: []notification.Kind{notification.MonthlyAwardsWinning}, PerKind: 5}}},
+							"relay-1 took the new rows and began to publish them (the first AMQP method it sends: its publish, or the channel its client opens for it); what RabbitMQ answers it is held back"),
 						{Do: "start", Roles: []string{"relay"}, Link: "rabbitmq-worker"},
 					}},
 				awaitLong(ledger(6)),
