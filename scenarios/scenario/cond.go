@@ -126,9 +126,9 @@ type EventCond struct {
 	Fresh bool              `json:"fresh,omitempty"`
 }
 
-// Tables are the tables a Rows condition may count, by the name it gives
+// tables are the tables a Rows condition may count, by the name it gives
 // them.
-var Tables = map[string]string{"outbox": "notification_outbox", "inbox": "notification_histories", "coupons": "coupons"}
+var tables = map[string]string{"outbox": "notification_outbox", "inbox": "notification_histories", "coupons": "coupons"}
 
 func (c Cond) set() []string {
 	var out []string
@@ -258,7 +258,7 @@ func (r Rows) SQL() (string, []any) {
 	if r.Msg != 0 {
 		add("message_id", checker.MessageID(r.Msg))
 	}
-	q := "SELECT count(*) FROM " + Tables[r.Table]
+	q := "SELECT count(*) FROM " + tables[r.Table]
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}

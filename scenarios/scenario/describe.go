@@ -15,7 +15,7 @@ func describeRows(c *Cond) string {
 }
 
 func validateRows(c *Cond) error {
-	if _, ok := Tables[c.Rows.Table]; !ok {
+	if _, ok := tables[c.Rows.Table]; !ok {
 		return fmt.Errorf("rows: unknown table %q (outbox, inbox, coupons)", c.Rows.Table)
 	}
 	return nil
