@@ -72,14 +72,14 @@ func auditCatalogue() []*scenario.Scenario {
 			Config:      map[string]string{"delivery-limit": "2"},
 			Description: "the worker's database is down while it holds the first copy of a message; a second copy comes once it is back",
 			Fault: "delivery-limit 2; the link postgres-worker down from before the relay publishes until the worker failed its peek 4 times (or parked the copy); " +
-				"relay-1 killed at relay.after-publish, so relay-2, started after the outage, republishes the message when its lease ends",
+				"relay-1 killed at relay.after-confirm (the broker holds the copy), so relay-2, started after the outage, republishes the message when its lease ends",
 			Outcome: "the worker holds the copy and asks again while its database fails, and sends it once the database answers; the second copy is acked at the peek; " +
 				"no PARKED alert tells of a loss for a message on a phone",
 			Steps: []scenario.Step{
 				Enqueue(), start("worker", "cleanup"), Await(PodEvent(history.ConsumeStart, "worker-1", 1)),
 				note(during(fs(linkDown("postgres-worker")),
 					anyOf(scenario.Cond{Event: &scenario.EventCond{Name: history.PeekFailed, N: 4}}, eventOf(history.Park)),
-					StartWith("relay", Kill(kp.RelayAfterPublish))),
+					StartWith("relay", Kill(kp.RelayAfterConfirm))),
 					"the first copy's peeks fail while the worker's database is down: held and asked again, or handed back until the limit parks it"),
 				Await(killed("relay-1")),
 				start("relay"),
@@ -109,12 +109,12 @@ func auditCatalogue() []*scenario.Scenario {
 			Name: "parked-then-second-copy", Row: "14", Kinds: []notification.Kind{notification.GradeRenewal},
 			Config:      map[string]string{"in-listener-retries": "2", "retry-max": "0"},
 			Description: "the worker parks a message the vendor refused three times; a second copy of it arrives after the park",
-			Fault: "401 three times for message 1 (in-listener retries 2, no retry queue); relay-1 killed at relay.after-publish, " +
-				"so relay-2, started once the first copy is parked, republishes the message when relay-1's lease ends",
+			Fault: "401 three times for message 1 (in-listener retries 2, no retry queue); relay-1 killed at relay.after-confirm " +
+				"(the broker holds the copy), so relay-2, started once the first copy is parked, republishes the message when relay-1's lease ends",
 			Outcome: "the park is on record (inbox FAILED): the second copy is acked at the peek, not sent; the PARKED alert stays true",
 			Steps: []scenario.Step{
 				Enqueue(), Inject(vendorMode(fakevendor.Status401, 1, 3)),
-				start("worker", "cleanup"), StartWith("relay", Kill(kp.RelayAfterPublish)),
+				start("worker", "cleanup"), StartWith("relay", Kill(kp.RelayAfterConfirm)),
 				Await(killed("relay-1")),
 				note(Await(eventOf(history.Park)), "the third refusal parks the first copy"),
 				start("relay"),
