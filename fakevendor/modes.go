@@ -226,11 +226,11 @@ func (s *Server) fireLocked(m Mode) {
 
 // matchLocked returns the mode for request number n of kind k (refkey is
 // empty for token requests) and consumes one use of the matching rule.
-// Without a matching rule a send gets what Options.Plan says, else the
+// Without a matching rule a send gets what the weather says, else the
 // default; a token request Accept and a report request Report.
 func (s *Server) matchLocked(k reqKind, n int, refkey string) Mode {
 	attempt := 0
-	if k == sendReq && s.opts.Plan != nil {
+	if k == sendReq && s.weather != nil {
 		s.attempts[refkey]++
 		attempt = s.attempts[refkey]
 	}
@@ -256,8 +256,9 @@ func (s *Server) matchLocked(k reqKind, n int, refkey string) Mode {
 	case reportReq:
 		return Report
 	}
-	if s.opts.Plan != nil {
-		if m := s.opts.Plan(refkey, attempt); m != "" {
+	if s.weather != nil {
+		if m := s.weather.Mode(refkey, attempt); m != "" {
+			s.weatherAnswers[m]++
 			return m
 		}
 	}

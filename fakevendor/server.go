@@ -28,11 +28,6 @@ type Options struct {
 	// send of refkey, in place of Latency: a simulator draws it from a
 	// distribution, by refkey, so the same seed gives the same delays.
 	LatencyFor func(refkey string) time.Duration
-	// Plan, when set, chooses the mode of a send that no rule matches, in
-	// place of the default: attempt is 1 for the first send of refkey, 2
-	// for the next. A simulator draws its fault plan through it, so the
-	// plan does not depend on the order in which sends arrive.
-	Plan func(refkey string, attempt int) Mode
 	// Clock is the vendor's clock (nil = time.Now). It decides whether a
 	// send's expireat has passed, and stamps Entry.At, Call.At,
 	// Call.LandedAt and Lookup.At. Token lifetimes and waits run on the wall
@@ -55,21 +50,23 @@ type Server struct {
 	closed    chan struct{}
 	closeOnce sync.Once
 
-	mu         sync.Mutex
-	rules      []*ruleState
-	def        Mode
-	tokens     map[string]time.Time
-	tokenCalls int
-	calls      []Call
-	ledger     []Entry
-	fired      map[Mode]int
-	lookups    []Lookup
-	attempts   map[string]int    // sends per refkey, for Plan
-	held       map[int]*heldSend // land-late requests not yet landed, by call number
-	release    chan struct{}     // closed (and replaced) by ResetRules: the accept-hold and hold requests answer
-	failed     map[string]bool   // refkeys of undelivered sends: the report says FAILED
-	srv        *http.Server
-	serveDone  chan struct{}
+	mu             sync.Mutex
+	rules          []*ruleState
+	def            Mode
+	tokens         map[string]time.Time
+	tokenCalls     int
+	calls          []Call
+	ledger         []Entry
+	fired          map[Mode]int
+	lookups        []Lookup
+	attempts       map[string]int    // sends per refkey under weather
+	weather        *Weather          // SetWeather: the mode of a send no rule matches
+	weatherAnswers map[Mode]int      // sends the weather answered, by mode
+	held           map[int]*heldSend // land-late requests not yet landed, by call number
+	release        chan struct{}     // closed (and replaced) by ResetRules: the accept-hold and hold requests answer
+	failed         map[string]bool   // refkeys of undelivered sends: the report says FAILED
+	srv            *http.Server
+	serveDone      chan struct{}
 }
 
 // New returns a server that accepts every send until told otherwise.
@@ -99,7 +96,8 @@ func New(opts Options) *Server {
 		release: make(chan struct{}),
 		failed:  map[string]bool{},
 
-		attempts: map[string]int{},
+		attempts:       map[string]int{},
+		weatherAnswers: map[Mode]int{},
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/token", s.handleToken)

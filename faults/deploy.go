@@ -9,7 +9,8 @@ import (
 )
 
 // Deployer is a world that runs a role's pods as a deployment: it can roll
-// them, as a new release does. The simulator's world is one.
+// them, as a new release does. A run's world is one: it rolls the pods it
+// runs as a deployment (the simulator's workers).
 type Deployer interface {
 	// RollingRestart starts a successor for each running pod of role, then
 	// stops the old one (SIGTERM: a send in flight completes first), and
@@ -18,7 +19,7 @@ type Deployer interface {
 }
 
 // errNoDeployment: the world starts its pods itself (a scenario's steps).
-var errNoDeployment = errors.New("this world runs no deployment to roll (the simulator's does)")
+var errNoDeployment = errors.New("this world runs no deployment to roll")
 
 // RollingRestart is a deploy: every pod of the Deployment's role is
 // replaced, one at a time, by a new one. It fired when at least one pod

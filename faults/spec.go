@@ -37,6 +37,8 @@ type Spec struct {
 	Table     string   `json:"table,omitempty"`     // hold-table: outbox or inbox
 	// Deployment is the role whose pods a rolling-restart replaces.
 	Deployment string `json:"deployment,omitempty"`
+	// Weather is what share of sends a vendor-weather answers with a fault.
+	Weather *fakevendor.Weather `json:"weather,omitempty"`
 }
 
 // Kinds of fault: a Spec's kind, and the Family of the fault it builds.
@@ -97,6 +99,7 @@ var builders = map[string]struct {
 	KindLeaderLoss:      {"SIGKILL the node leading the main quorum queue; it returns on recover", buildLeaderLoss},
 	KindKill:            {"SIGKILL a pod (pod)", buildKill},
 	KindRollingRestart:  {"a deployment's rolling restart: each pod of the role gets a successor, then SIGTERM (deployment)", buildRollingRestart},
+	KindVendorWeather:   {"a share of every send the fake vendor gets times out, fails or is throttled, drawn per send from a seed (weather)", buildVendorWeather},
 	KindPoison:          {"a message no relay wrote, published to the main queue (poison: unknown-kind, missing-template, long-fallback, malformed, long-message-id)", buildPoison},
 }
 

@@ -28,10 +28,6 @@ type (
 	Cost = run.Cost
 	// Env is a run's world: its schema, pods, proxies, vendor and clock.
 	Env = run.Env
-	// Scenario and Step are the scenario language's (package scenario).
-	Scenario = scenario.Scenario
-	// Step is one step of a scenario.
-	Step = scenario.Step
 )
 
 // The outcomes of a run.
@@ -51,17 +47,18 @@ func DefaultOptions() Options { return run.DefaultOptions() }
 // schema and queues and recovers every fault it injected. Against a relay
 // we did not write (o.Impl), a case drawn across the relay's declared
 // deadlines is drawn anew across that relay's own (ForPeer).
-func Run(ctx context.Context, s *Scenario, o Options) Result {
+func Run(ctx context.Context, s *scenario.Scenario, o Options) Result {
 	if p, err := peers.Lookup(o.Impl); o.Impl != "" && err == nil {
 		s = ForPeer(s, p)
 	}
 	return run.Run(ctx, s, o)
 }
 
-// Open builds a run's world for a driver other than Run (the simulator):
-// the schema migrated, the fake vendor, the alert sink and a proxy per
-// link up, no pod started. Close it when done.
-func Open(ctx context.Context, s *Scenario, o Options) (*Env, error) { return run.Open(ctx, s, o) }
+// Open builds a run's world called name for a driver other than Run (the
+// simulator): the schema migrated, the fake vendor, the alert sink and a
+// proxy per link up, no pod started. The driver ends it as Run does
+// (Env.End: the pods stop, then the faults are recovered), then closes it.
+func Open(ctx context.Context, name string, o Options) (*Env, error) { return run.Open(ctx, name, o) }
 
 // Recheck judges a recorded run again, offline (a run not judged when it
 // ran stays ERROR).

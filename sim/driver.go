@@ -45,7 +45,6 @@ type runner struct {
 
 	mu      sync.Mutex
 	oneShot int // one-shot pods running
-	workers []*world.Pod
 	timers  []timer
 	blips   int // links down now
 
@@ -91,10 +90,8 @@ func (r *runner) seed(ctx context.Context) error {
 // events, the samples; then the next morning's relay runs, which expire
 // what the ad cut-off deferred.
 func (r *runner) day(ctx context.Context, bar *progress) error {
-	for i := 0; i < r.d.Workers; i++ {
-		if err := r.startWorker(ctx); err != nil {
-			return err
-		}
+	if err := r.deployWorkers(ctx); err != nil {
+		return err
 	}
 	morning := r.d.at("08:00").AddDate(0, 0, 1)
 	cron := cronTicks(r.d.at("08:00"), r.d.at("20:55"))
@@ -117,7 +114,6 @@ func (r *runner) day(ctx context.Context, bar *progress) error {
 			cron = cron[1:]
 		}
 		r.runTimers(ctx, now)
-		r.watchWorkers(now)
 		r.sampler.peek()
 		if !now.Before(nextSample) {
 			if err := r.record(ctx, now, bar); err != nil {
@@ -213,9 +209,12 @@ func (r *runner) jump(now, next time.Time) error {
 	return nil
 }
 
-// quiet reports whether no one-shot pod runs, no link is down and no
-// timer (a pod restart, a blip's end) is pending.
+// quiet reports whether no one-shot pod runs, no worker waits for its
+// successor, no link is down and no timer (a blip's end) is pending.
 func (r *runner) quiet() bool {
+	if r.env.Restarting() > 0 {
+		return false
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.oneShot == 0 && r.blips == 0 && len(r.timers) == 0
@@ -338,13 +337,11 @@ func (r *runner) fire(ctx context.Context, ev Planned, now time.Time) {
 		}
 		spec := ev.Faults[0]
 		spec.Pod = p.Name()
-		r.dropWorker(p)
 		fs, note := r.inject(ctx, spec)
 		f.Note = note
-		r.after(now.Add(restartDelay), "worker-restart", func(ctx context.Context) {
-			_ = r.startWorker(ctx)
-			r.recover(ctx, fs) // the deployment's replacement is up
-		})
+		// The deployment replaces the pod; the fault is over when its
+		// successor is due.
+		r.after(now.Add(restartDelay), "worker-restart", func(ctx context.Context) { r.recover(ctx, fs) })
 	case "relay-kill":
 		fs, note := r.build(ev.Faults)
 		if len(fs) == 1 {
@@ -377,6 +374,8 @@ func (r *runner) fire(ctx context.Context, ev Planned, now time.Time) {
 		fs, note := r.inject(ctx, ev.Faults...)
 		r.recover(ctx, fs) // the rollout is over when Inject returns
 		f.Note = note
+	case "vendor-weather":
+		_, f.Note = r.inject(ctx, ev.Faults...) // until the day ends
 	}
 	r.note(f)
 }

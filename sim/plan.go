@@ -28,10 +28,11 @@ type Plan struct {
 // through the fault engine (the day's ledger records them).
 type Planned struct {
 	At   time.Time
-	What string // job, worker-kill, relay-kill, broker-blip, db-blip, deploy
+	What string // job, vendor-weather, worker-kill, relay-kill, broker-blip, db-blip, deploy
 	Job  *Job
 	// Faults are what a fault event injects, as the catalogue writes
-	// them: worker-kill a "kill" of the active worker (the driver names
+	// them: vendor-weather the vendor's weather for the whole day,
+	// worker-kill a "kill" of the active worker (the driver names
 	// the pod when it fires), relay-kill a "kill-point" armed in the next
 	// relay runs until one dies there, a blip a "down" of each link for
 	// For, deploy a "rolling-restart" of the workers.
@@ -60,6 +61,9 @@ func NewPlan(d Day, seed int64) *Plan {
 			out = append(out, faults.Spec{Kind: "down", Link: l})
 		}
 		return out
+	}
+	if w := p.Weather(); w.Timeout+w.Fail5xx+w.Throttle > 0 {
+		p.Events = append(p.Events, Planned{At: d.at("07:55"), What: "vendor-weather", Faults: []faults.Spec{{Kind: faults.KindVendorWeather, Weather: &w}}})
 	}
 	for i := 0; i < d.Faults.WorkerKills; i++ {
 		p.Events = append(p.Events, Planned{At: instant(), What: "worker-kill", Faults: []faults.Spec{{Kind: "kill"}}})
@@ -98,27 +102,12 @@ func (p *Plan) Consents(id int64) bool {
 	return p.unit("consent", strconv.FormatInt(id, 10)) < p.day.Consent
 }
 
-// VendorMode is the mode of the attempt'th send of refkey: a timeout (half
-// after the phone got it), a 5xx (likewise), a 429, or "" (accept).
-func (p *Plan) VendorMode(refkey string, attempt int) fakevendor.Mode {
+// Weather is the vendor's weather over the day: the shares of sends that
+// time out, fail or are throttled, drawn per send from the plan's seed by
+// refkey and attempt, so it does not depend on the order sends arrive in.
+func (p *Plan) Weather() fakevendor.Weather {
 	v := p.day.Vendor
-	u := p.unit("vendor", refkey, strconv.Itoa(attempt))
-	half := p.unit("half", refkey, strconv.Itoa(attempt)) < 0.5
-	switch {
-	case u < v.Timeout:
-		if half {
-			return fakevendor.AcceptHang
-		}
-		return fakevendor.Hang
-	case u < v.Timeout+v.Fail5xx:
-		if half {
-			return fakevendor.Accept5xx
-		}
-		return fakevendor.Fail5xx
-	case u < v.Timeout+v.Fail5xx+v.Throttle:
-		return fakevendor.Status429
-	}
-	return ""
+	return fakevendor.Weather{Timeout: v.Timeout, Fail5xx: v.Fail5xx, Throttle: v.Throttle, Seed: p.seed}
 }
 
 // Latency is the vendor's virtual answer time for refkey: log-normal with

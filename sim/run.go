@@ -127,8 +127,7 @@ func Run(ctx context.Context, d Day, o Options) (_ *Result, err error) {
 	probe := config.Default()
 	configure(&probe, d, d.Rate)
 	vendorTimeout := probe.VendorTimeout
-	sc := &scenarios.Scenario{Name: "sim-" + d.Name, Row: "simulation", Description: "a simulated day", Steps: []scenarios.Step{}}
-	env, err := scenarios.Open(ctx, sc, scenarios.Options{
+	env, err := scenarios.Open(ctx, "sim-"+d.Name, scenarios.Options{
 		PGURL: o.PGURL, AMQPURL: o.AMQPURL, Bin: o.Bin, Seed: o.Seed,
 		Clock: clock.FilePrefix + clockPath,
 		Tune: func(c *config.Config) {
@@ -142,7 +141,7 @@ func Run(ctx context.Context, d Day, o Options) (_ *Result, err error) {
 	defer env.Close()
 
 	r := &runner{d: d, o: o, plan: plan, env: env, ctl: ctl, clockPath: clockPath, res: res}
-	r.eng = faults.NewEngine(dayWorld{World: env.FaultWorld(), r: r}, start)
+	r.eng = faults.NewEngine(env.FaultWorld(), start)
 	r.eng.SetClock(ctl.Now)
 	if err := r.seed(ctx); err != nil {
 		return nil, err
@@ -155,10 +154,9 @@ func Run(ctx context.Context, d Day, o Options) (_ *Result, err error) {
 	herr := r.day(ctx, bar)
 	bar.finish()
 	r.dayEnd = ctl.Now()
-	if err := r.eng.RecoverAll(ctx); err != nil {
+	if err := env.End(ctx, r.eng); err != nil {
 		env.Logf("sim", "%v", err)
 	}
-	env.StopPods()
 	if serr := stopped(ctx); herr == nil && serr != nil {
 		herr = serr // stopped as the day ended: judge nothing
 	}

@@ -62,12 +62,12 @@ func configure(c *config.Config, d Day, rate float64) []Setting {
 	return out
 }
 
-// vendorOptions makes the fake vendor follow the plan: its delays are the
-// plan's virtual latencies divided by the rate, its hang modes outlast the
-// client's (compressed) timeout.
+// vendorOptions makes the fake vendor answer as the plan says: its delays
+// are the plan's virtual latencies divided by the rate, its hang modes
+// outlast the client's (compressed) timeout. Its weather is a fault the
+// day injects (Plan.Weather).
 func vendorOptions(p *Plan, rate float64, vendorTimeout time.Duration) func(*fakevendor.Options) {
 	return func(o *fakevendor.Options) {
-		o.Plan = p.VendorMode
 		o.LatencyFor = func(refkey string) time.Duration {
 			return time.Duration(float64(p.Latency(refkey)) / rate)
 		}

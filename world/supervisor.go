@@ -16,15 +16,17 @@ type Supervisor struct {
 	// with each restart up to MaxBackoff. Set them before Supervise.
 	Backoff, MaxBackoff time.Duration
 
-	mu       sync.Mutex
-	stopping bool
-	pods     []*Pod
+	mu         sync.Mutex
+	stopping   bool
+	pods       []*Pod
+	supervised map[*Pod]bool // the pods Supervise keeps, until released
+	restarting int           // supervised pods dead, their successor not up yet
 }
 
 // NewSupervisor returns a supervisor that reports restarts it could not
 // make through logf.
 func NewSupervisor(logf func(source, format string, args ...any)) *Supervisor {
-	return &Supervisor{logf: logf, Backoff: restartBackoff, MaxBackoff: maxRestartBackoff}
+	return &Supervisor{logf: logf, Backoff: restartBackoff, MaxBackoff: maxRestartBackoff, supervised: map[*Pod]bool{}}
 }
 
 // Add records a pod started in the run.
@@ -76,11 +78,14 @@ const (
 // moves: stuck) however many times it was restarted. restart starts the
 // successor and Adds it.
 func (s *Supervisor) Supervise(p *Pod, restart func(context.Context, *Pod) (*Pod, error)) {
+	s.mu.Lock()
+	s.supervised[p] = true
+	s.mu.Unlock()
 	go func() {
 		backoff := s.Backoff
 		for {
 			<-p.Done()
-			if s.Stopping() {
+			if !s.due(p) {
 				return
 			}
 			// A restart delay, not synchronisation: a pod that cannot
@@ -88,21 +93,95 @@ func (s *Supervisor) Supervise(p *Pod, restart func(context.Context, *Pod) (*Pod
 			// restarted.
 			time.Sleep(backoff)
 			backoff = min(2*backoff, s.MaxBackoff)
-			if s.Stopping() {
-				return
-			}
-			np, err := restart(context.Background(), p)
+			np, err := s.restart(p, restart)
 			if err != nil {
 				s.logf("harness", "restart %s: %v", p.Name(), err)
 				return
 			}
-			if s.Stopping() {
-				_ = np.Kill()
+			if np == nil {
 				return
 			}
 			p = np
 		}
 	}()
+}
+
+// due reports whether the dead supervised pod p is to be restarted (it was
+// not released, the run is not stopping), and counts it as restarting.
+func (s *Supervisor) due(p *Pod) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopping || !s.supervised[p] {
+		delete(s.supervised, p)
+		return false
+	}
+	delete(s.supervised, p)
+	s.restarting++
+	return true
+}
+
+// restart starts p's successor and supervises it in p's place; nil, nil
+// when the run began stopping meanwhile.
+func (s *Supervisor) restart(p *Pod, restart func(context.Context, *Pod) (*Pod, error)) (*Pod, error) {
+	defer func() {
+		s.mu.Lock()
+		s.restarting--
+		s.mu.Unlock()
+	}()
+	if s.Stopping() {
+		return nil, nil
+	}
+	np, err := restart(context.Background(), p)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopping {
+		_ = np.Kill()
+		return nil, nil
+	}
+	s.supervised[np] = true
+	return np, nil
+}
+
+// Release ends the supervision of p: its exit from now on is not a crash
+// (a rollout is stopping it), and nothing restarts it.
+func (s *Supervisor) Release(p *Pod) {
+	s.mu.Lock()
+	delete(s.supervised, p)
+	s.mu.Unlock()
+}
+
+// Supervised returns the supervised pods still running, in start order.
+func (s *Supervisor) Supervised() []*Pod {
+	var out []*Pod
+	for _, p := range s.Pods() {
+		s.mu.Lock()
+		kept := s.supervised[p]
+		s.mu.Unlock()
+		if kept && !isExited(p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Restarting is how many supervised pods died and wait for their
+// successor to be up.
+func (s *Supervisor) Restarting() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.restarting
+}
+
+func isExited(p *Pod) bool {
+	select {
+	case <-p.Done():
+		return true
+	default:
+		return false
+	}
 }
 
 // StopAll stops every running pod (SIGTERM, then SIGKILL after grace) and

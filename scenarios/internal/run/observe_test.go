@@ -8,7 +8,6 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 	"github.com/outboxchaos/outboxchaos/system/broker"
 	"github.com/outboxchaos/outboxchaos/system/publisher"
 	"github.com/outboxchaos/outboxchaos/system/testenv"
@@ -23,7 +22,7 @@ import (
 func TestSnapshotsSeeParkedCopiesEveryTime(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e, err := Open(ctx, &scenario.Scenario{Name: "snapshot-parked", Steps: []scenario.Step{}}, Options{PGURL: testenv.PGURL(), AMQPURL: testenv.AMQPURL(), Seed: 1})
+	e, err := Open(ctx, "snapshot-parked", Options{PGURL: testenv.PGURL(), AMQPURL: testenv.AMQPURL(), Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

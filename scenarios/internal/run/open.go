@@ -10,10 +10,12 @@ import (
 	"github.com/outboxchaos/outboxchaos/world"
 )
 
-// Open builds a run's world for a driver other than Run (the simulator):
-// the schema migrated, the fake vendor, the alert sink and a proxy per link
-// up, no pod started. Close it when done.
-func Open(ctx context.Context, s *scenario.Scenario, o Options) (*Env, error) {
+// Open builds a run's world called name for a driver other than Run (the
+// simulator): the schema migrated, the fake vendor, the alert sink and a
+// proxy per link up, no pod started. The driver ends it as Run does (End,
+// then Close).
+func Open(ctx context.Context, name string, o Options) (*Env, error) {
+	s := &scenario.Scenario{Name: name, Row: "driven", Description: "a world its own driver runs", Steps: []scenario.Step{}}
 	if err := s.Validate(); err != nil {
 		return nil, fmt.Errorf("open world: %w", err)
 	}

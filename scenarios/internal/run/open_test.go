@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 	"github.com/outboxchaos/outboxchaos/system/config"
 	"github.com/outboxchaos/outboxchaos/system/testenv"
 )
@@ -15,7 +14,7 @@ import (
 func TestOpenWiringWinsOverTune(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e, err := Open(ctx, &scenario.Scenario{Name: "open-tune", Steps: []scenario.Step{}}, Options{
+	e, err := Open(ctx, "open-tune", Options{
 		PGURL: testenv.PGURL(), AMQPURL: testenv.AMQPURL(), Seed: 1,
 		Tune: func(c *config.Config) {
 			*c = config.Default()

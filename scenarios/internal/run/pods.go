@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/outboxchaos/outboxchaos/faults"
 	"github.com/outboxchaos/outboxchaos/system/canary"
 	"github.com/outboxchaos/outboxchaos/system/crashpoint"
 	"github.com/outboxchaos/outboxchaos/system/killpoint"
@@ -239,6 +240,16 @@ func (e *Env) Supervise(p *world.Pod) { e.sup.Supervise(p, e.Restart) }
 
 // StopPods stops every running pod (SIGTERM, then SIGKILL).
 func (e *Env) StopPods() { e.sup.StopAll(5 * time.Second) }
+
+// End ends a run's driving in the one order every driver keeps: the pods
+// stop first, then every fault eng still holds is recovered. A pod still
+// running when a fault goes away (a vendor that answers again, a frozen
+// pod continued, a link back) could change the outcome after the last
+// step; this way the state the run is judged on is fixed before.
+func (e *Env) End(ctx context.Context, eng *faults.Engine) error {
+	e.StopPods()
+	return eng.RecoverAll(ctx)
+}
 
 // started reports whether a pod of role was started in this run.
 func (e *Env) started(role string) bool {

@@ -195,12 +195,8 @@ func Run(ctx context.Context, s *scenario.Scenario, o Options) (res Result) {
 	}
 	res.Cost.Settle = m.lap()
 	// Faults a step injected "until the end of the run" stay in place while
-	// the pipeline settles, and while the pods stop: a pod still running
-	// when a fault goes away (a vendor that answers again, a frozen pod
-	// continued) could change the outcome after the last step. The pods
-	// stop first, as in the random schedules; the verdict is then fixed.
-	e.StopPods()
-	if rerr := eng.RecoverAll(ctx); herr == nil && rerr != nil {
+	// the pipeline settles, and while the pods stop (End).
+	if rerr := e.End(ctx, eng); herr == nil && rerr != nil {
 		herr = rerr
 	}
 	if err := e.awaitReleased(ctx); err != nil {
