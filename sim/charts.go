@@ -6,6 +6,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/outboxchaos/outboxchaos/history"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
@@ -88,8 +89,8 @@ func WriteCharts(r *Result, dir string) ([]Chart, error) {
 	ib := func(s Sample) map[string]int { return s.Inbox }
 
 	p := newDayPlot("Outbox rows by status", "rows")
-	if err := plotutil.AddLines(p, "PENDING", series(r, st(ob, "PENDING")), "PUBLISHING", series(r, st(ob, "PUBLISHING")),
-		"PUBLISHED", series(r, st(ob, "PUBLISHED")), "SKIPPED", series(r, st(ob, "SKIPPED")), "EXPIRED", series(r, st(ob, "EXPIRED"))); err != nil {
+	if err := plotutil.AddLines(p, history.OutboxPending, series(r, st(ob, history.OutboxPending)), history.OutboxPublishing, series(r, st(ob, history.OutboxPublishing)),
+		history.OutboxPublished, series(r, st(ob, history.OutboxPublished)), history.OutboxSkipped, series(r, st(ob, history.OutboxSkipped)), history.OutboxExpired, series(r, st(ob, history.OutboxExpired))); err != nil {
 		return nil, err
 	}
 	if err := add(p, "outbox.png", "Outbox states", "Rows of notification_outbox by status, sampled every virtual minute. Each job's rows appear as PENDING at its hour and turn PUBLISHED in steps of one relay batch per 5-minute cron run; advertising rows still PENDING after 20:40 wait for the next morning."); err != nil {
@@ -97,15 +98,15 @@ func WriteCharts(r *Result, dir string) ([]Chart, error) {
 	}
 
 	p = newDayPlot("Inbox rows by status", "rows")
-	if err := plotutil.AddLines(p, "SENT", series(r, st(ib, "SENT"))); err != nil {
+	if err := plotutil.AddLines(p, history.InboxSent, series(r, st(ib, history.InboxSent))); err != nil {
 		return nil, err
 	}
 	if err := add(p, "inbox.png", "Inbox: sent", "Rows of notification_histories that reached SENT: the worker's progress through the day, one relay batch at a time."); err != nil {
 		return nil, err
 	}
 	p = newDayPlot("Inbox rows not sent", "rows")
-	if err := plotutil.AddLines(p, "ERROR", series(r, st(ib, "ERROR")), "FAILED", series(r, st(ib, "FAILED")),
-		"SENDING", series(r, st(ib, "SENDING"))); err != nil {
+	if err := plotutil.AddLines(p, history.InboxError, series(r, st(ib, history.InboxError)), history.InboxFailed, series(r, st(ib, history.InboxFailed)),
+		history.InboxSending, series(r, st(ib, history.InboxSending))); err != nil {
 		return nil, err
 	}
 	if err := add(p, "inbox-trouble.png", "Inbox: ERROR, FAILED, SENDING", "The inbox rows that did not reach SENT, on their own scale: ERROR rows are vendor outcomes nobody can know (timeouts, 5xx) and sends a killed worker left behind (cleanup turns a SENDING row older than 10 minutes into ERROR), each with an alert; FAILED are definitely-not-sent outcomes."); err != nil {
@@ -238,8 +239,8 @@ func lossesByHour(r *Result) (labels []string, errs, exps, alerts plotter.Values
 			buckets[label] = b
 			order = append(order, label)
 		}
-		b.e += float64(s.Inbox["ERROR"] - prev.Inbox["ERROR"])
-		b.x += float64(s.Outbox["EXPIRED"] - prev.Outbox["EXPIRED"])
+		b.e += float64(s.Inbox[history.InboxError] - prev.Inbox[history.InboxError])
+		b.x += float64(s.Outbox[history.OutboxExpired] - prev.Outbox[history.OutboxExpired])
 		b.a += float64(s.Alerts - prev.Alerts)
 		prev = s
 	}

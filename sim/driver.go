@@ -9,6 +9,7 @@ import (
 
 	"github.com/outboxchaos/outboxchaos/auditor"
 	"github.com/outboxchaos/outboxchaos/faults"
+	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/scenarios"
 	"github.com/outboxchaos/outboxchaos/system/clock"
 	"github.com/outboxchaos/outboxchaos/world"
@@ -239,7 +240,8 @@ func (r *runner) idle(ctx context.Context) (bool, error) {
 // outboxLeft counts the rows the relay has yet to settle.
 func (r *runner) outboxLeft(ctx context.Context) (int, error) {
 	var n int
-	if err := r.env.DB().QueryRow(ctx, `SELECT count(*) FROM notification_outbox WHERE status IN ('PENDING', 'PUBLISHING')`).Scan(&n); err != nil {
+	if err := r.env.DB().QueryRow(ctx, `SELECT count(*) FROM notification_outbox WHERE status = ANY($1)`,
+		[]string{history.OutboxPending, history.OutboxPublishing}).Scan(&n); err != nil {
 		return 0, fmt.Errorf("count rows left: %w", err)
 	}
 	return n, nil

@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 )
@@ -46,7 +47,7 @@ func newProgress(w io.Writer, d Day) *progress {
 
 func (p *progress) update(s Sample) {
 	line := fmt.Sprintf("%s  sent %d  ERROR %d  EXPIRED %d  alerts %d  queued %d",
-		s.At.Format("Jan 2 15:04"), s.Inbox["SENT"], s.Inbox["ERROR"], s.Outbox["EXPIRED"], s.Alerts, s.Main+s.Retry)
+		s.At.Format("Jan 2 15:04"), s.Inbox[history.InboxSent], s.Inbox[history.InboxError], s.Outbox[history.OutboxExpired], s.Alerts, s.Main+s.Retry)
 	if p.plain {
 		if h := s.At.Hour(); h != p.hour {
 			p.hour = h

@@ -253,7 +253,7 @@ func validityOf(valid bool, share float64, why string) string {
 // writeLedger writes the fault engine's ledger of the day: each planned
 // fault, when it went in and came out (virtual), whether the pipeline met
 // it, and the evidence.
-func writeLedger(b *strings.Builder, ledger []LedgerEntry) {
+func writeLedger(b *strings.Builder, ledger []FaultEntry) {
 	fmt.Fprintf(b, "## Fault ledger\n\n")
 	if len(ledger) == 0 {
 		fmt.Fprintf(b, "The day planned no fault.\n\n")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/faults"
+	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/scenarios"
 	"github.com/outboxchaos/outboxchaos/system/clock"
 	"github.com/outboxchaos/outboxchaos/system/config"
@@ -40,7 +41,7 @@ type Result struct {
 	Samples  []Sample
 	Events   []Fired // planned events as they happened
 	// Ledger is the fault engine's record of every planned fault.
-	Ledger []LedgerEntry
+	Ledger []FaultEntry
 	// Latencies of every message that reached a phone, enqueue → handset.
 	Latencies []Delivery
 	Final     Sample // the state after the next morning's relay runs
@@ -65,13 +66,13 @@ type Fired struct {
 	Note   string
 }
 
-// LedgerEntry is one planned fault as the fault engine recorded it, in
+// FaultEntry is one planned fault as the fault engine recorded it, in
 // virtual time: when it was injected (armed, for a kill-point) and
 // recovered (a killed worker's successor up, a blip's links back, a
 // kill-point disarmed after a run died there), whether the pipeline met
 // it, and the evidence. AtEnd: it was still in place when the day ended
 // and recovered then.
-type LedgerEntry struct {
+type FaultEntry struct {
 	Fault, Target       string
 	Injected, Recovered time.Time
 	AtEnd               bool
@@ -203,11 +204,11 @@ func (r *runner) judge(ctx context.Context) error {
 
 // ledger turns the engine's records (offsets from start on the virtual
 // clock) into the day's ledger; end is when the day's driving ended.
-func ledger(recs []checker.FaultRecord, start, end time.Time) []LedgerEntry {
-	out := make([]LedgerEntry, 0, len(recs))
+func ledger(recs []checker.FaultRecord, start, end time.Time) []FaultEntry {
+	out := make([]FaultEntry, 0, len(recs))
 	for _, f := range recs {
 		rec := start.Add(f.At)
-		out = append(out, LedgerEntry{Fault: f.Kind, Target: f.Target, Injected: start.Add(f.Start), Recovered: rec,
+		out = append(out, FaultEntry{Fault: f.Kind, Target: f.Target, Injected: start.Add(f.Start), Recovered: rec,
 			AtEnd: !rec.Before(end), Fired: f.Fired, Evidence: f.Detail})
 	}
 	return out
@@ -239,7 +240,7 @@ func stopped(ctx context.Context) error {
 func parkedOnRecord(st checker.State) int {
 	failed := map[string]bool{}
 	for _, r := range st.Inbox {
-		if r.Status == "FAILED" {
+		if r.Status == history.InboxFailed {
 			failed[r.MessageID] = true
 		}
 	}

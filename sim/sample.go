@@ -9,6 +9,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/scenarios"
 	"github.com/outboxchaos/outboxchaos/system/broker"
 )
@@ -151,7 +152,7 @@ func (s *sampler) activity(ctx context.Context, now time.Time) (string, bool, er
 	}
 	var sending int
 	if err := s.env.DB().QueryRow(ctx, `SELECT count(*) FROM notification_histories
-		WHERE status IN ('SENDING', 'RESENDING') AND created_at > $1`, now.Add(-time.Minute)).Scan(&sending); err != nil {
+		WHERE status = ANY($1) AND created_at > $2`, []string{history.InboxSending, history.InboxResending}, now.Add(-time.Minute)).Scan(&sending); err != nil {
 		return "", false, fmt.Errorf("count sends in flight: %w", err)
 	}
 	sig := fmt.Sprintf("calls=%d alerts=%d outbox=%s inbox=%s", s.env.Vendor().Calls(), len(s.env.Sink.Alerts()), flat(ob), flat(ib))

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/outboxchaos/outboxchaos/checker"
+	"github.com/outboxchaos/outboxchaos/history"
 )
 
 // Figures are a day's headline numbers.
@@ -43,8 +44,8 @@ func (f Figures) MarshalJSON() ([]byte, error) {
 func (r *Result) Figures() Figures {
 	f := r.Final
 	fig := Figures{
-		Sent: f.Inbox["SENT"], Errors: f.Inbox["ERROR"], Failed: f.Inbox["FAILED"],
-		Expired: f.Outbox["EXPIRED"], Skipped: f.Outbox["SKIPPED"], Parked: f.Parking,
+		Sent: f.Inbox[history.InboxSent], Errors: f.Inbox[history.InboxError], Failed: f.Inbox[history.InboxFailed],
+		Expired: f.Outbox[history.OutboxExpired], Skipped: f.Outbox[history.OutboxSkipped], Parked: f.Parking,
 		Alerts: f.Alerts, VendorCalls: f.VendorCalls, ErrorDelivered: r.Verdict.ErrorDelivered, ParkedOnRecord: r.ParkedOnRecord,
 		Outbox: f.Outbox, Inbox: f.Inbox,
 	}
@@ -58,7 +59,7 @@ func (r *Result) Figures() Figures {
 		if d.Advertising && d.Handset.Before(cut) {
 			fig.AdBeforeCutoff++
 		}
-		if d.Status == "EXPIRED" {
+		if d.Status == history.OutboxExpired {
 			fig.ExpiredDelivered++
 		}
 	}
