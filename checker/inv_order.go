@@ -5,7 +5,6 @@ import (
 	"maps"
 	"slices"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/outboxchaos/outboxchaos/history"
@@ -193,22 +192,29 @@ func orderWindow(h []history.Event, faults []FaultRecord) time.Duration {
 }
 
 // lockNeutral reports whether fault f cannot make a relay hold or release
-// an outbox row unseen: faults on the vendor, the workers and their
-// links, the broker's links, single messages, and the batch job and its
-// own link (a job's rows are invisible to a claim until it commits, and
-// a row counts as committed only from a later job event of its kind).
+// an outbox row unseen: it acts only on what holds no outbox row (the
+// vendor, the workers and the batch job, their links, the broker and its
+// links, the main queue, the inbox, a member). A job's rows are invisible
+// to a claim until it commits, and a row counts as committed only from a
+// later job event of its kind. A fault that does not say what it acts on
+// may act on anything.
 func lockNeutral(f FaultRecord) bool {
-	switch f.Kind {
-	case "vendor", "poison", "withdraw-consent", "unbind":
-		return true
+	if len(f.Components) == 0 {
+		return false
 	}
-	if f.Target == "job" {
-		return true
-	}
-	for _, p := range []string{"worker", "postgres-worker", "postgres-job", "rabbitmq-", "vendor"} {
-		if strings.HasPrefix(f.Target, p) {
-			return true
+	for _, c := range f.Components {
+		if !rowNeutral[c] {
+			return false
 		}
 	}
-	return false
+	return true
+}
+
+// rowNeutral are the components that hold no outbox row, and reach none
+// but through a claim the relay logs.
+var rowNeutral = map[string]bool{
+	"worker": true, "job": true, "vendor": true, "main queue": true, "inbox": true, "member": true,
+	"postgres-worker": true, "postgres-job": true, "rabbitmq-relay": true, "rabbitmq-worker": true,
+	"nats-relay": true, "nats-worker": true, "nats": true,
+	"rabbitmq": true, "rabbitmq-1": true, "rabbitmq-2": true, "rabbitmq-3": true,
 }

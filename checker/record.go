@@ -24,6 +24,10 @@ type FaultRecord struct {
 	// place. Windowed: it held for a while (a link or node fault).
 	Phases   []string `json:"phases,omitempty"`
 	Windowed bool     `json:"windowed,omitempty"`
+	// Components are what it acts on, as it says (faults.Reach): pod
+	// roles, links, nodes, tables, the vendor, the main queue. None: it
+	// does not know, and may act on anything.
+	Components []string `json:"components,omitempty"`
 }
 
 // Record is one recorded run: everything the checker reads. A failing run

@@ -219,6 +219,6 @@ func Record(f Fault, fired bool, evidence string, injected, recovered time.Durat
 		Kind: f.Family(), Target: f.Target(), Fired: fired,
 		Detail: f.String() + ": " + evidence,
 		Start:  injected, At: recovered,
-		Phases: reach.Phases, Windowed: reach.Windowed,
+		Phases: reach.Phases, Windowed: reach.Windowed, Components: reach.Components,
 	}
 }

@@ -247,3 +247,59 @@ func TestEveryPointHasAPhase(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryKindSaysWhatItActsOn: every kind but the automatic crash point
+// (armed in whichever pod reaches it) names the components it acts on, so
+// an invariant that asks (claim-order) need not know the kinds; a new kind
+// needs a line here.
+func TestEveryKindSaysWhatItActsOn(t *testing.T) {
+	t.Parallel()
+	samples := map[string]Spec{
+		KindKillPoint:       {Kind: KindKillPoint, Point: "relay.after-claim"},
+		KindFailpoint:       {Kind: KindFailpoint, Point: killpoint.FailNames[0]},
+		KindPausePoint:      {Kind: KindPausePoint, Point: "worker.after-send"},
+		KindResume:          {Kind: KindResume, Pod: "worker-1"},
+		KindClock:           {Kind: KindClock, By: Duration(time.Minute)},
+		KindVendor:          {Kind: KindVendor, Mode: "5xx", Msg: 1},
+		KindVendorWeather:   {Kind: KindVendorWeather, Weather: &fakevendor.Weather{Timeout: 0.1}},
+		KindDown:            {Kind: KindDown, Link: "postgres-relay"},
+		KindLatency:         {Kind: KindLatency, Link: "vendor", Delay: Duration(time.Second)},
+		KindStall:           {Kind: KindStall, Link: "rabbitmq-worker"},
+		KindSigterm:         {Kind: KindSigterm, Pod: "relay-2"},
+		KindUnbind:          {Kind: KindUnbind},
+		KindReplayParked:    {Kind: KindReplayParked, Msg: 1},
+		KindHoldRows:        {Kind: KindHoldRows, Rows: 1},
+		KindHoldMigration:   {Kind: KindHoldMigration},
+		KindWithdrawConsent: {Kind: KindWithdrawConsent, Member: 1},
+		KindHoldTable:       {Kind: KindHoldTable, Table: "outbox"},
+		KindHoldInboxRow:    {Kind: KindHoldInboxRow, Msg: 1},
+		KindCrash:           {Kind: KindCrash, Node: "postgres"},
+		KindRestart:         {Kind: KindRestart, Node: "rabbitmq"},
+		KindFreeze:          {Kind: KindFreeze, Node: "rabbitmq-2"},
+		KindLeaderLoss:      {Kind: KindLeaderLoss},
+		KindKill:            {Kind: KindKill, Pod: "worker-10"},
+		KindRollingRestart:  {Kind: KindRollingRestart, Deployment: "worker"},
+		KindPoison:          {Kind: KindPoison, Poison: PoisonNames()[0]},
+	}
+	for _, k := range Kinds() {
+		kind := strings.SplitN(k, ":", 2)[0]
+		if kind == KindCrashPoint {
+			continue
+		}
+		spec, ok := samples[kind]
+		if !ok {
+			t.Errorf("%s: no sample here: add one and make its Reach name what it acts on", kind)
+			continue
+		}
+		f, err := spec.Build()
+		if err != nil {
+			t.Fatalf("%s: %v", kind, err)
+		}
+		if c := ReachOf(f).Components; len(c) == 0 {
+			t.Errorf("%s names nothing it acts on", kind)
+		}
+	}
+	if f, _ := (Spec{Kind: KindKill, Pod: "worker-10"}).Build(); !slices.Equal(ReachOf(f).Components, []string{"worker"}) {
+		t.Errorf("a kill of worker-10 acts on %v, want the role worker", ReachOf(f).Components)
+	}
+}

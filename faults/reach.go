@@ -2,6 +2,7 @@ package faults
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/outboxchaos/outboxchaos/fakevendor"
 	"github.com/outboxchaos/outboxchaos/system/killpoint"
@@ -39,6 +40,13 @@ type Reach struct {
 	// place for all of it; a fault that is not is in place until its
 	// phase last logged anything.
 	Windowed bool
+	// Components are what it acts on: pod roles (relay, worker, job,
+	// cleanup, reconciler, migrate), links by name, infrastructure nodes,
+	// tables (outbox, inbox), the schema, the vendor, the main queue, a
+	// member, the pods' clock. None: it does not know (an automatic crash
+	// point, armed in whichever pod reaches it), and an invariant that asks
+	// must assume it acts on everything.
+	Components []string
 }
 
 // Reacher is a fault that states its reach; one that does not reaches the
@@ -76,10 +84,31 @@ var pointPhases = map[string]string{
 // pointReach is the reach of a fault at point: its phase, or none for a
 // point of no phase.
 func pointReach(point string) Reach {
+	r := Reach{Components: []string{strings.SplitN(point, ".", 2)[0]}}
 	if p, ok := pointPhases[point]; ok {
-		return Reach{Phases: []string{p}}
+		r.Phases = []string{p}
 	}
-	return Reach{}
+	return r
+}
+
+// Component names that are not a pod role, a link or a node.
+const (
+	ComponentVendor    = "vendor"
+	ComponentMainQueue = "main queue"
+	ComponentOutbox    = "outbox"
+	ComponentInbox     = "inbox"
+	ComponentSchema    = "schema"
+	ComponentMember    = "member"
+	ComponentClock     = "clock"
+	ComponentBroker    = "rabbitmq" // the broker, whichever of its nodes
+)
+
+// roleOfPod is the role of a pod named "<role>-<n>".
+func roleOfPod(pod string) string {
+	if i := strings.LastIndexByte(pod, '-'); i > 0 {
+		return pod[:i]
+	}
+	return pod
 }
 
 // lookupModes are the vendor modes that bite at a reconciler's lookup;
@@ -96,34 +125,79 @@ func (f *Failpoint) Reach() Reach { return pointReach(f.Point) }
 // Reach is the phase of the point the pod freezes at.
 func (f *Pausepoint) Reach() Reach { return pointReach(f.Point) }
 
-// Reach is the send, or a reconciler's lookup for a report mode.
+// Reach is the send, or a reconciler's lookup for a report mode, at the
+// vendor.
 func (v *VendorRule) Reach() Reach {
 	if slices.Contains(lookupModes, v.Rule.Mode) {
-		return Reach{Phases: []string{PhaseReconcile}}
+		return Reach{Phases: []string{PhaseReconcile}, Components: []string{ComponentVendor}}
 	}
-	return Reach{Phases: []string{PhaseSend}}
+	return Reach{Phases: []string{PhaseSend}, Components: []string{ComponentVendor}}
 }
 
-// Reach is the consume: the worker meets the message.
-func (p *Poison) Reach() Reach { return Reach{Phases: []string{PhaseConsume}} }
+// Reach is the consume: the worker meets the message on the main queue.
+func (p *Poison) Reach() Reach {
+	return Reach{Phases: []string{PhaseConsume}, Components: []string{ComponentMainQueue}}
+}
 
-// Reach is the consume: the worker's consent check meets it.
-func (*WithdrawConsent) Reach() Reach { return Reach{Phases: []string{PhaseConsume}} }
+// Reach is the consume: the worker's consent check meets the member.
+func (*WithdrawConsent) Reach() Reach {
+	return Reach{Phases: []string{PhaseConsume}, Components: []string{ComponentMember}}
+}
 
-// Reach is the claim: the relay's time-of-day rules read the clock.
-func (c *ClockStep) Reach() Reach { return Reach{Phases: []string{PhaseClaim}} }
+// Reach is the claim: the relay's time-of-day rules read the pods' clock.
+func (c *ClockStep) Reach() Reach {
+	return Reach{Phases: []string{PhaseClaim}, Components: []string{ComponentClock}}
+}
 
-// Reach: a link fault holds while it is in place.
-func (f *toxicFault) Reach() Reach { return Reach{Windowed: true} }
+// Reach: a link fault holds on its link while it is in place.
+func (l *LinkDown) Reach() Reach { return Reach{Windowed: true, Components: []string{l.Link}} }
 
-// Reach: a node fault holds while it is in place.
-func (c *NodeCrash) Reach() Reach { return Reach{Windowed: true} }
+// Reach: a link fault holds on its link while it is in place.
+func (l *LinkLatency) Reach() Reach { return Reach{Windowed: true, Components: []string{l.Link}} }
 
-// Reach: a node fault holds while it is in place.
-func (r *NodeRestart) Reach() Reach { return Reach{Windowed: true} }
+// Reach: a link fault holds on its link while it is in place.
+func (l *LinkStall) Reach() Reach { return Reach{Windowed: true, Components: []string{l.Link}} }
 
-// Reach: a node fault holds while it is in place.
-func (f *NodeFreeze) Reach() Reach { return Reach{Windowed: true} }
+// Reach: a node fault holds on its node while it is in place.
+func (c *NodeCrash) Reach() Reach { return Reach{Windowed: true, Components: []string{c.Node}} }
 
-// Reach: a node fault holds while it is in place.
-func (l *LeaderLoss) Reach() Reach { return Reach{Windowed: true} }
+// Reach: a node fault holds on its node while it is in place.
+func (r *NodeRestart) Reach() Reach { return Reach{Windowed: true, Components: []string{r.Node}} }
+
+// Reach: a node fault holds on its node while it is in place.
+func (f *NodeFreeze) Reach() Reach { return Reach{Windowed: true, Components: []string{f.Node}} }
+
+// Reach: the loss holds on the broker until the node returns.
+func (l *LeaderLoss) Reach() Reach {
+	return Reach{Windowed: true, Components: []string{ComponentBroker}}
+}
+
+// Reach: the killed pod's role.
+func (k *Kill) Reach() Reach { return Reach{Components: []string{roleOfPod(k.Pod)}} }
+
+// Reach: the stopped pod's role.
+func (s *Sigterm) Reach() Reach { return Reach{Components: []string{roleOfPod(s.Pod)}} }
+
+// Reach: the continued pod's role.
+func (r *Resume) Reach() Reach { return Reach{Components: []string{roleOfPod(r.Pod)}} }
+
+// Reach: the deployment's role.
+func (r *RollingRestart) Reach() Reach { return Reach{Components: []string{r.Deployment}} }
+
+// Reach: the main queue's binding.
+func (*Unbind) Reach() Reach { return Reach{Components: []string{ComponentMainQueue}} }
+
+// Reach: the main queue, where the parked copy goes back.
+func (*ReplayParked) Reach() Reach { return Reach{Components: []string{ComponentMainQueue}} }
+
+// Reach: the outbox's PENDING rows.
+func (*HoldRows) Reach() Reach { return Reach{Components: []string{ComponentOutbox}} }
+
+// Reach: the schema, under its migration lock.
+func (*HoldMigration) Reach() Reach { return Reach{Components: []string{ComponentSchema}} }
+
+// Reach: the held table.
+func (h *HoldTable) Reach() Reach { return Reach{Components: []string{h.Table}} }
+
+// Reach: the message's inbox row.
+func (*HoldInboxRow) Reach() Reach { return Reach{Components: []string{ComponentInbox}} }

@@ -56,7 +56,9 @@ func (v *VendorWeather) Fired(w World) (bool, string) {
 }
 
 // Reach: the vendor's answer to a send, for as long as it lasts.
-func (v *VendorWeather) Reach() Reach { return Reach{Phases: []string{PhaseSend}, Windowed: true} }
+func (v *VendorWeather) Reach() Reach {
+	return Reach{Phases: []string{PhaseSend}, Windowed: true, Components: []string{ComponentVendor}}
+}
 
 func (v *VendorWeather) String() string {
 	return fmt.Sprintf("vendor weather: timeout %g, 5xx %g, 429 %g of sends (seed %d)",
