@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -131,6 +132,18 @@ func TestConfigureScalesOnlyRealTimers(t *testing.T) {
 	}
 	if c.RetryTTL != p.RetryTTL/20 || c.VendorTimeout != p.VendorTimeout/20 || c.ConfirmTimeout != floors["confirm-timeout"] {
 		t.Fatalf("real timers: retry %s vendor %s confirm %s", c.RetryTTL, c.VendorTimeout, c.ConfirmTimeout)
+	}
+	// Exactly the pipeline's own real timers are scaled: not the services'
+	// connection timeouts, not the intervals of the pods the cron runs.
+	var scaled []string
+	ps := p.DurationSettings()
+	for i, s := range c.DurationSettings() {
+		if *s.Value != *ps[i].Value {
+			scaled = append(scaled, s.Name)
+		}
+	}
+	if want := []string{"confirm-timeout", "in-listener-delay", "retry-ttl", "vendor-timeout"}; !slices.Equal(scaled, want) {
+		t.Fatalf("scaled %v, want %v", scaled, want)
 	}
 }
 

@@ -24,37 +24,40 @@ var floors = map[string]time.Duration{
 	"in-listener-delay": 5 * time.Millisecond,
 }
 
-// configure sets c for day d at rate: every duration the pipeline compares
-// with its clock keeps its production value (the clock is virtual), every
-// duration that runs on a real timer — the broker's retry TTL, the confirm
-// and vendor timeouts, the in-listener retry delay — is divided by the
-// rate. It returns the settings for the report.
+// cronned are the intervals of the pods the day runs as cron jobs
+// (relay, cleanup, reconciler, each run --once): the cron's 5 virtual
+// minutes stand in for them.
+var cronned = map[string]bool{"relay-interval": true, "cleanup-interval": true, "reconcile-interval": true}
+
+// configure sets c for day d at rate, from how each duration setting runs
+// (config.DurationSettings): one the pipeline compares with its clock
+// keeps its production value (the clock is virtual); one of the
+// pipeline's own that runs on a real timer — the broker's retry TTL, the
+// confirm and vendor timeouts, the in-listener retry delay — is divided by
+// the rate. The services' connection timeouts and heartbeat guard against
+// a dead service and keep theirs. It returns the settings for the report.
 func configure(c *config.Config, d Day, rate float64) []Setting {
 	*c = config.Default()
 	c.BatchSize = d.BatchSize
 	c.RelayDrain = d.RelayDrain
 	var out []Setting
-	virtual := func(name string, v time.Duration) {
-		out = append(out, Setting{Name: name, Production: v.String(), Simulated: v.String(), Runs: "on the virtual clock"})
-	}
-	real := func(name string, dst *time.Duration) {
-		prod := *dst
-		v := time.Duration(float64(prod) / rate)
-		runs := "real timer, ÷ rate"
-		if f := floors[name]; v < f {
-			v, runs = f, "real timer, ÷ rate, raised to the floor "+f.String()
+	out = append(out, Setting{Name: "backoff (first)", Production: c.Backoff[0].String(), Simulated: c.Backoff[0].String(), Runs: "on the virtual clock"})
+	for _, s := range c.DurationSettings() {
+		prod := *s.Value
+		switch {
+		case s.Runs == config.OnClock:
+			out = append(out, Setting{Name: s.Name, Production: prod.String(), Simulated: prod.String(), Runs: "on the virtual clock"})
+		case s.Group == config.GroupServices || cronned[s.Name]:
+		default:
+			v := time.Duration(float64(prod) / rate)
+			runs := "real timer, ÷ rate"
+			if f := floors[s.Name]; v < f {
+				v, runs = f, "real timer, ÷ rate, raised to the floor "+f.String()
+			}
+			*s.Value = v
+			out = append(out, Setting{Name: s.Name, Production: prod.String(), Simulated: v.String(), Runs: runs})
 		}
-		*dst = v
-		out = append(out, Setting{Name: name, Production: prod.String(), Simulated: v.String(), Runs: runs})
 	}
-	virtual("lease", c.Lease)
-	virtual("backoff (first)", c.Backoff[0])
-	virtual("sending-timeout", c.SendingTimeout)
-	virtual("vendor-accept-window", c.VendorAcceptWindow)
-	real("confirm-timeout", &c.ConfirmTimeout)
-	real("vendor-timeout", &c.VendorTimeout)
-	real("retry-ttl", &c.RetryTTL)
-	real("in-listener-delay", &c.InListenerDelay)
 	out = append(out,
 		Setting{Name: "relay, cleanup, reconciler", Production: "every 5m (cron)", Simulated: "every 5m virtual", Runs: "one-shot pods the simulator starts on the virtual clock"},
 		Setting{Name: "batch-size", Production: "50", Simulated: strconv.Itoa(d.BatchSize), Runs: "per relay run"},

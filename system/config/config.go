@@ -230,6 +230,39 @@ type Setting struct {
 	Min, Max           int
 }
 
+// How a duration setting runs.
+const (
+	// OnTimer: the pipeline waits it out on a real timer (an interval, a
+	// timeout, a delay): a simulator that compresses time divides it.
+	OnTimer = "timer"
+	// OnClock: the pipeline compares it with its clock (a lease, an age,
+	// a window): a virtual clock moves it, and it keeps its value.
+	OnClock = "clock"
+)
+
+// DurationSetting is one duration setting of a Config: its name and
+// group, how it runs (OnTimer, OnClock), and its value in that Config.
+type DurationSetting struct {
+	Name, Group, Runs string
+	Value             *time.Duration
+}
+
+// DurationSettings lists c's duration settings, in the order of the
+// configuration; the backoff steps (Durations) run on the clock and are
+// not among them.
+func (c *Config) DurationSettings() []DurationSetting {
+	var out []DurationSetting
+	for _, f := range c.fields() {
+		switch v := f.val.(type) {
+		case *durVal:
+			out = append(out, DurationSetting{Name: f.name, Group: f.group, Runs: OnTimer, Value: (*time.Duration)(v)})
+		case *clockDur:
+			out = append(out, DurationSetting{Name: f.name, Group: f.group, Runs: OnClock, Value: (*time.Duration)(v)})
+		}
+	}
+	return out
+}
+
 // Settings lists every setting in its group, in the order of Groups and
 // then of the configuration.
 func Settings() []Setting {
@@ -267,7 +300,7 @@ func (c *Config) fields() []field {
 		{GroupRelay, "relay-drain", "after a full batch, drain the backlog with overlapped batches instead of waiting for the next interval", (*boolVal)(&c.RelayDrain)},
 		{GroupRelay, "relay-drain-depth", "a draining relay's batches published and awaiting their confirms at once", &intVal{v: &c.RelayDrainDepth, min: 1, max: MaxDrainDepth}},
 		{GroupRelay, "relay-drain-claimers", "a draining relay's batches claimed at once, each by its own SKIP LOCKED claim", &intVal{v: &c.RelayDrainClaimers, min: 1, max: MaxDrainClaimers}},
-		{GroupRelay, "lease", "relay claim lease", (*durVal)(&c.Lease)},
+		{GroupRelay, "lease", "relay claim lease", (*clockDur)(&c.Lease)},
 		{GroupRelay, "confirm-timeout", "publisher confirm timeout", (*durVal)(&c.ConfirmTimeout)},
 		{GroupServices, "amqp-heartbeat", "broker connection heartbeat (a silent broker is dropped after about three)", (*durVal)(&c.AMQPHeartbeat)},
 		{GroupServices, "amqp-dial-timeout", "broker dial timeout, handshake included", (*durVal)(&c.AMQPDialTimeout)},
@@ -289,16 +322,16 @@ func (c *Config) fields() []field {
 		{GroupVendor, "vendor-account", "vendor account", (*strVal)(&c.VendorAccount)},
 		{GroupVendor, "vendor-password", "vendor password", (*strVal)(&c.VendorPassword)},
 		{GroupVendor, "sender-number", "sender phone number", (*strVal)(&c.SenderNumber)},
-		{GroupCleanup, "sending-timeout", "SENDING age that cleanup turns into ERROR", (*durVal)(&c.SendingTimeout)},
+		{GroupCleanup, "sending-timeout", "SENDING age that cleanup turns into ERROR", (*clockDur)(&c.SendingTimeout)},
 		{GroupCleanup, "cleanup-interval", "cleanup run interval", (*durVal)(&c.CleanupInterval)},
-		{GroupCleanup, "cleanup-lock-ttl", "cleanup lock expiry", (*durVal)(&c.CleanupLockTTL)},
+		{GroupCleanup, "cleanup-lock-ttl", "cleanup lock expiry", (*clockDur)(&c.CleanupLockTTL)},
 		{GroupServices, "alert-timeout", "alert webhook timeout", (*durVal)(&c.AlertTimeout)},
-		{GroupReconciler, "vendor-accept-window", "a send's expireat is its claim time plus this; the vendor drops a request it reaches later", (*durVal)(&c.VendorAcceptWindow)},
-		{GroupReconciler, "report-final-after", "the vendor's report of a request is final this long after its expireat", (*durVal)(&c.ReportFinalAfter)},
-		{GroupReconciler, "clock-margin", "allowed clock difference between this process and the vendor", (*durVal)(&c.ClockMargin)},
+		{GroupReconciler, "vendor-accept-window", "a send's expireat is its claim time plus this; the vendor drops a request it reaches later", (*clockDur)(&c.VendorAcceptWindow)},
+		{GroupReconciler, "report-final-after", "the vendor's report of a request is final this long after its expireat", (*clockDur)(&c.ReportFinalAfter)},
+		{GroupReconciler, "clock-margin", "allowed clock difference between this process and the vendor", (*clockDur)(&c.ClockMargin)},
 		{GroupReconciler, "reconcile-interval", "reconciler run interval", (*durVal)(&c.ReconcileInterval)},
-		{GroupReconciler, "reconcile-lock-ttl", "reconciler lock expiry", (*durVal)(&c.ReconcileLockTTL)},
-		{GroupReconciler, "reconcile-retry", "wait after a lookup that did not settle its row", (*durVal)(&c.ReconcileRetry)},
+		{GroupReconciler, "reconcile-lock-ttl", "reconciler lock expiry", (*clockDur)(&c.ReconcileLockTTL)},
+		{GroupReconciler, "reconcile-retry", "wait after a lookup that did not settle its row", (*clockDur)(&c.ReconcileRetry)},
 		{GroupReconciler, "reconcile-max-tries", "lookups of one row before it is left to an operator, with an alert", &intVal{v: &c.ReconcileMaxTries, min: 2, why: "a row settles on two agreeing lookups"}},
 		{GroupReconciler, "reconcile-batch", "ERROR rows the reconciler looks at per run", &intVal{v: &c.ReconcileBatch, min: 1, max: 10000}},
 		{GroupReconciler, "reconcile-resend", "re-send a message the vendor definitively never received (docs/reconcile.md)", (*boolVal)(&c.ReconcileResend)},
@@ -510,7 +543,15 @@ func (i *intVal) check(name string) error {
 	return fmt.Errorf("%s must be %s, got %d", name, want, *i.v)
 }
 
+// durVal is a duration the pipeline waits on a real timer (an interval,
+// a timeout, a delay); clockDur one it compares with its clock (a lease,
+// an age, a window), which a virtual clock moves.
 type durVal time.Duration
+
+type clockDur time.Duration
+
+func (d *clockDur) String() string     { return time.Duration(*d).String() }
+func (d *clockDur) Set(v string) error { return (*durVal)(d).Set(v) }
 
 func (d *durVal) String() string { return time.Duration(*d).String() }
 func (d *durVal) Set(v string) error {
