@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -47,7 +48,6 @@ type runner struct {
 	mu      sync.Mutex
 	oneShot int // one-shot pods running
 	timers  []timer
-	blips   int // links down now
 
 	relayKill   faults.PodFault // the kill-point armed in the next relay runs
 	relayEnv    []string        // its setting
@@ -211,14 +211,15 @@ func (r *runner) jump(now, next time.Time) error {
 }
 
 // quiet reports whether no one-shot pod runs, no worker waits for its
-// successor, no link is down and no timer (a blip's end) is pending.
+// successor, and no timer (a fault's end: a link back, a worker's
+// replacement due) is pending.
 func (r *runner) quiet() bool {
 	if r.env.Restarting() > 0 {
 		return false
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.oneShot == 0 && r.blips == 0 && len(r.timers) == 0
+	return r.oneShot == 0 && len(r.timers) == 0
 }
 
 // idle reports whether nothing is in flight: no message queued or being
@@ -324,62 +325,80 @@ func (r *runner) note(f Fired) {
 	r.mu.Unlock()
 }
 
-// fire carries out one planned event.
+// fire carries out one planned event: a job run, faults armed in the next
+// relay runs, or faults injected now and recovered as the event says.
 func (r *runner) fire(ctx context.Context, ev Planned, now time.Time) {
 	f := Fired{Planned: ev, Actual: now}
-	switch ev.What {
-	case "job":
+	switch {
+	case ev.Job != nil:
 		f.Note = fmt.Sprintf("%s for %d members", ev.Job.Kind, r.d.jobMembers(*ev.Job))
 		r.oneShotPod(ctx, "job", nil, []string{"--seed=false", "--kinds", ev.Job.Kind}, nil)
-	case "worker-kill":
-		p := r.activeWorker()
-		if p == nil {
-			f.Note = "no worker running"
-			break
-		}
-		spec := ev.Faults[0]
-		spec.Pod = p.Name()
-		fs, note := r.inject(ctx, spec)
-		f.Note = note
-		// The deployment replaces the pod; the fault is over when its
-		// successor is due.
-		r.after(now.Add(restartDelay), "worker-restart", func(ctx context.Context) { r.recover(ctx, fs) })
-	case "relay-kill":
-		fs, note := r.build(ev.Faults)
-		if len(fs) == 1 {
-			if pf, ok := fs[0].(faults.PodFault); ok {
-				env := r.eng.Arm(pf)
-				r.mu.Lock()
-				if r.relayKill != nil {
-					// Still armed from before: replaced, so disarmed.
-					_ = r.eng.Recover(ctx, r.relayKill)
-				}
-				r.relayKill, r.relayEnv = pf, env
-				r.mu.Unlock()
-				note = "armed " + pf.String() + " in the next relay runs until one dies there"
-			}
-		}
-		f.Note = note
-	case "broker-blip", "db-blip":
-		fs, note := r.inject(ctx, ev.Faults...)
-		r.mu.Lock()
-		r.blips++
-		r.mu.Unlock()
-		f.Note = fmt.Sprintf("%s for %s", note, ev.For)
-		r.after(now.Add(ev.For), ev.What+"-end", func(ctx context.Context) {
-			r.recover(ctx, fs)
-			r.mu.Lock()
-			r.blips--
-			r.mu.Unlock()
-		})
-	case "deploy":
-		fs, note := r.inject(ctx, ev.Faults...)
-		r.recover(ctx, fs) // the rollout is over when Inject returns
-		f.Note = note
-	case "vendor-weather":
-		_, f.Note = r.inject(ctx, ev.Faults...) // until the day ends
+	case ev.Armed:
+		f.Note = r.arm(ctx, ev.Faults)
+	default:
+		f.Note = r.hold(ctx, ev, now)
 	}
 	r.note(f)
+}
+
+// hold injects ev's faults and recovers them after ev.For, at once if
+// they act once, or when the day ends (For 0).
+func (r *runner) hold(ctx context.Context, ev Planned, now time.Time) string {
+	specs := slices.Clone(ev.Faults)
+	if ev.OfActiveWorker {
+		p := r.activeWorker()
+		if p == nil {
+			return "no worker running"
+		}
+		for i := range specs {
+			specs[i].Pod = p.Name()
+		}
+	}
+	fs, note := r.inject(ctx, specs...)
+	switch {
+	case ev.For > 0:
+		r.after(now.Add(ev.For), ev.What+"-end", func(ctx context.Context) { r.recover(ctx, fs) })
+		if allMomentary(fs) {
+			// It acted as it went in; what it set off (a deployment's
+			// replacement) is over For later.
+			return fmt.Sprintf("%s, over %s later", note, ev.For)
+		}
+		note = fmt.Sprintf("%s for %s", note, ev.For)
+	case allMomentary(fs):
+		r.recover(ctx, fs) // it acted as it went in (a rollout is over when Inject returns)
+	}
+	return note
+}
+
+func allMomentary(fs []faults.Fault) bool {
+	for _, f := range fs {
+		if _, ok := f.(faults.Momentary); !ok {
+			return false
+		}
+	}
+	return len(fs) > 0
+}
+
+// arm arms a pod fault in the relay runs the cron starts from now, until
+// one dies at its point; one still armed from before is replaced, so
+// disarmed.
+func (r *runner) arm(ctx context.Context, specs []faults.Spec) string {
+	fs, note := r.build(specs)
+	if len(fs) != 1 {
+		return note
+	}
+	pf, ok := fs[0].(faults.PodFault)
+	if !ok {
+		return fs[0].String() + " is not armed in a pod"
+	}
+	env := r.eng.Arm(pf)
+	r.mu.Lock()
+	if r.relayKill != nil {
+		_ = r.eng.Recover(ctx, r.relayKill)
+	}
+	r.relayKill, r.relayEnv = pf, env
+	r.mu.Unlock()
+	return "armed " + pf.String() + " in the next relay runs until one dies there"
 }
 
 // build makes the faults of specs; one that does not build is logged and

@@ -24,20 +24,27 @@ type Plan struct {
 	Events []Planned // in virtual time order
 }
 
-// Planned is one planned happening of the day: a job, or faults injected
-// through the fault engine (the day's ledger records them).
+// Planned is one planned happening of the day: a job run, or faults put
+// in place through the fault engine (the day's ledger records them), as
+// the catalogue writes them. A fault event is data the driver carries out
+// one way: inject at At, then recover after For, or at once if the faults
+// act once (a deploy), or when the day ends (For 0: the weather).
 type Planned struct {
 	At   time.Time
-	What string // job, vendor-weather, worker-kill, relay-kill, broker-blip, db-blip, deploy
+	What string // job, vendor-weather, worker-kill, relay-kill, broker-blip, db-blip, deploy: its name in the report
 	Job  *Job
-	// Faults are what a fault event injects, as the catalogue writes
-	// them: vendor-weather the vendor's weather for the whole day,
-	// worker-kill a "kill" of the active worker (the driver names
-	// the pod when it fires), relay-kill a "kill-point" armed in the next
-	// relay runs until one dies there, a blip a "down" of each link for
-	// For, deploy a "rolling-restart" of the workers.
+	// Faults are what a fault event injects: the weather, a "kill" of the
+	// active worker (OfActiveWorker), a "kill-point" armed in the next
+	// relay runs until one dies there (Armed), a "down" of each link, a
+	// "rolling-restart" of the workers.
 	Faults []faults.Spec
 	For    time.Duration
+	// OfActiveWorker: the faults' pod is the worker consuming when the
+	// event fires (RabbitMQ's single active consumer).
+	OfActiveWorker bool
+	// Armed: the faults are armed in the relay runs the cron starts from
+	// now, until one dies at its point (then recovered).
+	Armed bool
 }
 
 // relayKillpoints are where a killed relay run may die.
@@ -58,7 +65,7 @@ func NewPlan(d Day, seed int64) *Plan {
 	down := func(links ...string) []faults.Spec {
 		var out []faults.Spec
 		for _, l := range links {
-			out = append(out, faults.Spec{Kind: "down", Link: l})
+			out = append(out, faults.Spec{Kind: faults.KindDown, Link: l})
 		}
 		return out
 	}
@@ -66,12 +73,13 @@ func NewPlan(d Day, seed int64) *Plan {
 		p.Events = append(p.Events, Planned{At: d.at("07:55"), What: "vendor-weather", Faults: []faults.Spec{{Kind: faults.KindVendorWeather, Weather: &w}}})
 	}
 	for i := 0; i < d.Faults.WorkerKills; i++ {
-		p.Events = append(p.Events, Planned{At: instant(), What: "worker-kill", Faults: []faults.Spec{{Kind: "kill"}}})
+		// Recovered once the deployment's replacement is due.
+		p.Events = append(p.Events, Planned{At: instant(), What: "worker-kill", Faults: []faults.Spec{{Kind: faults.KindKill}}, For: restartDelay, OfActiveWorker: true})
 	}
 	for i := 0; i < d.Faults.RelayKills; i++ {
 		at := instant()
 		point := relayKillpoints[r.IntN(len(relayKillpoints))]
-		p.Events = append(p.Events, Planned{At: at, What: "relay-kill", Faults: []faults.Spec{{Kind: "kill-point", Point: point}}})
+		p.Events = append(p.Events, Planned{At: at, What: "relay-kill", Faults: []faults.Spec{{Kind: faults.KindKillPoint, Point: point}}, Armed: true})
 	}
 	for i := 0; i < d.Faults.BrokerBlips; i++ {
 		p.Events = append(p.Events, Planned{At: instant(), What: "broker-blip", Faults: down("rabbitmq-relay", "rabbitmq-worker"), For: blip})
@@ -80,7 +88,7 @@ func NewPlan(d Day, seed int64) *Plan {
 		p.Events = append(p.Events, Planned{At: instant(), What: "db-blip", Faults: down("postgres"), For: blip})
 	}
 	for _, t := range d.Deploys {
-		p.Events = append(p.Events, Planned{At: d.at(t), What: "deploy", Faults: []faults.Spec{{Kind: "rolling-restart", Deployment: "worker"}}})
+		p.Events = append(p.Events, Planned{At: d.at(t), What: "deploy", Faults: []faults.Spec{{Kind: faults.KindRollingRestart, Deployment: "worker"}}})
 	}
 	sort.SliceStable(p.Events, func(i, j int) bool { return p.Events[i].At.Before(p.Events[j].At) })
 	return p
