@@ -50,7 +50,7 @@ var rules = []rule{
 	{pkg: "scenarios", may: []string{"auditor", "checker", "fakevendor", "faults", "history", "peers", "scenarios/internal/run", "scenarios/scenario", "system/...", "world"}},
 	{pkg: "scenarios/explore", may: []string{"checker", "fakevendor", "faults", "history", "peers", "scenarios", "scenarios/internal/run", "scenarios/scenario", "system/...", "world"}},
 	{pkg: "reports", may: []string{"branches", "checker", "history", "peers", "scenarios", "scenarios/explore", "scenarios/scenario", "world"}},
-	{pkg: "sim", may: []string{"auditor", "checker", "fakevendor", "faults", "reports", "scenarios", "system/...", "world"}},
+	{pkg: "sim", may: []string{"auditor", "checker", "fakevendor", "faults", "history", "reports", "scenarios", "system/...", "world"}},
 	{pkg: "bench", may: []string{"bench/baseline", "fakevendor", "history", "reports", "system/...", "world"}},
 	{pkg: "bench/baseline", may: []string{"system/..."}},
 	{pkg: "bench/peerbench", may: []string{"bench", "peers", "system/..."}},
