@@ -3,6 +3,7 @@ package fakevendor
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -210,11 +211,7 @@ func (s *Server) ResetRules() {
 func (s *Server) Fired() map[Mode]int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make(map[Mode]int, len(s.fired))
-	for m, n := range s.fired {
-		out[m] = n
-	}
-	return out
+	return maps.Clone(s.fired)
 }
 
 // fireLocked counts one application of m, unless m is a truthful answer.

@@ -3,6 +3,7 @@ package fakevendor
 import (
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"math/rand/v2"
 	"strconv"
 )
@@ -92,9 +93,5 @@ func (s *Server) SetWeather(w *Weather) {
 func (s *Server) WeatherAnswers() map[Mode]int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make(map[Mode]int, len(s.weatherAnswers))
-	for m, n := range s.weatherAnswers {
-		out[m] = n
-	}
-	return out
+	return maps.Clone(s.weatherAnswers)
 }

@@ -176,15 +176,6 @@ func TestPodEventsAndOutput(t *testing.T) {
 	}
 }
 
-func isDone(p *Pod) bool {
-	select {
-	case <-p.Done():
-		return true
-	default:
-		return false
-	}
-}
-
 func timelineText(tl *Timeline) string {
 	var b strings.Builder
 	_, _ = tl.WriteTo(&b)
@@ -198,7 +189,7 @@ func TestPodKillExits137(t *testing.T) {
 	if err := p.Kill(); err != nil {
 		t.Fatalf("Kill: %v", err)
 	}
-	if !isDone(p) {
+	if !isExited(p) {
 		t.Fatal("Done not closed after Kill returned")
 	}
 	if p.ExitCode() != 137 {

@@ -155,12 +155,11 @@ func (s *Supervisor) Release(p *Pod) {
 
 // Supervised returns the supervised pods still running, in start order.
 func (s *Supervisor) Supervised() []*Pod {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	var out []*Pod
-	for _, p := range s.Pods() {
-		s.mu.Lock()
-		kept := s.supervised[p]
-		s.mu.Unlock()
-		if kept && !isExited(p) {
+	for _, p := range s.pods {
+		if s.supervised[p] && !isExited(p) {
 			out = append(out, p)
 		}
 	}
@@ -175,6 +174,7 @@ func (s *Supervisor) Restarting() int {
 	return s.restarting
 }
 
+// isExited reports whether p has exited.
 func isExited(p *Pod) bool {
 	select {
 	case <-p.Done():
@@ -192,12 +192,9 @@ func (s *Supervisor) StopAll(grace time.Duration) {
 	s.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, p := range s.Pods() {
-		select {
-		case <-p.Done():
-			continue
-		default:
+		if !isExited(p) {
+			wg.Go(func() { _ = p.Stop(grace) })
 		}
-		wg.Go(func() { _ = p.Stop(grace) })
 	}
 	wg.Wait()
 }

@@ -40,7 +40,7 @@ func TestSupervisorRestartsUntilStopped(t *testing.T) {
 	waitEvent(t, second, "child.ready")
 	s.StopAll(5 * time.Second)
 	for _, p := range s.Pods() {
-		if !isDone(p) {
+		if !isExited(p) {
 			t.Errorf("%s still running after StopAll", p.Name())
 		}
 	}
