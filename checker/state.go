@@ -55,6 +55,11 @@ type State struct {
 	// VendorHeld counts send requests the vendor still holds, to land
 	// later (mode land-late): the run is not quiescent while one is held.
 	VendorHeld int `json:"vendor_held,omitempty"`
+	// WorkerHeld counts deliveries the running workers hold, neither
+	// acked nor handed back yet. The broker counts such a copy unacked,
+	// not ready, so the queues' depths do not show it: the run is not
+	// quiescent while a worker holds one (it may be parking it).
+	WorkerHeld int `json:"worker_held,omitempty"`
 	// Settled is false when the run hit its deadline before quiescence.
 	Settled bool `json:"settled"`
 	// Harness is the harness's own record of what it seeded and did: the
@@ -156,11 +161,11 @@ func MessageID(outboxID int64) string { return fmt.Sprintf("notification-outbox-
 
 // Quiescent reports whether a state has settled: no row PENDING (unless
 // deferred) or PUBLISHING, no inbox row SENDING or RESENDING or still to
-// be reconciled, no request held by the vendor, main and retry queues
-// empty, and every PUBLISHED row accounted for by an inbox row, a parked
+// be reconciled, no request held by the vendor, no delivery held by a
+// worker, main and retry queues empty, and every PUBLISHED row accounted for by an inbox row, a parked
 // copy or a worker skip.
 func Quiescent(s State) bool {
-	if s.Queues.Main > 0 || s.Queues.Retry > 0 || s.VendorHeld > 0 {
+	if s.Queues.Main > 0 || s.Queues.Retry > 0 || s.VendorHeld > 0 || s.WorkerHeld > 0 {
 		return false
 	}
 	in := map[string]string{}

@@ -64,7 +64,11 @@ func TestQuiescent(t *testing.T) {
 	if !Quiescent(published) {
 		t.Error("a PUBLISHED row with a SENT inbox row is quiescent")
 	}
-	published.Queues.Retry = 1
+	published.WorkerHeld = 1
+	if Quiescent(published) {
+		t.Error("a delivery a worker holds is not quiescent")
+	}
+	published.WorkerHeld, published.Queues.Retry = 0, 1
 	if Quiescent(published) {
 		t.Error("a message in the retry queue is not quiescent")
 	}

@@ -5,9 +5,11 @@ package scenarios_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/faults"
+	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/scenarios"
 	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 	kp "github.com/outboxchaos/outboxchaos/system/killpoint"
@@ -74,5 +76,39 @@ func TestUninjectableFaultNotJudged(t *testing.T) {
 	res := scenarios.Run(context.Background(), s, o)
 	if res.Outcome() != scenarios.OutcomeError || res.NotJudged == nil {
 		t.Fatalf("outcome %s (not judged: %v, err: %v), want ERROR\n%s", res.Outcome(), res.NotJudged, res.Err, res.Timeline)
+	}
+}
+
+// TestSettleWaitsForHeldDelivery: a poison message (no outbox row
+// accounts for it) reaches worker-1 over a slow broker link. While the
+// worker republishes it to the parking queue and waits for the confirm,
+// the broker counts the copy unacked, not ready: the queues look empty
+// and no row is in flight. The settle must wait for the worker's ack; a
+// settle that called this quiescent stopped worker-1 mid-park, and the
+// run ended with the copy requeued or parked without its alert.
+func TestSettleWaitsForHeldDelivery(t *testing.T) {
+	testenv.Require(t)
+	t.Parallel()
+	s := &scenario.Scenario{
+		Name: "settle-waits-for-held-delivery", Row: "test",
+		Config:      map[string]string{"confirm-timeout": "5m"},
+		Description: "the run's last step leaves worker-1 parking a poison message over a slow broker link",
+		Fault:       "1.5 s latency on rabbitmq-worker; a poison message (fallback over 2,000 bytes) published to the main queue",
+		Outcome:     "parked once with its PARKED alert: the settle waits for the worker's ack",
+		Steps: []scenario.Step{
+			{Do: "start", Roles: []string{"worker"}},
+			{Do: "await", Cond: &scenario.Cond{Event: &scenario.EventCond{Name: history.ConsumeStart, Pod: "worker-1", N: 1}}},
+			{Do: "inject", Faults: []faults.Spec{{Kind: faults.KindLatency, Link: "rabbitmq-worker", Delay: faults.Duration(1500 * time.Millisecond)}}},
+			{Do: "inject", Faults: []faults.Spec{{Kind: faults.KindPoison, Poison: "long-fallback"}}},
+			{Do: "await", Cond: &scenario.Cond{Event: &scenario.EventCond{Name: history.Delivery, Pod: "worker-1", N: 1}}},
+		},
+		Expect: []checker.Rule{{Rule: "parked", N: 1}, {Rule: "alerts", Kind: history.AlertParked, N: 1}},
+	}
+	res := scenarios.Run(context.Background(), s, suiteOptions())
+	if res.Outcome() != scenarios.OutcomePass {
+		t.Fatalf("outcome %s (err: %v)\n%s\n%s", res.Outcome(), res.Err, res.Verdict, res.Timeline)
+	}
+	if n := checker.Count(res.Events, history.Ack, "worker-1", nil); n != 1 {
+		t.Errorf("worker-1 acked %d times, want 1: the settle stopped it before it let go of the delivery\n%s", n, res.Timeline)
 	}
 }

@@ -200,7 +200,7 @@ func (e *Env) maybeJumpInStep(ctx context.Context, c *scenario.Cond) error {
 	if err != nil {
 		return nil // queues not declared yet: no worker ran, nothing to jump to
 	}
-	return e.maybeJump(ctx, checker.State{Queues: d, VendorHeld: e.vendor.Held()})
+	return e.maybeJump(ctx, checker.State{Queues: d, VendorHeld: e.vendor.Held(), WorkerHeld: e.workerHeld()})
 }
 
 // waitsForAbsence reports whether c, or a condition inside it, is a
@@ -278,6 +278,8 @@ func (e *Env) look(ctx context.Context, s checker.State) (look, error) {
 		return look{busy: "no fault engine"}, nil
 	case s.Queues.Main > 0 || s.Queues.Retry > 0:
 		return look{busy: "messages queued"}, nil
+	case s.WorkerHeld > 0:
+		return look{busy: "a worker holds a delivery"}, nil
 	}
 	for _, f := range e.jumpEngine.Open() {
 		if _, vendor := f.(*faults.VendorRule); vendor {

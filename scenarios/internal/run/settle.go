@@ -131,7 +131,7 @@ func (e *Env) settleLook(ctx context.Context) (checker.State, error) {
 	if err != nil {
 		return s, fmt.Errorf("read inbox statuses: %w", err)
 	}
-	s.VendorHeld, s.WorkerSkips = e.vendor.Held(), e.workerSkips()
+	s.VendorHeld, s.WorkerSkips, s.WorkerHeld = e.vendor.Held(), e.workerSkips(), e.workerHeld()
 	switch d, derr := e.depths(); {
 	case derr == nil:
 		s.Queues = d
@@ -160,4 +160,38 @@ func (e *Env) workerSkips() []string {
 		}
 	}
 	return out
+}
+
+// workerHeld counts the deliveries the running workers hold: a worker
+// whose last delivery is not yet followed by its ack, its requeue, or the
+// failure of either (every way a worker lets go of a delivery logs one of
+// these). A frozen worker holds its delivery until it is continued and is
+// not counted, as the settle never waited on a frozen pod; an exited
+// one's delivery is back in the queue, where the depths count it.
+func (e *Env) workerHeld() int {
+	n := 0
+	for _, p := range e.Pods() {
+		if e.roleOf(p.Name()) != "worker" || exited(p) || p.Frozen() {
+			continue
+		}
+		if holdsDelivery(p.Events()) {
+			n++
+		}
+	}
+	return n
+}
+
+// holdsDelivery reports whether one worker process's events end holding
+// a delivery: a worker handles one delivery at a time.
+func holdsDelivery(evs []history.Event) bool {
+	held := false
+	for _, ev := range evs {
+		switch ev.Name {
+		case history.Delivery:
+			held = true
+		case history.Ack, history.AckFailed, history.Requeue, history.NackFailed:
+			held = false
+		}
+	}
+	return held
 }

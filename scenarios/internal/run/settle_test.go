@@ -8,12 +8,13 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/outboxchaos/outboxchaos/checker"
+	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/system/clock"
 )
 
 // settleView is what settleLook reads of a whole snapshot s: the rows'
 // ids, statuses, deferrals and reconcilability, the queues' depths, the
-// vendor's held requests and the workers' skips, and the parked copies
+// vendor's held requests, the workers' held deliveries and skips, and the parked copies
 // only when the rest is not quiescent and the parking queue holds any.
 func settleView(s checker.State) checker.State {
 	var v checker.State
@@ -23,7 +24,7 @@ func settleView(s checker.State) checker.State {
 	for _, r := range s.Inbox {
 		v.Inbox = append(v.Inbox, checker.InboxRow{MessageID: r.MessageID, Status: r.Status, Settled: r.Settled, Reconcilable: r.Reconcilable})
 	}
-	v.Queues, v.VendorHeld, v.WorkerSkips = s.Queues, s.VendorHeld, s.WorkerSkips
+	v.Queues, v.VendorHeld, v.WorkerHeld, v.WorkerSkips = s.Queues, s.VendorHeld, s.WorkerHeld, s.WorkerSkips
 	if !checker.Quiescent(v) && v.Queues.Parking > 0 {
 		v.Parked = s.Parked
 	}
@@ -66,6 +67,9 @@ func TestSettleLookDecidesAsSnapshot(t *testing.T) {
 		s.Queues.Parking = len(s.Parked) // a snapshot reads every parked copy
 		if busy("held") {
 			s.VendorHeld = 1
+		}
+		if busy("delivery held") {
+			s.WorkerHeld = 1
 		}
 		if n > 0 && rapid.Bool().Draw(t, "a skip") {
 			s.WorkerSkips = []string{mid(rapid.IntRange(1, n).Draw(t, "skipped"))}
@@ -111,5 +115,37 @@ func TestDeferredByTheRelayWindow(t *testing.T) {
 	}
 	if w := e.worksAt(at("07:59:58"), at("07:59:59")); !w.Equal(at("08:00:00")) {
 		t.Errorf("worked at %s, want 08:00", w)
+	}
+}
+
+// A worker holds a delivery from its delivery event until it acks it,
+// requeues it or fails at either; the auto-ack canary's second ack (a
+// no-op) lets go of nothing more.
+func TestHoldsDelivery(t *testing.T) {
+	t.Parallel()
+	ev := func(names ...string) []history.Event {
+		var out []history.Event
+		for _, n := range names {
+			out = append(out, history.Event{Pod: "worker-1", Name: n})
+		}
+		return out
+	}
+	for _, c := range []struct {
+		events []history.Event
+		held   bool
+	}{
+		{ev(history.ConsumeStart), false},
+		{ev(history.Delivery), true},
+		{ev(history.Delivery, history.Claim, history.VendorCall, history.Result), true},
+		{ev(history.Delivery, history.Ack), false},
+		{ev(history.Delivery, history.AckFailed), false},
+		{ev(history.Delivery, history.Requeue), false},
+		{ev(history.Delivery, history.NackFailed), false},
+		{ev(history.Delivery, history.Ack, history.Claim, history.Ack), false},
+		{ev(history.Delivery, history.Ack, history.Delivery, history.Republish), true},
+	} {
+		if got := holdsDelivery(c.events); got != c.held {
+			t.Errorf("after %v: holds %v, want %v", c.events, got, c.held)
+		}
 	}
 }
