@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/outboxchaos/outboxchaos/reports"
+	"github.com/outboxchaos/outboxchaos/rig"
 	"github.com/outboxchaos/outboxchaos/scenarios"
-	"github.com/outboxchaos/outboxchaos/world"
 )
 
 // A page the bench wrote reads back as its figures, and the next page
@@ -25,7 +25,7 @@ func TestReadBefore_TheTargetsFiguresOfAnEarlierPage(t *testing.T) {
 		{ID: IDRawInboxSQL, Rate: 1500},
 		{ID: IDWorker0, Rate: 300},
 	}}
-	cost := scenarios.Cost{CPU: world.CPU{world.CPUPostgres: 3 * time.Second, world.CPUPods: 500 * time.Millisecond}}
+	cost := scenarios.Cost{CPU: rig.CPU{rig.CPUPostgres: 3 * time.Second, rig.CPUPods: 500 * time.Millisecond}}
 	old.Explore = &ExploreCost{Seed: 1, Rows: []reports.CostRow{{What: "random schedules, a new schema each", Runs: 2, Sum: cost}, {What: keptSchemasRow, Runs: 2, Sum: cost}}}
 	path := filepath.Join(t.TempDir(), "PERFORMANCE.md")
 	if err := os.WriteFile(path, []byte(old.Markdown()), 0o644); err != nil {

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/outboxchaos/outboxchaos/world"
+	"github.com/outboxchaos/outboxchaos/rig"
 )
 
 // CPU is processor time spent during a timed span, split by who spent it:
@@ -46,7 +46,7 @@ const clockTicks = 100
 // sampleCPU reads /proc. On a system without it the sample is empty and
 // the span's CPU is not reported.
 func sampleCPU() cpuSample {
-	busy, _, err := world.ReadMachineCPU()
+	busy, _, err := rig.ReadMachineCPU()
 	if err != nil {
 		return cpuSample{}
 	}

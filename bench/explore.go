@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/outboxchaos/outboxchaos/reports"
-	"github.com/outboxchaos/outboxchaos/world"
+	"github.com/outboxchaos/outboxchaos/rig"
 )
 
 // ExploreCost is what random schedules cost, run one at a time on the
@@ -53,7 +53,7 @@ func (r *Report) exploreSection() string {
 			continue
 		}
 		perRun := float64(e.Sessions[i]) / float64(row.Runs)
-		pg := row.Sum.CPU[world.CPUPostgres].Seconds() / float64(row.Runs)
+		pg := row.Sum.CPU[rig.CPUPostgres].Seconds() / float64(row.Runs)
 		if i == 0 {
 			fmt.Fprintf(&b, "\n**Where Postgres's CPU goes.** Opening and closing one connection costs Postgres %.0f ms of CPU on this machine (%d connections opened and closed apart: each backend's time on a CPU, read from `/proc/PID/schedstat` just before it closes, and the postmaster's, which forks and reaps them). Connections counted by `pg_stat_database.sessions` around each run (the pods' pools, the job and migration pods, the harness's sandbox, observation pool and teardown):\n\n",
 				float64(e.PerConnection)/float64(time.Millisecond), e.ConnProbe)
@@ -81,10 +81,10 @@ func (e *ExploreCost) ratio() string {
 	return fmt.Sprintf("**%s ÷ %s**, per schedule, measured side by side: CPU %s (postgres %s, rabbitmq %s, pods %s, harness %s), wall %s (setup %s, teardown %s).",
 		b.What, a.What,
 		x(func(r reports.CostRow) time.Duration { return r.Sum.CPU.Total() }),
-		x(func(r reports.CostRow) time.Duration { return r.Sum.CPU[world.CPUPostgres] }),
-		x(func(r reports.CostRow) time.Duration { return r.Sum.CPU[world.CPURabbitMQ] }),
-		x(func(r reports.CostRow) time.Duration { return r.Sum.CPU[world.CPUPods] }),
-		x(func(r reports.CostRow) time.Duration { return r.Sum.CPU[world.CPUHarness] }),
+		x(func(r reports.CostRow) time.Duration { return r.Sum.CPU[rig.CPUPostgres] }),
+		x(func(r reports.CostRow) time.Duration { return r.Sum.CPU[rig.CPURabbitMQ] }),
+		x(func(r reports.CostRow) time.Duration { return r.Sum.CPU[rig.CPUPods] }),
+		x(func(r reports.CostRow) time.Duration { return r.Sum.CPU[rig.CPUHarness] }),
 		x(func(r reports.CostRow) time.Duration { return r.Sum.Wall() }),
 		x(func(r reports.CostRow) time.Duration { return r.Sum.Setup }),
 		x(func(r reports.CostRow) time.Duration { return r.Sum.Teardown }))

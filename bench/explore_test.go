@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/outboxchaos/outboxchaos/reports"
+	"github.com/outboxchaos/outboxchaos/rig"
 	"github.com/outboxchaos/outboxchaos/scenarios"
-	"github.com/outboxchaos/outboxchaos/world"
 )
 
 // The exploration section names the connections' share of Postgres's CPU
@@ -16,8 +16,8 @@ import (
 // schemas 8 connections and half the CPU, the ratio of the two rows.
 func TestExploreSection(t *testing.T) {
 	t.Parallel()
-	sum := scenarios.Cost{Steps: 4 * time.Second, CPU: world.CPU{world.CPUPostgres: 2 * time.Second}}
-	kept := scenarios.Cost{Steps: 4 * time.Second, CPU: world.CPU{world.CPUPostgres: time.Second}}
+	sum := scenarios.Cost{Steps: 4 * time.Second, CPU: rig.CPU{rig.CPUPostgres: 2 * time.Second}}
+	kept := scenarios.Cost{Steps: 4 * time.Second, CPU: rig.CPU{rig.CPUPostgres: time.Second}}
 	r := &Report{Explore: &ExploreCost{Seed: 3, Rows: []reports.CostRow{{What: "new", Runs: 2, Sum: sum}, {What: "kept", Runs: 2, Sum: kept}},
 		Sessions: []int64{20, 8}, PerConnection: 40 * time.Millisecond, ConnProbe: 40}}
 	md := r.Appendix()

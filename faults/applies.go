@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/outboxchaos/outboxchaos/world"
+	"github.com/outboxchaos/outboxchaos/rig"
 )
 
 // Relay is what a fault needs to know of the relay under test to say
@@ -118,7 +118,7 @@ func (l *LinkLatency) Applies(r Relay, inPlace bool) string {
 	if why := linkApplies(l.Link, r); why != "" {
 		return why
 	}
-	if !strings.HasPrefix(l.Link, "rabbitmq-relay") || l.Direction != world.Downstream {
+	if !strings.HasPrefix(l.Link, "rabbitmq-relay") || l.Direction != rig.Downstream {
 		return ""
 	}
 	switch {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/outboxchaos/outboxchaos/world"
+	"github.com/outboxchaos/outboxchaos/rig"
 )
 
 // WithdrawConsent is the business side changing its mind mid-run: member
@@ -36,7 +36,7 @@ func (c *WithdrawConsent) Inject(ctx context.Context, w World) error {
 	// The database may be down by another fault of the run: the user's
 	// change waits until it answers, as the app's would.
 	var tag pgconn.CommandTag
-	err := world.UntilDBAnswers(ctx, func(f string, a ...any) { w.Logf("faults", f, a...) }, "withdraw consent", func() (err error) {
+	err := rig.UntilDBAnswers(ctx, func(f string, a ...any) { w.Logf("faults", f, a...) }, "withdraw consent", func() (err error) {
 		tag, err = w.DB().Exec(ctx, `UPDATE members SET sms_consent = false WHERE id = $1`, c.Member)
 		return err
 	})

@@ -25,7 +25,7 @@
 // # The world
 //
 // Faults act on a run's world — its pods, links, vendor, database and
-// broker — which package world implements and the scenario engine hands
+// broker — which package rig implements and the scenario engine hands
 // over. They see it only through [World] and its handles ([PodHandle],
 // [LinkHandle], [ToxicHandle]): what a fault may see of a pod or do to a
 // link, never the concrete pods and proxies, so a fault's file says all it

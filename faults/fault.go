@@ -10,7 +10,7 @@ import (
 
 	"github.com/outboxchaos/outboxchaos/fakevendor"
 	"github.com/outboxchaos/outboxchaos/history"
-	"github.com/outboxchaos/outboxchaos/world"
+	"github.com/outboxchaos/outboxchaos/rig"
 )
 
 // Fault is one fault as a value, in the shape of etcd robustness's
@@ -55,7 +55,7 @@ type Momentary interface {
 
 // World is what faults act on: one run's links, vendor, pods, database and
 // broker, provided by the scenario engine. It hands faults handles, never
-// the concrete pods and proxies of package world: a fault says what it does
+// the concrete pods and proxies of package rig: a fault says what it does
 // through them and nothing more.
 type World interface {
 	// Link returns the Toxiproxy link called name.
@@ -106,9 +106,9 @@ type LinkHandle interface {
 	// Down refuses new connections and cuts the open ones.
 	Down(ctx context.Context) (ToxicHandle, error)
 	// Latency delays every byte on one direction.
-	Latency(ctx context.Context, dir world.Direction, delay time.Duration) (ToxicHandle, error)
+	Latency(ctx context.Context, dir rig.Direction, delay time.Duration) (ToxicHandle, error)
 	// Stall passes nothing on one direction until removed.
-	Stall(ctx context.Context, dir world.Direction) (ToxicHandle, error)
+	Stall(ctx context.Context, dir rig.Direction) (ToxicHandle, error)
 }
 
 // ToxicHandle is one toxic on a link while it is in place.
@@ -116,7 +116,7 @@ type ToxicHandle interface {
 	// Remove takes the toxic away (or brings the link up); twice is harmless.
 	Remove() error
 	// Report says what the toxic did, whether traffic met it among it.
-	Report() world.FaultReport
+	Report() rig.FaultReport
 }
 
 // Broker is what an operator can do to the run's RabbitMQ topology.

@@ -8,8 +8,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/outboxchaos/outboxchaos/rig"
 	"github.com/outboxchaos/outboxchaos/system/schema"
-	"github.com/outboxchaos/outboxchaos/world"
 )
 
 // Hold is a database transaction the harness keeps open to hold pods at a
@@ -209,7 +209,7 @@ func (h *Hold) ReleaseAfterCrash(ctx context.Context) error {
 	// The server may still be starting again (its container's restart is
 	// another fault's recovery): wait until it answers, then ask.
 	var restarted bool
-	werr := world.WaitFor(ctx, holdServerWait, "the database back after its crash", func(ctx context.Context) (bool, error) {
+	werr := rig.WaitFor(ctx, holdServerWait, "the database back after its crash", func(ctx context.Context) (bool, error) {
 		qerr := h.pool.QueryRow(ctx, `SELECT pg_postmaster_start_time() > $1`, h.postmaster).Scan(&restarted)
 		return qerr == nil, qerr
 	})

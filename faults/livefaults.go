@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/outboxchaos/outboxchaos/fakevendor"
-	"github.com/outboxchaos/outboxchaos/world"
+	"github.com/outboxchaos/outboxchaos/rig"
 )
 
 // toxicFault is the common part of the link faults: the Toxiproxy fault
@@ -75,7 +75,7 @@ func (l *LinkDown) String() string { return "down " + l.Link }
 // LinkLatency delays every byte on one direction of a link.
 type LinkLatency struct {
 	Link      string
-	Direction world.Direction
+	Direction rig.Direction
 	Delay     time.Duration
 	toxicFault
 }
@@ -99,7 +99,7 @@ func (l *LinkLatency) String() string {
 // (Toxiproxy's timeout toxic with no timeout).
 type LinkStall struct {
 	Link      string
-	Direction world.Direction
+	Direction rig.Direction
 	toxicFault
 }
 

@@ -6,9 +6,9 @@ import (
 	"strings"
 
 	"github.com/outboxchaos/outboxchaos/fakevendor"
+	"github.com/outboxchaos/outboxchaos/rig"
 	"github.com/outboxchaos/outboxchaos/system/killpoint"
 	"github.com/outboxchaos/outboxchaos/system/notification"
-	"github.com/outboxchaos/outboxchaos/world"
 )
 
 // Spec is a fault written as data (a scenario's JSON): its kind and the
@@ -197,10 +197,10 @@ func linkOf(s Spec) error {
 	return oneOf("link", s.Link, LinkNames)
 }
 
-func directionOf(s Spec) (world.Direction, error) {
-	d := world.Direction(s.Direction)
+func directionOf(s Spec) (rig.Direction, error) {
+	d := rig.Direction(s.Direction)
 	if d == "" {
-		d = world.Downstream
+		d = rig.Downstream
 	}
 	return d, d.Validate()
 }

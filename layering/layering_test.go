@@ -35,23 +35,23 @@ var rules = []rule{
 	{pkg: "audit", may: []string{"auditor", "checker", "history", "system/..."}},
 	{pkg: "audit/audittest", may: []string{"audit", "auditor", "checker", "history", "system/..."}},
 	// What faults act on, the faults, the relays we did not write.
-	{pkg: "world", may: []string{"history", "system/..."}},
-	{pkg: "faults", may: []string{"checker", "fakevendor", "history", "system/...", "world"}},
+	{pkg: "rig", may: []string{"history", "system/..."}},
+	{pkg: "faults", may: []string{"checker", "fakevendor", "history", "system/...", "rig"}},
 	{pkg: "peers", may: []string{"system/..."}},
 	{pkg: "peers/...", may: []string{"peers", "peers/...", "history", "system/..."}, banned: []string{module + "/bench", "gonum.org/"}},
 	// The harness, its pages, the simulator, the benchmark.
 	// The scenario language is data and its validation: it runs nothing.
-	{pkg: "scenarios/scenario", may: []string{"auditor", "checker", "faults", "system/...", "world"}},
+	{pkg: "scenarios/scenario", may: []string{"auditor", "checker", "faults", "system/...", "rig"}},
 	// The run: the engine, the verbs and conditions carried out, a run's
 	// world; behind the internal boundary, named outside through
 	// scenarios.
-	{pkg: "scenarios/internal/run", may: []string{"auditor", "checker", "fakevendor", "faults", "history", "peers", "scenarios/scenario", "system/...", "world"}},
+	{pkg: "scenarios/internal/run", may: []string{"auditor", "checker", "fakevendor", "faults", "history", "peers", "scenarios/scenario", "system/...", "rig"}},
 	// The catalogue and what a user of the harness needs of a run.
-	{pkg: "scenarios", may: []string{"auditor", "checker", "fakevendor", "faults", "history", "peers", "scenarios/internal/run", "scenarios/scenario", "system/...", "world"}},
-	{pkg: "scenarios/explore", may: []string{"checker", "fakevendor", "faults", "history", "peers", "scenarios", "scenarios/internal/run", "scenarios/scenario", "system/...", "world"}},
-	{pkg: "reports", may: []string{"branches", "checker", "history", "peers", "scenarios", "scenarios/explore", "scenarios/scenario", "world"}},
-	{pkg: "sim", may: []string{"auditor", "checker", "fakevendor", "faults", "history", "reports", "scenarios", "system/...", "world"}},
-	{pkg: "bench", may: []string{"bench/baseline", "fakevendor", "history", "reports", "system/...", "world"}},
+	{pkg: "scenarios", may: []string{"auditor", "checker", "fakevendor", "faults", "history", "peers", "scenarios/internal/run", "scenarios/scenario", "system/...", "rig"}},
+	{pkg: "scenarios/explore", may: []string{"checker", "fakevendor", "faults", "history", "peers", "scenarios", "scenarios/internal/run", "scenarios/scenario", "system/...", "rig"}},
+	{pkg: "reports", may: []string{"branches", "checker", "history", "peers", "scenarios", "scenarios/explore", "scenarios/scenario", "rig"}},
+	{pkg: "sim", may: []string{"auditor", "checker", "fakevendor", "faults", "history", "reports", "scenarios", "system/...", "rig"}},
+	{pkg: "bench", may: []string{"bench/baseline", "fakevendor", "history", "reports", "system/...", "rig"}},
 	{pkg: "bench/baseline", may: []string{"system/..."}},
 	{pkg: "bench/peerbench", may: []string{"bench", "peers", "system/..."}},
 	// The commands may import any package but a command.
@@ -144,7 +144,7 @@ func TestRulesCatchAnUpwardEdge(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct{ from, to string }{
 		{"system/relay", "checker"}, {"system/worker", "faults"}, {"checker", "system/inbox"},
-		{"peers/seam", "bench"}, {"scenarios", "reports"}, {"scenarios/scenario", "scenarios"}, {"scenarios", "scenarios/explore"}, {"scenarios/internal/run", "scenarios"}, {"history", "system/config"}, {"world", "faults"},
+		{"peers/seam", "bench"}, {"scenarios", "reports"}, {"scenarios/scenario", "scenarios"}, {"scenarios", "scenarios/explore"}, {"scenarios/internal/run", "scenarios"}, {"history", "system/config"}, {"rig", "faults"},
 	} {
 		r, ok := ruleFor(c.from)
 		if !ok {

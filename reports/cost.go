@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/outboxchaos/outboxchaos/rig"
 	"github.com/outboxchaos/outboxchaos/scenarios"
-	"github.com/outboxchaos/outboxchaos/world"
 )
 
 // CostRow is what a group of runs cost, summed over its runs
@@ -39,7 +39,7 @@ func (c CostRow) perRun(d time.Duration) string {
 
 // cpuClasses are the columns of the CPU half of the table, in a fixed
 // order so that pages compare.
-var cpuClasses = []string{world.CPUPostgres, world.CPURabbitMQ, world.CPUPods, world.CPUHarness}
+var cpuClasses = []string{rig.CPUPostgres, rig.CPURabbitMQ, rig.CPUPods, rig.CPUHarness}
 
 // CostMarkdown renders rows as a table of seconds per run (wall time by
 // phase, CPU by process class), the rate a single sequential runner

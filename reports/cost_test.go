@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/outboxchaos/outboxchaos/reports"
+	"github.com/outboxchaos/outboxchaos/rig"
 	"github.com/outboxchaos/outboxchaos/scenarios"
-	"github.com/outboxchaos/outboxchaos/world"
 )
 
 // The cost table averages over the judged runs only, and names the top
@@ -17,7 +17,7 @@ func TestCostMarkdown(t *testing.T) {
 	t.Parallel()
 	run := func(name string, setup, steps, waiting, settle time.Duration, pg time.Duration) scenarios.Result {
 		return scenarios.Result{Name: name, Cost: scenarios.Cost{Setup: setup, Steps: steps, Waiting: waiting, Settle: settle,
-			CPU: world.CPU{world.CPUPostgres: pg, world.CPUPods: time.Second}}}
+			CPU: rig.CPU{rig.CPUPostgres: pg, rig.CPUPods: time.Second}}}
 	}
 	rs := []scenarios.Result{
 		run("a", time.Second, 4*time.Second, 3*time.Second, time.Second, 3*time.Second),

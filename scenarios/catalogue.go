@@ -8,11 +8,11 @@ import (
 	"github.com/outboxchaos/outboxchaos/fakevendor"
 	"github.com/outboxchaos/outboxchaos/faults"
 	"github.com/outboxchaos/outboxchaos/history"
+	"github.com/outboxchaos/outboxchaos/rig"
 	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 	kp "github.com/outboxchaos/outboxchaos/system/killpoint"
 	"github.com/outboxchaos/outboxchaos/system/notification"
 	"github.com/outboxchaos/outboxchaos/system/sms"
-	"github.com/outboxchaos/outboxchaos/world"
 )
 
 // Catalogue returns every named scenario, in the failure table's order,
@@ -61,7 +61,7 @@ func tableCatalogue() []*scenario.Scenario {
 			Config:      map[string]string{"batch-size": "2", "confirm-timeout": "10s"},
 			Steps: []scenario.Step{
 				note(Enqueue(), "the job's commit is logged before any relay starts, so every claim sees the whole backlog"),
-				Inject(latency("rabbitmq-relay", world.Downstream, 50*time.Millisecond)),
+				Inject(latency("rabbitmq-relay", rig.Downstream, 50*time.Millisecond)),
 				pipeline(), Await(outboxRows("PUBLISHED", 6)),
 			},
 			Expect: rules(allOnce),
@@ -96,13 +96,13 @@ func tableCatalogue() []*scenario.Scenario {
 			Outcome:     "indefinite outcome treated as failure: backoff republish; the queue may hold copies, the inbox lets one through; nothing lost",
 			Steps: []scenario.Step{
 				Enqueue(), pipeline(), Await(ledger(6)),
-				note(during(fs(latency("rabbitmq-relay", world.Downstream, 1500*time.Millisecond)),
+				note(during(fs(latency("rabbitmq-relay", rig.Downstream, 1500*time.Millisecond)),
 					allOf(scenario.Cond{Event: &scenario.EventCond{Name: history.Publish, Attrs: map[string]string{history.KeyOutcome: history.OutcomeTimedOut}, Fresh: true}},
 						scenario.Cond{Fired: true}),
 					enqueueN(2)), "a publish timed out since the latency went in, and a confirm met it: a loaded broker can be late without it"),
 				note(Await(outboxRows("PUBLISHED", 12)), "the republish too, so the relay holds a live connection"),
 				note(Await(copiesSeen(1)), "the copy reached a worker: the run never settles with it in flight"),
-				during(fs(stall("rabbitmq-relay", world.Upstream)),
+				during(fs(stall("rabbitmq-relay", rig.Upstream)),
 					allOf(scenario.Cond{Event: &scenario.EventCond{Name: history.Publish, Attrs: map[string]string{history.KeyOutcome: history.OutcomeTimedOut}, Fresh: true}},
 						scenario.Cond{Fired: true}),
 					enqueueN(3)),
@@ -156,7 +156,7 @@ func tableCatalogue() []*scenario.Scenario {
 					"relay-1's confirm timeout outlasts the run (90 s): the harness never races it while the confirms are held"),
 				note(scenario.Step{Do: "enqueue", Kinds: []notification.Kind{notification.GradeRenewal}}, "one row first, so relay-1 holds a broker connection"),
 				Await(ledger(1)),
-				note(during(fs(latency("rabbitmq-relay", world.Downstream, time.Hour)), killed("relay-2"),
+				note(during(fs(latency("rabbitmq-relay", rig.Downstream, time.Hour)), killed("relay-2"),
 					note(scenario.Step{Do: "enqueue", Kinds: []notification.Kind{notification.MonthlyAwardsWinning}, PerKind: 5}, "five rows in one transaction: relay-1 claims them in one run"),
 					Await(scenario.Cond{Rows: &scenario.Rows{Table: "outbox", Status: "PUBLISHING", ClaimedBy: "relay-1", N: 5}}),
 					note(scenario.Step{Do: "start", Roles: []string{"relay"}, Link: "rabbitmq-worker", Faults: fs(Kill(kp.RelayAfterConfirm))},

@@ -7,10 +7,10 @@ import (
 	"github.com/outboxchaos/outboxchaos/fakevendor"
 	"github.com/outboxchaos/outboxchaos/faults"
 	"github.com/outboxchaos/outboxchaos/history"
+	"github.com/outboxchaos/outboxchaos/rig"
 	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 	kp "github.com/outboxchaos/outboxchaos/system/killpoint"
 	"github.com/outboxchaos/outboxchaos/system/notification"
-	"github.com/outboxchaos/outboxchaos/world"
 )
 
 // defectCatalogue holds the scenarios of the wider fault vocabulary:
@@ -258,9 +258,9 @@ func unroutableBehindNack(kinds []notification.Kind) *scenario.Scenario {
 			Enqueue(),
 			StartWith("relay", faults.Spec{Kind: faults.KindPausePoint, Point: kp.RelayBeforePublish, Hit: 3}, faults.Spec{Kind: faults.KindFailpoint, Point: kp.FailMisroute, Hit: 6}),
 			note(Await(outboxRows("PUBLISHED", 2)), "the first run is in: the main queue holds two, over its limit"),
-			note(during(fs(latency("rabbitmq-relay", world.Downstream, 10*time.Minute)), allOf(scenario.Cond{Paused: "relay-1"}, scenario.Cond{Fired: true}), enqueueN(6)),
+			note(during(fs(latency("rabbitmq-relay", rig.Downstream, 10*time.Minute)), allOf(scenario.Cond{Paused: "relay-1"}, scenario.Cond{Fired: true}), enqueueN(6)),
 				"A reached the broker and its nacks wait in the link; relay-1 froze holding the publisher, B's channel chosen: A's Await cannot replace it before B is on it"),
-			note(during(fs(latency("rabbitmq-relay", world.Upstream, 10*time.Minute)), allOf(nacked, scenario.Cond{Fired: true}), Inject(faults.Spec{Kind: faults.KindResume, Pod: "relay-1"})),
+			note(during(fs(latency("rabbitmq-relay", rig.Upstream, 10*time.Minute)), allOf(nacked, scenario.Cond{Fired: true}), Inject(faults.Spec{Kind: faults.KindResume, Pod: "relay-1"})),
 				"B's publish waits in the link while A's nacks replace the channel; once A's outcomes are logged, B's return and ack reach the replaced channel"),
 			start("worker", "cleanup"),
 			note(Await(outboxRows("PUBLISHED", 6)), "every row is marked, B's rightly or not"),

@@ -6,9 +6,9 @@ import (
 	"github.com/outboxchaos/outboxchaos/fakevendor"
 	"github.com/outboxchaos/outboxchaos/faults"
 	"github.com/outboxchaos/outboxchaos/history"
+	"github.com/outboxchaos/outboxchaos/rig"
 	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 	"github.com/outboxchaos/outboxchaos/system/canary"
-	"github.com/outboxchaos/outboxchaos/world"
 )
 
 // InfraCatalogue returns the infrastructure scenarios: real process death
@@ -36,7 +36,7 @@ func InfraCatalogue() []*scenario.Scenario {
 			Steps: []scenario.Step{
 				Enqueue(), start("worker", "cleanup"), startEnv("relay", longHeartbeat),
 				note(Await(ledger(6)), "the relay holds a live broker connection"),
-				during(fs(stall("rabbitmq-relay", world.Downstream)), relayChannelClosed,
+				during(fs(stall("rabbitmq-relay", rig.Downstream)), relayChannelClosed,
 					enqueueN(5),
 					note(Await(ledger(7)), "the next batch reached the broker (a phone has one), its confirms are held: the relay awaits them"),
 					during(fs(crash("rabbitmq")), scenario.Cond{Event: &scenario.EventCond{Name: history.Reconnect, Pod: "worker-", Fresh: true}}),

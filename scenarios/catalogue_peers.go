@@ -9,9 +9,9 @@ import (
 	"github.com/outboxchaos/outboxchaos/faults"
 	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/peers"
+	"github.com/outboxchaos/outboxchaos/rig"
 	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 	"github.com/outboxchaos/outboxchaos/system/notification"
-	"github.com/outboxchaos/outboxchaos/world"
 
 	kp "github.com/outboxchaos/outboxchaos/system/killpoint"
 )
@@ -27,7 +27,7 @@ func PeerCases() []*scenario.Scenario {
 	awaitLong := func(c scenario.Cond) scenario.Step { return within(Await(c), time.Duration(long)) }
 	// relayOneBegan: relay-1 sent an AMQP method on its link (a heartbeat
 	// aside), counted before any fault on the link acts.
-	relayOneBegan := traffic("rabbitmq-relay", world.Method)
+	relayOneBegan := traffic("rabbitmq-relay", rig.Method)
 	relayKill := func(name, point, desc string) *scenario.Scenario {
 		return &scenario.Scenario{
 			Name: name, Row: "peer", Description: desc,
@@ -58,7 +58,7 @@ func PeerCases() []*scenario.Scenario {
 				start("worker", "cleanup", "relay"),
 				{Do: "enqueue", Kinds: []notification.Kind{notification.GradeRenewal}},
 				note(awaitLong(ledger(1)), "the relay holds a live broker connection"),
-				note(scenario.Step{Do: "during", Faults: fs(latency("rabbitmq-relay", world.Downstream, 1500*time.Millisecond)), For: faults.Duration(3 * time.Second),
+				note(scenario.Step{Do: "during", Faults: fs(latency("rabbitmq-relay", rig.Downstream, 1500*time.Millisecond)), For: faults.Duration(3 * time.Second),
 					Steps: []scenario.Step{Enqueue()}}, "held 3 s: removing a latency toxic lets what it held through at once, so it must outlast the confirms it delays"),
 				awaitLong(ledger(6)),
 			},
@@ -73,7 +73,7 @@ func PeerCases() []*scenario.Scenario {
 				start("worker", "cleanup", "relay"),
 				{Do: "enqueue", Kinds: []notification.Kind{notification.GradeRenewal}},
 				note(awaitLong(ledger(1)), "the relay holds a live broker connection"),
-				{Do: "during", Faults: fs(stall("rabbitmq-relay", world.Upstream)), Cond: &scenario.Cond{Any: publishOutcome(true)}, Timeout: long,
+				{Do: "during", Faults: fs(stall("rabbitmq-relay", rig.Upstream)), Cond: &scenario.Cond{Any: publishOutcome(true)}, Timeout: long,
 					Steps: []scenario.Step{{Do: "enqueue", Kinds: []notification.Kind{notification.MonthlyAwardsWinning}}}},
 			},
 		},
@@ -138,7 +138,7 @@ func PeerCases() []*scenario.Scenario {
 			Outcome:     "each delivered once",
 			Steps: []scenario.Step{
 				Enqueue(), start("worker", "cleanup", "relay"), awaitLong(ledger(5)),
-				{Do: "during", Faults: fs(stall("postgres-relay", world.Upstream)), For: faults.Duration(2 * time.Second)},
+				{Do: "during", Faults: fs(stall("postgres-relay", rig.Upstream)), For: faults.Duration(2 * time.Second)},
 				awaitLong(ledger(30)),
 			},
 		},
@@ -160,7 +160,7 @@ func PeerCases() []*scenario.Scenario {
 				startEnv("relay", "OUTBOXCHAOS_CONFIRM_TIMEOUT=60s"),
 				{Do: "enqueue", Kinds: []notification.Kind{notification.GradeRenewal}},
 				note(awaitLong(ledger(1)), "relay-1 holds a live broker connection"),
-				{Do: "during", Faults: fs(latency("rabbitmq-relay", world.Downstream, time.Hour)), For: faults.Duration(10 * time.Second),
+				{Do: "during", Faults: fs(latency("rabbitmq-relay", rig.Downstream, time.Hour)), For: faults.Duration(10 * time.Second),
 					Steps: []scenario.Step{
 						note(scenario.Step{Do: "during", Cond: &relayOneBegan, Timeout: long,
 							Steps: []scenario.Step{{Do: "enqueue", Kinds: []notification.Kind{notification.MonthlyAwardsWinning}, PerKind: 5}}},
@@ -216,7 +216,7 @@ func PeerCases() []*scenario.Scenario {
 
 // outsideKillCases kill the relay under test with SIGKILL from outside, at
 // the four moments of its seam, timed by nothing but what the harness sees
-// on its links (world.Message counts): a relay that declares no
+// on its links (rig.Message counts): a relay that declares no
 // kill-points, in any language, is killed where the kill-point cases kill
 // ours. A relay's confirms are held back by a latency on what RabbitMQ
 // sends it, and its Postgres requests (or their answers) by a stall, so
@@ -225,10 +225,10 @@ func PeerCases() []*scenario.Scenario {
 // time its publishes out instead. Then the faults are taken away and
 // relay-2 finishes the batch.
 func outsideKillCases(awaitLong func(scenario.Cond) scenario.Step) []*scenario.Scenario {
-	holdPublishes := stall("rabbitmq-relay", world.Upstream)
-	holdConfirms := latency("rabbitmq-relay", world.Downstream, time.Hour)
-	holdStatements := stall("postgres-relay", world.Upstream)
-	holdAnswers := stall("postgres-relay", world.Downstream)
+	holdPublishes := stall("rabbitmq-relay", rig.Upstream)
+	holdConfirms := latency("rabbitmq-relay", rig.Downstream, time.Hour)
+	holdStatements := stall("postgres-relay", rig.Upstream)
+	holdAnswers := stall("postgres-relay", rig.Downstream)
 	long := faults.Duration(60 * time.Second)
 	// waitFor runs steps and waits, from before them, for c.
 	waitFor := func(c scenario.Cond, steps ...scenario.Step) scenario.Step {
@@ -260,7 +260,7 @@ func outsideKillCases(awaitLong func(scenario.Cond) scenario.Step) []*scenario.S
 			"each delivered once: a row the relay marked done before its publish reached the broker is lost silently",
 			[]faults.Spec{holdPublishes},
 			Inject(holdPublishes),
-			note(waitFor(traffic("rabbitmq-relay", world.Method), Enqueue()), "the relay claimed and began to publish: a client that opens a channel per publish sends that first, and it is swallowed"),
+			note(waitFor(traffic("rabbitmq-relay", rig.Method), Enqueue()), "the relay claimed and began to publish: a client that opens a channel per publish sends that first, and it is swallowed"),
 		),
 		outside("peer-kill-after-publish",
 			"the relay is killed from outside after its publish reached RabbitMQ, before the confirm reached the relay",
@@ -276,7 +276,7 @@ func outsideKillCases(awaitLong func(scenario.Cond) scenario.Step) []*scenario.S
 			[]faults.Spec{holdStatements},
 			append(append([]scenario.Step(nil), confirmed...),
 				Inject(holdStatements),
-				note(waitFor(traffic("postgres-relay", world.Statement), recoverFaults(holdConfirms)), "the confirms are let through: the relay's next statement is swallowed"),
+				note(waitFor(traffic("postgres-relay", rig.Statement), recoverFaults(holdConfirms)), "the confirms are let through: the relay's next statement is swallowed"),
 			)...,
 		),
 		outside("peer-kill-after-mark",
@@ -286,7 +286,7 @@ func outsideKillCases(awaitLong func(scenario.Cond) scenario.Step) []*scenario.S
 			[]faults.Spec{holdAnswers},
 			append(append([]scenario.Step(nil), confirmed...),
 				Inject(holdAnswers),
-				note(waitFor(traffic("postgres-relay", world.Statement), recoverFaults(holdConfirms)), "the confirms are let through: the relay's next statement reaches Postgres, its answer is swallowed"),
+				note(waitFor(traffic("postgres-relay", rig.Statement), recoverFaults(holdConfirms)), "the confirms are let through: the relay's next statement reaches Postgres, its answer is swallowed"),
 			)...,
 		),
 	}

@@ -8,9 +8,9 @@ import (
 
 	"github.com/outboxchaos/outboxchaos/faults"
 	"github.com/outboxchaos/outboxchaos/peers"
+	"github.com/outboxchaos/outboxchaos/rig"
 	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 	"github.com/outboxchaos/outboxchaos/system/notification"
-	"github.com/outboxchaos/outboxchaos/world"
 )
 
 // peerDeadlinePrefix names the cases drawn across the relay's own
@@ -65,10 +65,10 @@ func peerDeadline(seed uint64, p peers.Peer) *scenario.Scenario {
 	if p.Features.Broker {
 		choices = append(choices, linkDown("rabbitmq-relay"))
 		if !p.Features.NoConfirms {
-			choices = append(choices, latency("rabbitmq-relay", world.Downstream, hold))
+			choices = append(choices, latency("rabbitmq-relay", rig.Downstream, hold))
 		}
 	}
-	choices = append(choices, stall("postgres-relay", world.Upstream))
+	choices = append(choices, stall("postgres-relay", rig.Upstream))
 	f := choices[rng.IntN(len(choices))]
 	perKind := 3 + rng.IntN(3)
 	after := time.Duration(rng.IntN(300)) * time.Millisecond

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/outboxchaos/outboxchaos/faults"
+	"github.com/outboxchaos/outboxchaos/rig"
 	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
-	"github.com/outboxchaos/outboxchaos/world"
 
 	kp "github.com/outboxchaos/outboxchaos/system/killpoint"
 )
@@ -72,9 +72,9 @@ func peerRandomOutside(seed uint64) *scenario.Scenario {
 	var desc []string
 	for i := range 1 + rng.IntN(3) {
 		pod := fmt.Sprintf("relay-%d", 1+i%relays)
-		wait := scenario.TrafficCond{Link: "rabbitmq-relay", Message: string(world.Publish), N: 1 + rng.IntN(8)}
+		wait := scenario.TrafficCond{Link: "rabbitmq-relay", Message: string(rig.Publish), N: 1 + rng.IntN(8)}
 		if rng.IntN(2) == 0 {
-			wait = scenario.TrafficCond{Link: "postgres-relay", Message: string(world.Statement), N: 1 + rng.IntN(12)}
+			wait = scenario.TrafficCond{Link: "postgres-relay", Message: string(rig.Statement), N: 1 + rng.IntN(12)}
 		}
 		kills = append(kills,
 			scenario.Step{Do: "await", Cond: &scenario.Cond{Any: []scenario.Cond{{Traffic: &wait}, {Ledger: all}}}, Timeout: faults.Duration(60 * time.Second)},
@@ -101,8 +101,8 @@ func peerRandomOutside(seed uint64) *scenario.Scenario {
 func drawLinkFault(rng *rand.Rand) (link faults.Spec, after, hold time.Duration) {
 	link = []faults.Spec{
 		linkDown("rabbitmq-relay"),
-		latency("rabbitmq-relay", world.Downstream, 1500*time.Millisecond),
-		stall("postgres-relay", world.Upstream),
+		latency("rabbitmq-relay", rig.Downstream, 1500*time.Millisecond),
+		stall("postgres-relay", rig.Upstream),
 	}[rng.IntN(3)]
 	after = time.Duration(rng.IntN(1500)) * time.Millisecond
 	hold = time.Duration(500+rng.IntN(2500)) * time.Millisecond

@@ -6,9 +6,9 @@ import (
 	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/fakevendor"
 	"github.com/outboxchaos/outboxchaos/faults"
+	"github.com/outboxchaos/outboxchaos/rig"
 	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 	"github.com/outboxchaos/outboxchaos/system/notification"
-	"github.com/outboxchaos/outboxchaos/world"
 )
 
 // The words the catalogue is written in: short constructors for steps,
@@ -69,7 +69,7 @@ func inboxRows(status string, n int) scenario.Cond {
 func ledger(n int) scenario.Cond         { return scenario.Cond{Ledger: n} }
 func killed(pod string) scenario.Cond    { return scenario.Cond{Killed: pod} }
 func exitedPod(pod string) scenario.Cond { return scenario.Cond{Exited: pod} }
-func traffic(link string, m world.Message) scenario.Cond {
+func traffic(link string, m rig.Message) scenario.Cond {
 	return scenario.Cond{Traffic: &scenario.TrafficCond{Link: link, Message: string(m)}}
 }
 func anyOf(cs ...scenario.Cond) scenario.Cond { return scenario.Cond{Any: cs} }
@@ -104,10 +104,10 @@ func vendorMode(m fakevendor.Mode, msg int64, times int) faults.Spec {
 	return faults.Spec{Kind: faults.KindVendor, Mode: string(m), Msg: msg, Times: times}
 }
 func linkDown(link string) faults.Spec { return faults.Spec{Kind: faults.KindDown, Link: link} }
-func latency(link string, d world.Direction, delay time.Duration) faults.Spec {
+func latency(link string, d rig.Direction, delay time.Duration) faults.Spec {
 	return faults.Spec{Kind: faults.KindLatency, Link: link, Direction: string(d), Delay: faults.Duration(delay)}
 }
-func stall(link string, d world.Direction) faults.Spec {
+func stall(link string, d rig.Direction) faults.Spec {
 	return faults.Spec{Kind: faults.KindStall, Link: link, Direction: string(d)}
 }
 func fs(specs ...faults.Spec) []faults.Spec { return specs }

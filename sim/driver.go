@@ -11,9 +11,9 @@ import (
 	"github.com/outboxchaos/outboxchaos/auditor"
 	"github.com/outboxchaos/outboxchaos/faults"
 	"github.com/outboxchaos/outboxchaos/history"
+	"github.com/outboxchaos/outboxchaos/rig"
 	"github.com/outboxchaos/outboxchaos/scenarios"
 	"github.com/outboxchaos/outboxchaos/system/clock"
-	"github.com/outboxchaos/outboxchaos/world"
 )
 
 // Timing of the simulated day, virtual.
@@ -269,7 +269,7 @@ func (r *runner) tick(ctx context.Context, at time.Time) {
 	r.mu.Lock()
 	kp, env := r.relayKill, r.relayEnv
 	r.mu.Unlock()
-	r.oneShotPod(ctx, "relay", env, []string{"--once"}, func(p *world.Pod) {
+	r.oneShotPod(ctx, "relay", env, []string{"--once"}, func(p *rig.Pod) {
 		if name, hit := p.Killpoint(); hit && kp != nil {
 			r.mu.Lock()
 			if r.relayKill == kp {
@@ -291,7 +291,7 @@ func (r *runner) tick(ctx context.Context, at time.Time) {
 
 // oneShotPod starts a pod that does one run and exits; done runs after it
 // exited. A pod that does not exit in time is killed.
-func (r *runner) oneShotPod(ctx context.Context, role string, env, args []string, done func(*world.Pod)) {
+func (r *runner) oneShotPod(ctx context.Context, role string, env, args []string, done func(*rig.Pod)) {
 	p, err := r.env.StartRole(ctx, role, env, args)
 	if err != nil {
 		r.env.Logf("sim", "start %s: %v", role, err)

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/outboxchaos/outboxchaos/world"
+	"github.com/outboxchaos/outboxchaos/rig"
 )
 
 // The worker deployment: Workers replicas of the run's world (Env.Deploy),
@@ -23,7 +23,7 @@ func (r *runner) deployWorkers(ctx context.Context) error {
 // activeWorker is the oldest running worker: RabbitMQ gives the single
 // active consumer role to the first consumer and hands it to the next
 // when that one goes.
-func (r *runner) activeWorker() *world.Pod {
+func (r *runner) activeWorker() *rig.Pod {
 	if ws := r.env.Deployed("worker"); len(ws) > 0 {
 		return ws[0]
 	}

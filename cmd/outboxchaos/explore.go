@@ -13,10 +13,10 @@ import (
 	"github.com/outboxchaos/outboxchaos/branches"
 	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/reports"
+	"github.com/outboxchaos/outboxchaos/rig"
 	"github.com/outboxchaos/outboxchaos/scenarios"
 	"github.com/outboxchaos/outboxchaos/scenarios/explore"
 	"github.com/outboxchaos/outboxchaos/system/canary"
-	"github.com/outboxchaos/outboxchaos/world"
 )
 
 // runExplore runs a budget of random fault schedules (or one shard of it,
@@ -108,7 +108,7 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	defer keepSchemas(&o, *fresh, stderr)()
 	fmt.Fprintf(stdout, "explore: %d schedules (budget %d, seed %d, shard %s), %d at a time\n", len(idx), *checks, *seed, shard, *parallel)
 	start := time.Now()
-	busy0, _, busyErr := world.ReadMachineCPU()
+	busy0, _, busyErr := rig.ReadMachineCPU()
 	done := 0
 	line := func(r explore.ScheduleRun, extra string) {
 		done++
@@ -133,7 +133,7 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		ran, wall.Round(time.Second), explore.Rate(ran, wall), len(failed), len(errored))
 	printCost(stdout, "schedule", runs)
 	printPool(stdout, o.Sandboxes)
-	if busy1, cores, err := world.ReadMachineCPU(); busyErr == nil && err == nil && ran > 0 && cores > 0 {
+	if busy1, cores, err := rig.ReadMachineCPU(); busyErr == nil && err == nil && ran > 0 && cores > 0 {
 		busy := busy1 - busy0
 		fmt.Fprintf(stdout, "the whole machine: %s of CPU per schedule (%d cores %.0f %% busy over the budget's %s)\n",
 			(busy / time.Duration(ran)).Round(10*time.Millisecond), cores, 100*busy.Seconds()/(wall.Seconds()*float64(cores)), wall.Round(time.Second))
@@ -265,7 +265,7 @@ func printCost(w io.Writer, what string, runs []explore.ScheduleRun) {
 	}
 	fmt.Fprintf(w, "cost, summed over %d runs: %s\n", n, sum)
 	fmt.Fprintf(w, "cost per %s: wall %s, pods' CPU %s, all CPU %s (machine-wide classes overlap when runs are parallel)\n", what,
-		(sum.Wall() / time.Duration(n)).Round(10*time.Millisecond), (sum.CPU[world.CPUPods] / time.Duration(n)).Round(10*time.Millisecond),
+		(sum.Wall() / time.Duration(n)).Round(10*time.Millisecond), (sum.CPU[rig.CPUPods] / time.Duration(n)).Round(10*time.Millisecond),
 		(sum.CPU.Total() / time.Duration(n)).Round(10*time.Millisecond))
 }
 

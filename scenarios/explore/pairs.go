@@ -8,8 +8,8 @@ import (
 	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/fakevendor"
 	"github.com/outboxchaos/outboxchaos/faults"
+	"github.com/outboxchaos/outboxchaos/rig"
 	"github.com/outboxchaos/outboxchaos/system/killpoint"
-	"github.com/outboxchaos/outboxchaos/world"
 )
 
 // heldPair is a pair of units of work the pipeline runs at once: one is
@@ -46,8 +46,8 @@ var heldPairs = []heldPair{
 			s.Config = mergeConfig(s.Config, map[string]string{"batch-size": "2", "relay-drain-claimers": "1"})
 		},
 		Faults: []faults.Spec{
-			{Kind: faults.KindLatency, Link: "rabbitmq-relay", Delay: faults.Duration(700 * time.Millisecond), Direction: string(world.Downstream)},
-			{Kind: faults.KindStall, Link: "rabbitmq-relay", Direction: string(world.Downstream)},
+			{Kind: faults.KindLatency, Link: "rabbitmq-relay", Delay: faults.Duration(700 * time.Millisecond), Direction: string(rig.Downstream)},
+			{Kind: faults.KindStall, Link: "rabbitmq-relay", Direction: string(rig.Downstream)},
 			{Kind: faults.KindDown, Link: "rabbitmq-relay"},
 			{Kind: faults.KindFailpoint, Point: killpoint.FailMisroute},
 		},
@@ -61,7 +61,7 @@ var heldPairs = []heldPair{
 		Shape: func(s *Schedule) { s.Relays = 2 },
 		Faults: []faults.Spec{
 			{Kind: faults.KindDown, Link: "postgres-relay"},
-			{Kind: faults.KindLatency, Link: "rabbitmq-relay", Delay: faults.Duration(700 * time.Millisecond), Direction: string(world.Downstream)},
+			{Kind: faults.KindLatency, Link: "rabbitmq-relay", Delay: faults.Duration(700 * time.Millisecond), Direction: string(rig.Downstream)},
 			{Kind: faults.KindKill, Pod: "relay-2"},
 		},
 	},
@@ -74,7 +74,7 @@ var heldPairs = []heldPair{
 		Faults: []faults.Spec{
 			{Kind: faults.KindDown, Link: "rabbitmq-worker"},
 			{Kind: faults.KindDown, Link: "postgres-worker"},
-			{Kind: faults.KindStall, Link: "vendor", Direction: string(world.Downstream)},
+			{Kind: faults.KindStall, Link: "vendor", Direction: string(rig.Downstream)},
 		},
 	},
 	{
@@ -86,7 +86,7 @@ var heldPairs = []heldPair{
 		Faults: []faults.Spec{
 			{Kind: faults.KindDown, Link: "postgres-worker"},
 			{Kind: faults.KindDown, Link: "vendor"},
-			{Kind: faults.KindStall, Link: "vendor", Direction: string(world.Downstream)},
+			{Kind: faults.KindStall, Link: "vendor", Direction: string(rig.Downstream)},
 		},
 	},
 	{
@@ -97,7 +97,7 @@ var heldPairs = []heldPair{
 		Shape: func(s *Schedule) { s.Reconcile, s.Reconcilers = "resend", 2; s.unknownOutcome() },
 		Faults: []faults.Spec{
 			{Kind: faults.KindDown, Link: "vendor"},
-			{Kind: faults.KindLatency, Link: "vendor", Delay: faults.Duration(700 * time.Millisecond), Direction: string(world.Downstream)},
+			{Kind: faults.KindLatency, Link: "vendor", Delay: faults.Duration(700 * time.Millisecond), Direction: string(rig.Downstream)},
 			{Kind: faults.KindKill, Pod: "reconciler-2"},
 		},
 	},
@@ -128,7 +128,7 @@ func (s *Schedule) refusedWindow(w refusal) {
 		return t.Kind == faults.KindFailpoint && t.Point == killpoint.FailMisroute
 	})
 	s.Faults = append(s.Faults,
-		Timed{Spec: faults.Spec{Kind: faults.KindLatency, Link: "rabbitmq-relay", Delay: faults.Duration(w.delay), Direction: string(world.Downstream)},
+		Timed{Spec: faults.Spec{Kind: faults.KindLatency, Link: "rabbitmq-relay", Delay: faults.Duration(w.delay), Direction: string(rig.Downstream)},
 			When: WhenFirst, Pair: RefusedPair},
 		Timed{Spec: faults.Spec{Kind: faults.KindFailpoint, Point: killpoint.FailRefuse, Hit: drainBatch*(w.window-1) + 1 + w.refused},
 			When: WhenArmed, Role: "relay", Pair: RefusedPair},

@@ -11,11 +11,11 @@ import (
 	"github.com/outboxchaos/outboxchaos/fakevendor"
 	"github.com/outboxchaos/outboxchaos/faults"
 	"github.com/outboxchaos/outboxchaos/history"
+	"github.com/outboxchaos/outboxchaos/rig"
 	"github.com/outboxchaos/outboxchaos/scenarios"
 	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 	"github.com/outboxchaos/outboxchaos/system/killpoint"
 	"github.com/outboxchaos/outboxchaos/system/notification"
-	"github.com/outboxchaos/outboxchaos/world"
 )
 
 // Draw is the source of choices for a random schedule: rapid's *rapid.T in
@@ -277,7 +277,7 @@ func Generate(d Draw) Schedule {
 		case 5:
 			link := links[d.Int("link", 0, len(links)-1)]
 			at := d.Int("at ms", 0, 1500)
-			spec := faults.Spec{Kind: faults.KindLatency, Link: link, Delay: faults.Duration(700 * time.Millisecond), Direction: string(world.Downstream)}
+			spec := faults.Spec{Kind: faults.KindLatency, Link: link, Delay: faults.Duration(700 * time.Millisecond), Direction: string(rig.Downstream)}
 			s.Faults = append(s.Faults, window(spec, at, d.Int("for ms", 200, 1500)))
 		case 6:
 			point := reconcileKills[d.Int("reconciler point", 0, len(reconcileKills)-1)]

@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/outboxchaos/outboxchaos/faults"
+	"github.com/outboxchaos/outboxchaos/rig"
 	"github.com/outboxchaos/outboxchaos/scenarios/internal/run"
 	"github.com/outboxchaos/outboxchaos/system/config"
 	"github.com/outboxchaos/outboxchaos/system/killpoint"
-	"github.com/outboxchaos/outboxchaos/world"
 )
 
 // sizedLinks are the links of our pipeline's world that a sized fault may
@@ -35,14 +35,14 @@ func (s *Schedule) sized(d Draw) {
 			t = window(faults.Spec{Kind: faults.KindDown, Link: sizedLinks[d.Int("sized link", 0, len(sizedLinks)-1)]}, 0, ms)
 		case 1:
 			spec := faults.Spec{Kind: faults.KindLatency, Link: sizedLinks[d.Int("sized link", 0, len(sizedLinks)-1)],
-				Delay: faults.Duration(dur), Direction: string(world.Downstream)}
+				Delay: faults.Duration(dur), Direction: string(rig.Downstream)}
 			// Long enough that a request sent in the window waits the
 			// whole delay.
 			t = window(spec, 0, ms+d.Int("latency window ms", 100, 1000))
 		case 2:
-			dir := world.Downstream
+			dir := rig.Downstream
 			if d.Int("sized direction", 0, 1) == 1 {
-				dir = world.Upstream
+				dir = rig.Upstream
 			}
 			t = window(faults.Spec{Kind: faults.KindStall, Link: sizedLinks[d.Int("sized link", 0, len(sizedLinks)-1)], Direction: string(dir)}, 0, ms)
 		case 3:

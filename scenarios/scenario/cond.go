@@ -9,7 +9,7 @@ import (
 
 	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/faults"
-	"github.com/outboxchaos/outboxchaos/world"
+	"github.com/outboxchaos/outboxchaos/rig"
 )
 
 // Cond is an observable condition a step waits for, as data: exactly one
@@ -217,7 +217,7 @@ func describeTraffic(c *Cond) string {
 func validateTraffic(c *Cond) error {
 	t := c.Traffic
 	var kinds []string
-	for _, m := range world.Messages {
+	for _, m := range rig.Messages {
 		kinds = append(kinds, string(m))
 	}
 	switch {

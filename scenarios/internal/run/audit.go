@@ -13,8 +13,8 @@ import (
 
 	"github.com/outboxchaos/outboxchaos/auditor"
 	"github.com/outboxchaos/outboxchaos/faults"
+	"github.com/outboxchaos/outboxchaos/rig"
 	"github.com/outboxchaos/outboxchaos/system/clock"
-	"github.com/outboxchaos/outboxchaos/world"
 )
 
 // harnessLog is the harness's own record of a run, for the auditor: the
@@ -137,7 +137,7 @@ func (e *Env) SeedBusiness(ctx context.Context, b auditor.Business) error {
 	if len(stmts) == 0 {
 		return nil
 	}
-	err := world.UntilDBAnswers(ctx, func(f string, a ...any) { e.Logf("harness", f, a...) }, "seed business rows", func() error {
+	err := rig.UntilDBAnswers(ctx, func(f string, a ...any) { e.Logf("harness", f, a...) }, "seed business rows", func() error {
 		return pgx.BeginFunc(ctx, e.Pool, func(tx pgx.Tx) error {
 			for _, s := range stmts {
 				if err := s(tx); err != nil {
@@ -174,7 +174,7 @@ func (e *Env) recordJob(t time.Time, kinds []string) int {
 // its environment env gives it (the run's, or a clock fault's) — the job
 // took its day somewhere between its start and then — and whether it
 // exited non-zero.
-func (e *Env) watchJob(i int, p *world.Pod, env []string) {
+func (e *Env) watchJob(i int, p *rig.Pod, env []string) {
 	go func() {
 		<-p.Done()
 		e.endJob(i, env, p.ExitCode() != 0)

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/outboxchaos/outboxchaos/world"
+	"github.com/outboxchaos/outboxchaos/rig"
 )
 
 // The harness's clock bookkeeping (jump.go): each look that found
@@ -17,7 +17,7 @@ const (
 
 // clockLine reports whether e is the harness's clock bookkeeping, and
 // what it says: how far the clock jumped, or why it did not.
-func clockLine(e world.Entry) (jumped time.Duration, notJumped string, ok bool) {
+func clockLine(e rig.Entry) (jumped time.Duration, notJumped string, ok bool) {
 	if e.Source != "harness" {
 		return 0, "", false
 	}
@@ -39,7 +39,7 @@ func clockLine(e world.Entry) (jumped time.Duration, notJumped string, ok bool) 
 // endsWait reports whether e is the harness acting (a step, a fault, an
 // operator, a pod it starts): the end of the wait a run of clock lines
 // belongs to.
-func endsWait(e world.Entry) bool {
+func endsWait(e rig.Entry) bool {
 	switch e.Source {
 	case "harness", "faults", "operator":
 		return true
@@ -55,7 +55,7 @@ func endsWait(e world.Entry) bool {
 // published) until +6.352s"). A wait with one clock line keeps it as it is.
 func FoldClock(lines []Line) []Line {
 	out := make([]Line, 0, len(lines))
-	var group []world.Entry
+	var group []rig.Entry
 	at := -1 // where the group's line goes in out
 	flush := func() {
 		if len(group) > 1 {
@@ -82,7 +82,7 @@ func FoldClock(lines []Line) []Line {
 }
 
 // foldedClock is the one line of a wait's clock lines.
-func foldedClock(group []world.Entry) world.Entry {
+func foldedClock(group []rig.Entry) rig.Entry {
 	var jumps int
 	var by time.Duration
 	var whys []string
@@ -119,6 +119,6 @@ func foldedClock(group []world.Entry) world.Entry {
 		parts = append(parts, fmt.Sprintf("not jumped %d× (%s)", len(group)-jumps, strings.Join(ws, ", ")))
 	}
 	last := group[len(group)-1].At
-	return world.Entry{At: group[0].At, Source: "harness",
+	return rig.Entry{At: group[0].At, Source: "harness",
 		Text: fmt.Sprintf("clock: %s until +%.3fs", strings.Join(parts, ", "), last.Seconds())}
 }

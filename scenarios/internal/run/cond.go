@@ -9,8 +9,8 @@ import (
 
 	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/faults"
+	"github.com/outboxchaos/outboxchaos/rig"
 	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
-	"github.com/outboxchaos/outboxchaos/world"
 )
 
 // probe evaluates a condition against the live run. base holds, for each
@@ -146,7 +146,7 @@ func (p *probe) migrators(ctx context.Context, want int) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	bs, err := world.PodBackends(ctx, p.r.e.Pool, p.r.e.appPrefix(), "migrate")
+	bs, err := rig.PodBackends(ctx, p.r.e.Pool, p.r.e.appPrefix(), "migrate")
 	if err != nil {
 		return false, err
 	}
@@ -167,7 +167,7 @@ func (p *probe) blocked(ctx context.Context, pod string) (bool, error) {
 		return false, err
 	}
 	role, _, _ := strings.Cut(pod, "-")
-	bs, err := world.PodBackends(ctx, p.r.e.Pool, p.r.e.appPrefix(), role)
+	bs, err := rig.PodBackends(ctx, p.r.e.Pool, p.r.e.appPrefix(), role)
 	if err != nil {
 		return false, err
 	}

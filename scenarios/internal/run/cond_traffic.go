@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/outboxchaos/outboxchaos/rig"
 	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
-	"github.com/outboxchaos/outboxchaos/world"
 )
 
 // trafficCount reads the link's count of t's messages.
@@ -14,7 +14,7 @@ func (r *runner) trafficCount(t *scenario.TrafficCond) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return l.Messages(direction(t), world.Message(t.Message)), nil
+	return l.Messages(direction(t), rig.Message(t.Message)), nil
 }
 
 func holdsTraffic(_ context.Context, p *probe, c *scenario.Cond) (bool, error) {
@@ -27,10 +27,10 @@ func holdsTraffic(_ context.Context, p *probe, c *scenario.Cond) (bool, error) {
 }
 
 // direction is the side of the link that sends t's message.
-func direction(t *scenario.TrafficCond) world.Direction {
-	switch world.Message(t.Message) {
-	case world.Confirm, world.Return:
-		return world.Downstream
+func direction(t *scenario.TrafficCond) rig.Direction {
+	switch rig.Message(t.Message) {
+	case rig.Confirm, rig.Return:
+		return rig.Downstream
 	}
-	return world.Upstream
+	return rig.Upstream
 }

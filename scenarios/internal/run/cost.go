@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/outboxchaos/outboxchaos/world"
+	"github.com/outboxchaos/outboxchaos/rig"
 )
 
 // Cost is what one run spent: wall time by phase and CPU time by process
@@ -16,7 +16,7 @@ import (
 // a window's wall-time duration (a random schedule's spacing);
 // Setup includes the preflight, the sandbox (schema, queues, links) and
 // the migration. The CPU of Postgres, RabbitMQ and the harness is read
-// machine-wide (world.ReadServiceCPU): a run's own only when it runs
+// machine-wide (rig.ReadServiceCPU): a run's own only when it runs
 // alone; the pods' is the run's own.
 type Cost struct {
 	Setup    time.Duration `json:"setup"`
@@ -24,7 +24,7 @@ type Cost struct {
 	Waiting  time.Duration `json:"waiting"`
 	Settle   time.Duration `json:"settle"`
 	Teardown time.Duration `json:"teardown"`
-	CPU      world.CPU     `json:"cpu"`
+	CPU      rig.CPU       `json:"cpu"`
 	// Jumps counts the clock jumps of the settle (jump.go); Jumped is the
 	// virtual time they skipped, which no phase above waited for.
 	Jumps  int           `json:"jumps,omitempty"`
@@ -61,7 +61,7 @@ func (c Cost) Add(o Cost) Cost {
 	c.Teardown += o.Teardown
 	c.Jumps += o.Jumps
 	c.Jumped += o.Jumped
-	cpu := world.CPU{}
+	cpu := rig.CPU{}
 	for k, v := range c.CPU {
 		cpu[k] += v
 	}
@@ -73,7 +73,7 @@ func (c Cost) Add(o Cost) Cost {
 }
 
 // sortedClasses lists the classes, the largest first.
-func sortedClasses(c world.CPU) []string {
+func sortedClasses(c rig.CPU) []string {
 	var ks []string
 	for k := range c {
 		ks = append(ks, k)
@@ -90,12 +90,12 @@ func sortedClasses(c world.CPU) []string {
 // meter times a run's phases as it goes.
 type meter struct {
 	last time.Time
-	cpu0 world.CPU
+	cpu0 rig.CPU
 }
 
 func newMeter() *meter {
 	m := &meter{last: time.Now()}
-	m.cpu0, _ = world.ReadServiceCPU() // no /proc: no CPU figures
+	m.cpu0, _ = rig.ReadServiceCPU() // no /proc: no CPU figures
 	return m
 }
 
@@ -108,17 +108,17 @@ func (m *meter) lap() time.Duration {
 }
 
 // cpu returns the CPU used since the meter started, the pods' included.
-func (m *meter) cpu(pods []*world.Pod) world.CPU {
+func (m *meter) cpu(pods []*rig.Pod) rig.CPU {
 	if m.cpu0 == nil {
 		return nil
 	}
-	now, err := world.ReadServiceCPU()
+	now, err := rig.ReadServiceCPU()
 	if err != nil {
 		return nil
 	}
 	out := now.Sub(m.cpu0)
 	for _, p := range pods {
-		out[world.CPUPods] += p.CPU()
+		out[rig.CPUPods] += p.CPU()
 	}
 	return out
 }

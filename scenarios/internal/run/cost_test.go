@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/outboxchaos/outboxchaos/world"
+	"github.com/outboxchaos/outboxchaos/rig"
 )
 
 // TestWaitClockCountsOverlapOnce: two awaits in parallel steps count their
@@ -31,13 +31,13 @@ func TestWaitClockCountsOverlapOnce(t *testing.T) {
 func TestCostAddsUp(t *testing.T) {
 	t.Parallel()
 	a := Cost{Setup: time.Second, Steps: 2 * time.Second, Waiting: time.Second, Settle: time.Second, Teardown: time.Second,
-		CPU: world.CPU{world.CPUPods: time.Second, world.CPUPostgres: 3 * time.Second}}
-	b := Cost{Setup: time.Second, CPU: world.CPU{world.CPUPods: time.Second, world.CPURabbitMQ: time.Second}}
+		CPU: rig.CPU{rig.CPUPods: time.Second, rig.CPUPostgres: 3 * time.Second}}
+	b := Cost{Setup: time.Second, CPU: rig.CPU{rig.CPUPods: time.Second, rig.CPURabbitMQ: time.Second}}
 	s := a.Add(b)
-	if s.Wall() != 6*time.Second || s.CPU.Total() != 6*time.Second || s.CPU[world.CPUPods] != 2*time.Second {
+	if s.Wall() != 6*time.Second || s.CPU.Total() != 6*time.Second || s.CPU[rig.CPUPods] != 2*time.Second {
 		t.Fatalf("sum %+v: wall %s, cpu %s", s, s.Wall(), s.CPU.Total())
 	}
-	if a.CPU[world.CPUPods] != time.Second {
+	if a.CPU[rig.CPUPods] != time.Second {
 		t.Fatal("Add changed its receiver's CPU map")
 	}
 	line := s.String()

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/outboxchaos/outboxchaos/rig"
 	"github.com/outboxchaos/outboxchaos/system/sandbox"
-	"github.com/outboxchaos/outboxchaos/world"
 )
 
 func TestParseDeadLetterAnswer(t *testing.T) {
@@ -42,7 +42,7 @@ func TestDeadLetterCheckRun(t *testing.T) {
 	c.once.Do(func() { c.retry = time.Second })
 
 	env := func(url string, maxLen int) *Env {
-		e := &Env{TL: world.NewTimeline(), SB: &sandbox.Sandbox{AMQPURL: url}}
+		e := &Env{TL: rig.NewTimeline(), SB: &sandbox.Sandbox{AMQPURL: url}}
 		e.Cfg.QueueMaxLength = maxLen
 		return e
 	}

@@ -5,7 +5,7 @@ import (
 
 	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/history"
-	"github.com/outboxchaos/outboxchaos/world"
+	"github.com/outboxchaos/outboxchaos/rig"
 )
 
 // Why a timeline line decided its run's verdict.
@@ -20,9 +20,9 @@ const (
 
 // Decision is one timeline line that decided its run's verdict.
 type Decision struct {
-	Line  int    // the index of the line's entry in world.ParseTimeline(r.Timeline)
+	Line  int    // the index of the line's entry in rig.ParseTimeline(r.Timeline)
 	Why   string // a Decided* value
-	Entry world.Entry
+	Entry rig.Entry
 	// Event is the pod's event the line shows (nil for a fault's line).
 	Event *history.Event
 }
@@ -54,7 +54,7 @@ var lossEvents = map[string]bool{
 // by the event it shows, from the run's history (the n-th line of a pod
 // tagged with an event name is that pod's n-th event of that name), not
 // by its words.
-func Decisive(r Result, entries []world.Entry) []Decision {
+func Decisive(r Result, entries []rig.Entry) []Decision {
 	var out []Decision
 	faults := faultLines(r.Faults, entries)
 	twice, lost := fates(r.State)
@@ -135,7 +135,7 @@ func firedLine(text string) bool {
 // faultLines finds the line on which each recorded fault was put in place
 // ("injected F") or armed ("armed F"): the faults' engine writes each
 // fault as the record's Detail begins.
-func faultLines(rs []checker.FaultRecord, entries []world.Entry) map[int]bool {
+func faultLines(rs []checker.FaultRecord, entries []rig.Entry) map[int]bool {
 	out := map[int]bool{}
 	for _, f := range rs {
 		for i, e := range entries {

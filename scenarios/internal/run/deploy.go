@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/outboxchaos/outboxchaos/world"
+	"github.com/outboxchaos/outboxchaos/rig"
 )
 
 // Deploy starts replicas pods of role as a deployment: each is supervised,
@@ -30,8 +30,8 @@ func (e *Env) Deploy(ctx context.Context, role string, replicas int) error {
 func (e *Env) SetRestartDelay(d time.Duration) { e.sup.Backoff, e.sup.MaxBackoff = d, d }
 
 // Deployed returns the running supervised pods of role, oldest first.
-func (e *Env) Deployed(role string) []*world.Pod {
-	var out []*world.Pod
+func (e *Env) Deployed(role string) []*rig.Pod {
+	var out []*rig.Pod
 	for _, p := range e.sup.Supervised() {
 		if e.roleOf(p.Name()) == role {
 			out = append(out, p)

@@ -13,13 +13,13 @@ import (
 
 	"github.com/outboxchaos/outboxchaos/faults"
 	"github.com/outboxchaos/outboxchaos/peers"
+	"github.com/outboxchaos/outboxchaos/rig"
 	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
-	"github.com/outboxchaos/outboxchaos/world"
 )
 
 // A relay under test that declares JetStream (peers.Features.JetStream,
 // the JetStream design) gets a JetStream of the run's own: a nats-server
-// child on a private port with a private store (world.NATSServer), never
+// child on a private port with a private store (rig.NATSServer), never
 // the machine's shared server. The pods reach it through two Toxiproxy
 // links, nats-relay (relays, migrations) and nats-worker (the peer's
 // consumer), and the infrastructure faults name it as the node "nats":
@@ -32,7 +32,7 @@ func (e *Env) startJetStream(ctx context.Context) error {
 	if e.Peer.Features.JetStream == nil {
 		return nil
 	}
-	s, err := world.StartNATS(ctx, "", e.TL)
+	s, err := rig.StartNATS(ctx, "", e.TL)
 	if err != nil {
 		return err
 	}
@@ -69,7 +69,7 @@ func (e *Env) natsEnv(role string) []string {
 // "nats"; the other nodes are the run's containers, if it has any.
 type natsInfra struct {
 	inner faults.NodeControl
-	nats  *world.NATSServer
+	nats  *rig.NATSServer
 }
 
 var errNotContainers = errors.New("this run uses the shared Postgres and RabbitMQ, which no fault may crash, pause or restart: " +

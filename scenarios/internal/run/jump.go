@@ -16,11 +16,11 @@ import (
 	"github.com/outboxchaos/outboxchaos/faults"
 	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/peers"
+	"github.com/outboxchaos/outboxchaos/rig"
 	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 	"github.com/outboxchaos/outboxchaos/system/clock"
 	"github.com/outboxchaos/outboxchaos/system/config"
 	"github.com/outboxchaos/outboxchaos/system/reconcile"
-	"github.com/outboxchaos/outboxchaos/world"
 )
 
 // Time that jumps. While a run settles (and while a step waits
@@ -299,7 +299,7 @@ func (e *Env) look(ctx context.Context, s checker.State) (look, error) {
 			return look{busy: f.String() + " is in place"}, nil
 		}
 	}
-	live := map[string]*world.Pod{} // by instance name: the pods running now
+	live := map[string]*rig.Pod{} // by instance name: the pods running now
 	events := 0
 	for _, p := range e.Pods() {
 		events += len(p.Events())
@@ -427,7 +427,7 @@ func (e *Env) lookInbox(ctx context.Context, claims claimants, l *look, b *strin
 
 // lookLocks: a scheduler lock a live pod holds is a sweep in progress; a
 // dead pod's waits for its expiry.
-func (e *Env) lookLocks(ctx context.Context, now time.Time, live map[string]*world.Pod, l *look, b *strings.Builder) error {
+func (e *Env) lookLocks(ctx context.Context, now time.Time, live map[string]*rig.Pod, l *look, b *strings.Builder) error {
 	locks, err := e.Pool.Query(ctx, `SELECT name, locked_by, locked_until FROM scheduler_locks WHERE locked_until > $1`, now)
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "42P01" {
@@ -459,19 +459,19 @@ func (e *Env) lookLocks(ctx context.Context, now time.Time, live map[string]*wor
 // claimants are the pod lives that last claimed each outbox row (a relay's
 // claim) and each message (a worker's), and whether that worker acked it.
 type claimants struct {
-	rows  map[int64]*world.Pod
+	rows  map[int64]*rig.Pod
 	sends map[string]send
 }
 
 type send struct {
-	pod   *world.Pod
+	pod   *rig.Pod
 	acked bool
 }
 
 func (e *Env) claimants() claimants {
 	type logged struct {
 		ev  history.Event
-		pod *world.Pod
+		pod *rig.Pod
 	}
 	var all []logged
 	for _, p := range e.Pods() {
@@ -482,7 +482,7 @@ func (e *Env) claimants() claimants {
 		}
 	}
 	sort.SliceStable(all, func(i, k int) bool { return all[i].ev.Time.Before(all[k].ev.Time) })
-	c := claimants{rows: map[int64]*world.Pod{}, sends: map[string]send{}}
+	c := claimants{rows: map[int64]*rig.Pod{}, sends: map[string]send{}}
 	for _, l := range all {
 		ev, p := l.ev, l.pod
 		mid := ev.Str(history.KeyMessageID)

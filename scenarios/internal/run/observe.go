@@ -11,12 +11,12 @@ import (
 
 	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/history"
+	"github.com/outboxchaos/outboxchaos/rig"
 	"github.com/outboxchaos/outboxchaos/system/broker"
 	"github.com/outboxchaos/outboxchaos/system/clock"
 	"github.com/outboxchaos/outboxchaos/system/inbox"
 	"github.com/outboxchaos/outboxchaos/system/notification"
 	"github.com/outboxchaos/outboxchaos/system/outbox"
-	"github.com/outboxchaos/outboxchaos/world"
 )
 
 // Now is the scenario's virtual time.
@@ -253,7 +253,7 @@ func (e *Env) Events(name string) []history.Event {
 
 // WaitFor polls cond until it holds or timeout passes.
 func (e *Env) WaitFor(ctx context.Context, timeout time.Duration, what string, cond func(ctx context.Context) (bool, error)) error {
-	return world.WaitFor(ctx, timeout, what, cond)
+	return rig.WaitFor(ctx, timeout, what, cond)
 }
 
 // Count runs a count query on the scenario's schema.

@@ -5,9 +5,9 @@ import (
 	"fmt"
 
 	"github.com/outboxchaos/outboxchaos/history"
+	"github.com/outboxchaos/outboxchaos/rig"
 	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 	"github.com/outboxchaos/outboxchaos/system/app"
-	"github.com/outboxchaos/outboxchaos/world"
 )
 
 // Open builds a run's world called name for a driver other than Run (the
@@ -41,7 +41,7 @@ func (e *Env) Close() error { return e.close() }
 
 // StartRole starts a pod of role (see Start) with extra KEY=VALUE
 // settings and extra arguments.
-func (e *Env) StartRole(ctx context.Context, role string, env, args []string) (*world.Pod, error) {
+func (e *Env) StartRole(ctx context.Context, role string, env, args []string) (*rig.Pod, error) {
 	return e.Start(ctx, role, podSpec{env: env, args: args})
 }
 

@@ -9,11 +9,11 @@ import (
 	"time"
 
 	"github.com/outboxchaos/outboxchaos/faults"
+	"github.com/outboxchaos/outboxchaos/rig"
 	"github.com/outboxchaos/outboxchaos/system/canary"
 	"github.com/outboxchaos/outboxchaos/system/crashpoint"
 	"github.com/outboxchaos/outboxchaos/system/killpoint"
 	"github.com/outboxchaos/outboxchaos/system/notification"
-	"github.com/outboxchaos/outboxchaos/world"
 )
 
 // podSpec is what a start step asks of one pod beyond its role.
@@ -28,7 +28,7 @@ type podSpec struct {
 
 // Start starts a pod of role relay, worker, cleanup, reconciler, job
 // (enqueue) or migrate, named role-N.
-func (e *Env) Start(ctx context.Context, role string, ps podSpec) (*world.Pod, error) {
+func (e *Env) Start(ctx context.Context, role string, ps podSpec) (*rig.Pod, error) {
 	c := e.Cfg
 	link := "rabbitmq-relay"
 	var args []string
@@ -88,7 +88,7 @@ func (e *Env) Start(ctx context.Context, role string, ps podSpec) (*world.Pod, e
 	if len(ps.command) > 0 {
 		bin, args = ps.command[0], ps.command[1:]
 	}
-	p, err := world.StartPod(ctx, world.PodSpec{Name: name, Binary: bin, Args: args, Env: env}, e.TL)
+	p, err := rig.StartPod(ctx, rig.PodSpec{Name: name, Binary: bin, Args: args, Env: env}, e.TL)
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
@@ -155,7 +155,7 @@ func (ps podSpec) without(vars ...string) podSpec {
 // Replace starts a new pod of p's role under a new name (role-N+1, so a new
 // instance name, as a pod a deployment restarts after a crash gets in
 // production), with p's settings and arguments but without its faults.
-func (e *Env) Replace(ctx context.Context, p *world.Pod) (*world.Pod, error) {
+func (e *Env) Replace(ctx context.Context, p *rig.Pod) (*rig.Pod, error) {
 	e.mu.Lock()
 	m, ok := e.meta[p.Name()]
 	e.mu.Unlock()
@@ -183,7 +183,7 @@ func (e *Env) roleOf(name string) string {
 
 // Run starts a pod and waits for it to exit, returning an error unless it
 // exits 0.
-func (e *Env) Run(ctx context.Context, role string, ps podSpec) (*world.Pod, error) {
+func (e *Env) Run(ctx context.Context, role string, ps podSpec) (*rig.Pod, error) {
 	p, err := e.Start(ctx, role, ps)
 	if err != nil {
 		return nil, err
@@ -193,7 +193,7 @@ func (e *Env) Run(ctx context.Context, role string, ps podSpec) (*world.Pod, err
 
 // finish waits for a started pod to exit, returning an error unless it
 // exits 0.
-func (e *Env) finish(ctx context.Context, p *world.Pod) error {
+func (e *Env) finish(ctx context.Context, p *rig.Pod) error {
 	if err := e.WaitExit(ctx, p, 60*time.Second); err != nil {
 		return err
 	}
@@ -205,8 +205,8 @@ func (e *Env) finish(ctx context.Context, p *world.Pod) error {
 
 // Restart starts a fresh pod of the same role without its kill-point or
 // failpoints, as a deployment would after a crash.
-func (e *Env) Restart(ctx context.Context, p *world.Pod) (*world.Pod, error) {
-	np, err := p.Restart(ctx, world.RestartWithout(killpoint.EnvVar, killpoint.FailEnvVar))
+func (e *Env) Restart(ctx context.Context, p *rig.Pod) (*rig.Pod, error) {
+	np, err := p.Restart(ctx, rig.RestartWithout(killpoint.EnvVar, killpoint.FailEnvVar))
 	if err != nil {
 		return nil, fmt.Errorf("restart %s: %w", p.Name(), err)
 	}
@@ -216,7 +216,7 @@ func (e *Env) Restart(ctx context.Context, p *world.Pod) (*world.Pod, error) {
 }
 
 // WaitExit waits for p to exit within timeout.
-func (e *Env) WaitExit(ctx context.Context, p *world.Pod, timeout time.Duration) error {
+func (e *Env) WaitExit(ctx context.Context, p *rig.Pod, timeout time.Duration) error {
 	select {
 	case <-p.Done():
 		return nil
@@ -228,15 +228,15 @@ func (e *Env) WaitExit(ctx context.Context, p *world.Pod, timeout time.Duration)
 }
 
 // Pods returns every pod started.
-func (e *Env) Pods() []*world.Pod { return e.sup.Pods() }
+func (e *Env) Pods() []*rig.Pod { return e.sup.Pods() }
 
 // Pod returns the pod called name (the latest, if restarted).
-func (e *Env) Pod(name string) (*world.Pod, error) { return e.sup.Pod(name) }
+func (e *Env) Pod(name string) (*rig.Pod, error) { return e.sup.Pod(name) }
 
 // Supervise restarts p whenever it exits before StopPods, as a deployment
 // would: without its kill-point or failpoints (Restart), after a short
-// back-off (world.Supervisor).
-func (e *Env) Supervise(p *world.Pod) { e.sup.Supervise(p, e.Restart) }
+// back-off (rig.Supervisor).
+func (e *Env) Supervise(p *rig.Pod) { e.sup.Supervise(p, e.Restart) }
 
 // StopPods stops every running pod (SIGTERM, then SIGKILL).
 func (e *Env) StopPods() { e.sup.StopAll(5 * time.Second) }

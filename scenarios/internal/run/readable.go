@@ -3,7 +3,7 @@ package run
 import (
 	"strings"
 
-	"github.com/outboxchaos/outboxchaos/world"
+	"github.com/outboxchaos/outboxchaos/rig"
 )
 
 // Marker leads a printed timeline line that decided the verdict.
@@ -11,7 +11,7 @@ const Marker = "▶"
 
 // Line is one line of a timeline as `scenario run` prints it.
 type Line struct {
-	world.Entry
+	rig.Entry
 	Decided string // why it decided the verdict (a Decided* value), "" if it did not
 }
 
@@ -21,12 +21,12 @@ type Line struct {
 // and the harness's clock bookkeeping is folded into one line per wait
 // (FoldClock); verbose keeps every line as the run wrote it.
 func ReadableTimeline(r Result, verbose bool) []Line {
-	entries := world.ParseTimeline(r.Timeline)
+	entries := rig.ParseTimeline(r.Timeline)
 	decided := map[int]string{}
 	for _, d := range Decisive(r, entries) {
 		decided[d.Line] = d.Why
 	}
-	width := world.SourceWidth(entries)
+	width := rig.SourceWidth(entries)
 	var out []Line
 	for i, e := range entries {
 		if verbose || decided[i] != "" || Notable(e.Format(width)) {
@@ -42,11 +42,11 @@ func ReadableTimeline(r Result, verbose bool) []Line {
 // FormatLines formats lines as the timeline does, each line that decided
 // the verdict led by Marker.
 func FormatLines(lines []Line) []string {
-	entries := make([]world.Entry, len(lines))
+	entries := make([]rig.Entry, len(lines))
 	for i, l := range lines {
 		entries[i] = l.Entry
 	}
-	width := world.SourceWidth(entries)
+	width := rig.SourceWidth(entries)
 	out := make([]string, len(lines))
 	for i, l := range lines {
 		s := l.Format(width)

@@ -12,18 +12,18 @@ import (
 
 	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/history"
-	"github.com/outboxchaos/outboxchaos/world"
+	"github.com/outboxchaos/outboxchaos/rig"
 )
 
 // timeline writes entries as a run's Timeline, each at +0.1 s × its index.
 func timeline(lines ...[2]string) string {
-	entries := make([]world.Entry, len(lines))
+	entries := make([]rig.Entry, len(lines))
 	for i, l := range lines {
-		entries[i] = world.Entry{At: time.Duration(i+1) * 100 * time.Millisecond, Source: l[0], Text: l[1]}
+		entries[i] = rig.Entry{At: time.Duration(i+1) * 100 * time.Millisecond, Source: l[0], Text: l[1]}
 	}
 	var b strings.Builder
 	for _, e := range entries {
-		b.WriteString(e.Format(world.SourceWidth(entries)) + "\n")
+		b.WriteString(e.Format(rig.SourceWidth(entries)) + "\n")
 	}
 	return b.String()
 }
@@ -98,7 +98,7 @@ func TestDecisive(t *testing.T) {
 	t.Parallel()
 	r := decisiveRun()
 	got := map[int]string{}
-	for _, d := range Decisive(r, world.ParseTimeline(r.Timeline)) {
+	for _, d := range Decisive(r, rig.ParseTimeline(r.Timeline)) {
 		got[d.Line] = d.Why
 		if d.Event != nil && !strings.Contains(d.Entry.Text, "["+d.Event.Name+"]") {
 			t.Errorf("line %d %q decided by event %s", d.Line, d.Entry.Text, d.Event.Name)
@@ -195,7 +195,7 @@ func TestFoldClockManyReasons(t *testing.T) {
 	t.Parallel()
 	var lines []Line
 	for i, why := range []string{"a", "b", "c", "d", "e"} {
-		lines = append(lines, Line{Entry: world.Entry{At: time.Duration(i) * time.Second, Source: "harness", Text: clockNotJumped + why}})
+		lines = append(lines, Line{Entry: rig.Entry{At: time.Duration(i) * time.Second, Source: "harness", Text: clockNotJumped + why}})
 	}
 	got := FoldClock(lines)
 	if len(got) != 1 || got[0].Text != "clock: not jumped 5× (a, b, c, …+2) until +4.000s" {
@@ -314,7 +314,7 @@ func TestRecordedRunsExplained(t *testing.T) {
 		if rec.NotJudged != "" {
 			r.NotJudged = errors.New(rec.NotJudged)
 		}
-		for _, d := range Decisive(r, world.ParseTimeline(r.Timeline)) {
+		for _, d := range Decisive(r, rig.ParseTimeline(r.Timeline)) {
 			if d.Event != nil && (d.Event.Pod != d.Entry.Source || eventName(d.Entry.Text) != d.Event.Name) {
 				t.Errorf("%s: line %q decided by %s's %s", dir, d.Entry.Text, d.Event.Pod, d.Event.Name)
 			}
@@ -343,7 +343,7 @@ func TestRecordedRunsExplained(t *testing.T) {
 	r := Result{State: rec.State, Faults: rec.Faults, Events: rec.History, Timeline: string(tl)}
 	r.Verdict, r.Err = checker.Verify(rec)
 	var whys []string
-	for _, d := range Decisive(r, world.ParseTimeline(r.Timeline)) {
+	for _, d := range Decisive(r, rig.ParseTimeline(r.Timeline)) {
 		whys = append(whys, d.Entry.Source+" "+d.Why)
 	}
 	if want := []string{"faults fault", "worker-1 fired", "worker-2 twice"}; !reflect.DeepEqual(whys, want) {

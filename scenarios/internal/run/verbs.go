@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/outboxchaos/outboxchaos/faults"
+	"github.com/outboxchaos/outboxchaos/rig"
 	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 	"github.com/outboxchaos/outboxchaos/system/killpoint"
-	"github.com/outboxchaos/outboxchaos/world"
 )
 
 // The registered verbs' runner functions that engine.go does not hold.
@@ -56,7 +56,7 @@ func (r *runner) enqueue(ctx context.Context, st scenario.Step) error {
 // froze at its pause-point those faults go in, the pod is continued, and
 // they stay until it exited: tied to the job's own statements, not to a
 // time. A pod that exits (or hangs) without freezing gets none.
-func (r *runner) runJob(ctx context.Context, ps podSpec, whileFrozen []faults.Spec) (*world.Pod, error) {
+func (r *runner) runJob(ctx context.Context, ps podSpec, whileFrozen []faults.Spec) (*rig.Pod, error) {
 	if len(whileFrozen) == 0 {
 		return r.e.Run(ctx, "job", ps)
 	}
@@ -155,7 +155,7 @@ func (r *runner) stop(_ context.Context, st scenario.Step) error {
 }
 
 // exited reports whether p's process has ended.
-func exited(p *world.Pod) bool {
+func exited(p *rig.Pod) bool {
 	select {
 	case <-p.Done():
 		return true

@@ -7,7 +7,7 @@ import (
 
 	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/history"
-	"github.com/outboxchaos/outboxchaos/world"
+	"github.com/outboxchaos/outboxchaos/rig"
 )
 
 // InWords says in one line why r passed, failed or was not judged,
@@ -21,9 +21,9 @@ func (r Result) InWords() string {
 	case OutcomeError:
 		return "ERROR: not judged, so it says nothing of the contract: " + firstLine(r.NotJudged.Error())
 	case OutcomeFail:
-		return "FAIL: " + r.failWords(Decisive(r, world.ParseTimeline(r.Timeline)))
+		return "FAIL: " + r.failWords(Decisive(r, rig.ParseTimeline(r.Timeline)))
 	}
-	return "PASS: " + r.passWords(Decisive(r, world.ParseTimeline(r.Timeline)))
+	return "PASS: " + r.passWords(Decisive(r, rig.ParseTimeline(r.Timeline)))
 }
 
 func (r Result) passWords(ds []Decision) string {
@@ -210,9 +210,9 @@ func twiceWords(s checker.State, ds []Decision) string {
 }
 
 // where names a timeline line by its source and time: "worker-1 +5.292s".
-func where(e world.Entry) string { return e.Source + " " + stamp(e) }
+func where(e rig.Entry) string { return e.Source + " " + stamp(e) }
 
-func stamp(e world.Entry) string { return fmt.Sprintf("+%.3fs", e.At.Seconds()) }
+func stamp(e rig.Entry) string { return fmt.Sprintf("+%.3fs", e.At.Seconds()) }
 
 func joinAnd(xs []string) string {
 	if len(xs) < 2 {

@@ -16,13 +16,13 @@ import (
 	"github.com/outboxchaos/outboxchaos/fakevendor"
 	"github.com/outboxchaos/outboxchaos/faults"
 	"github.com/outboxchaos/outboxchaos/peers"
+	"github.com/outboxchaos/outboxchaos/rig"
 	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 	"github.com/outboxchaos/outboxchaos/system/app"
 	"github.com/outboxchaos/outboxchaos/system/broker"
 	"github.com/outboxchaos/outboxchaos/system/clock"
 	"github.com/outboxchaos/outboxchaos/system/config"
 	"github.com/outboxchaos/outboxchaos/system/sandbox"
-	"github.com/outboxchaos/outboxchaos/world"
 )
 
 // Env is one scenario run's world: a scratch schema and prefix, the fake
@@ -38,17 +38,17 @@ type Env struct {
 	// ourBin is what our pods run: Bin's pod build beside it, or Bin
 	// (pipelineBin).
 	ourBin string
-	TL     *world.Timeline
+	TL     *rig.Timeline
 	SB     *sandbox.Sandbox
-	Net    *world.Network
+	Net    *rig.Network
 	// Proxies: one Postgres link, one RabbitMQ link per role, one vendor link.
-	PG, AMQPRelay, AMQPWorker, VendorLink *world.Proxy
+	PG, AMQPRelay, AMQPWorker, VendorLink *rig.Proxy
 	// PGRelay, PGWorker and PGJob are the relays', the workers' and the
 	// batch job's own hops in front of PG.
-	PGRelay, PGWorker, PGJob *world.Proxy
+	PGRelay, PGWorker, PGJob *rig.Proxy
 	// brokerHops are, with several broker nodes, the links to the nodes
 	// after the first: "rabbitmq-relay-2", "rabbitmq-worker-2", …
-	brokerHops []*world.Proxy
+	brokerHops []*rig.Proxy
 	infra      faults.NodeControl
 	vendor     *fakevendor.Server
 	Sink       *fakevendor.AlertSink
@@ -68,11 +68,11 @@ type Env struct {
 
 	// NATS is the run's own JetStream, when the relay under test uses one
 	// (scenarios/jetstream.go); natsLinks are its links.
-	NATS      *world.NATSServer
-	natsLinks []*world.Proxy
+	NATS      *rig.NATSServer
+	natsLinks []*rig.Proxy
 	natsConns []*nats.Conn // the harness's own connections to it (window probes)
 
-	sup *world.Supervisor // the pods
+	sup *rig.Supervisor // the pods
 	// jump owns the run's file clock, when its settle may jump it (nil:
 	// the clock runs in real time); jumpEngine is the run's fault engine,
 	// whose open faults forbid a jump.
@@ -205,9 +205,9 @@ func HarnessVendor() fakevendor.Options {
 }
 
 func newEnv(ctx context.Context, s *scenario.Scenario, o Options) (e *Env, err error) {
-	e = &Env{Scenario: s, Seed: o.Seed, Bin: o.Bin, ourBin: pipelineBin(o.Bin), Bug: o.Bug, CoverDir: o.CoverDir, TL: world.NewTimeline(), seq: map[string]int{}, meta: map[string]podMeta{},
+	e = &Env{Scenario: s, Seed: o.Seed, Bin: o.Bin, ourBin: pipelineBin(o.Bin), Bug: o.Bug, CoverDir: o.CoverDir, TL: rig.NewTimeline(), seq: map[string]int{}, meta: map[string]podMeta{},
 		parked: map[string]amqp.Delivery{}, infra: o.Infra}
-	e.sup = world.NewSupervisor(e.Logf)
+	e.sup = rig.NewSupervisor(e.Logf)
 	if s.Infra != "" && o.Infra == nil {
 		return e, fmt.Errorf("scenario %s needs containers of its own (%s): run it with make infra", s.Name, s.Infra)
 	}
@@ -268,7 +268,7 @@ func newEnv(ctx context.Context, s *scenario.Scenario, o Options) (e *Env, err e
 	if err != nil {
 		return e, err
 	}
-	e.Net = world.NewNetwork(o.Seed)
+	e.Net = rig.NewNetwork(o.Seed)
 	e.Net.SetTimeline(e.TL)
 	pgHost, err := hostPort(o.PGURL, "5432")
 	if err != nil {
@@ -385,8 +385,8 @@ func (e *Env) amqpVia(link string) (string, error) {
 }
 
 // Link returns the proxy called name.
-func (e *Env) Link(name string) (*world.Proxy, error) {
-	for _, p := range append(append([]*world.Proxy{e.PG, e.AMQPRelay, e.AMQPWorker, e.VendorLink, e.PGRelay, e.PGWorker, e.PGJob}, e.brokerHops...), e.natsLinks...) {
+func (e *Env) Link(name string) (*rig.Proxy, error) {
+	for _, p := range append(append([]*rig.Proxy{e.PG, e.AMQPRelay, e.AMQPWorker, e.VendorLink, e.PGRelay, e.PGWorker, e.PGJob}, e.brokerHops...), e.natsLinks...) {
 		if p.Name() == name {
 			return p, nil
 		}
@@ -499,7 +499,7 @@ func (e *Env) appName(pod string) string { return e.appPrefix() + "/" + pod }
 
 // FaultWorld is the run's world as the fault engine sees it: the Env,
 // whose links, pods and proxies are handed to faults as handles, never as
-// the concrete types of package world.
+// the concrete types of package rig.
 func (e *Env) FaultWorld() faults.World { return faultWorld{e} }
 
 // faultWorld is an Env seen through faults.World (and faults.InfraWorld:
@@ -534,20 +534,20 @@ func (w faultWorld) Pod(name string) (faults.PodHandle, error) {
 }
 
 // linkHandle is a proxy as a fault may use it.
-type linkHandle struct{ p *world.Proxy }
+type linkHandle struct{ p *rig.Proxy }
 
 func (l linkHandle) Down(context.Context) (faults.ToxicHandle, error) { return toxic(l.p.Down()) }
 
-func (l linkHandle) Latency(ctx context.Context, dir world.Direction, delay time.Duration) (faults.ToxicHandle, error) {
+func (l linkHandle) Latency(ctx context.Context, dir rig.Direction, delay time.Duration) (faults.ToxicHandle, error) {
 	return toxic(l.p.Latency(ctx, dir, delay, 0))
 }
 
-func (l linkHandle) Stall(ctx context.Context, dir world.Direction) (faults.ToxicHandle, error) {
+func (l linkHandle) Stall(ctx context.Context, dir rig.Direction) (faults.ToxicHandle, error) {
 	return toxic(l.p.Timeout(ctx, dir, 0))
 }
 
 // toxic hands a toxic on as a handle (nil, not a nil *Toxic, on error).
-func toxic(t *world.Toxic, err error) (faults.ToxicHandle, error) {
+func toxic(t *rig.Toxic, err error) (faults.ToxicHandle, error) {
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package world
+package rig
 
 import (
 	"sync"

@@ -1,4 +1,4 @@
-// Package world is the world the harness's faults act on: the pipeline's
+// Package rig is the test rig the harness's faults act on: the pipeline's
 // components as child processes ([Pod]) and their [Supervisor], the
 // Toxiproxy server embedded in the harness process and its links
 // ([Network], [Proxy]), the timeline of
@@ -6,7 +6,8 @@
 // deadlines ([WaitFor]) and the pods' shared clock setting. Package faults
 // decides what to break and keeps the ledger; it sees this package only
 // through its own handles (faults.World). scenarios/ assembles one run's
-// world from these parts.
+// world from these parts: the rig is the apparatus, a run's world is one
+// use of it.
 //
 // The files:
 //
@@ -66,5 +67,5 @@
 //
 // Toxiproxy's own logging (zerolog) is discarded unless the environment
 // variable OUTBOXCHAOS_TOXIPROXY_DEBUG is set to a non-empty value, in which
-// case it goes to stderr. Package world logs through log/slog at debug level.
-package world
+// case it goes to stderr. Package rig logs through log/slog at debug level.
+package rig

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package world
+package rig
 
 import "syscall"
 
