@@ -20,7 +20,7 @@ import (
 // cluster's cookie, no plugins (nothing else listens), logs on stdout. The
 // node proposes a 600 s heartbeat instead of 60 s: a client's shorter one
 // still wins the negotiation, but a scenario can give one pod a heartbeat
-// that outlasts its run (catalogue_infra.go's longHeartbeat), which the
+// that outlasts its run (scenarios/catalogue/infra.go's longHeartbeat), which the
 // default would cap at 60 s, so three missed ones drop it inside the run.
 // A dead letter its target refused is retried after 1 s, not 180 s, as on
 // the shared broker (scenarios/internal/run/deadletter.go).

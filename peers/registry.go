@@ -2,7 +2,7 @@
 // how it is run, how the harness reads what it thinks became of every
 // message, what it can be broken at (its features) and the deadlines it
 // keeps — as Watermill's pub/sub test suite has each Pub/Sub declare its
-// Features. The peer cases (scenarios/catalogue_peers.go) read only these
+// Features. The peer cases (scenarios/catalogue/peers.go) read only these
 // declarations: adding a peer is one entry here plus its adapter, or, for
 // a relay given only as a command line (the process contract,
 // docs/relay-contract.md), one Describe at run time.

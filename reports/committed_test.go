@@ -13,6 +13,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/reports"
 	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/scenarios/catalogue"
 	"github.com/outboxchaos/outboxchaos/scenarios/explore"
 	"github.com/outboxchaos/outboxchaos/sim"
 )
@@ -48,7 +49,7 @@ func generated(t *testing.T) map[string]string {
 	pr := reports.PropertyRun{Result: r}
 	var rel strings.Builder
 	if err := reports.WriteReliability(&rel, reports.Reliability{
-		Env: env, Named: []scenarios.Result{r}, Catalogue: scenarios.Catalogue(),
+		Env: env, Named: []scenarios.Result{r}, Catalogue: catalogue.Named(),
 		Property: []reports.PropertyRun{pr}, Reconciled: []reports.PropertyRun{pr},
 		Canaries: []explore.CanaryResult{{Bug: "retry-unknown", CaughtBy: []string{"vendor-timeout"}}},
 		Crash:    []reports.CrashRun{{Workload: "one", Points: 1, Bound: 1, Outcomes: []explore.CrashOutcome{{Workload: "one", Target: w1, Result: r, Fired: true}}}},
@@ -58,7 +59,7 @@ func generated(t *testing.T) map[string]string {
 		t.Fatal(err)
 	}
 
-	cases := scenarios.PeerCases()
+	cases := catalogue.PeerCases()
 	p := reports.Peers{Env: env, Command: "make peers", Cases: cases[:2], Impls: []reports.PeerImpl{{Name: "ours", Settings: []string{"batch-size=50\tdesign §3"}}},
 		Findings: map[string]reports.Finding{"ours/" + cases[1].Name: {Class: "documented limitation", How: "copies at the broker"}}}
 	p.SetCell(reports.PeerCell{Impl: "ours", Case: cases[0].Name, Err: "a step failed"})

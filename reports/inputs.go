@@ -27,12 +27,12 @@ type PageInputs struct {
 var Inputs = map[string]PageInputs{
 	"RELIABILITY.md": {Target: "make report", Globs: []string{"reports/reliability.go", "reports/glance.go", "reports/ledger.go",
 		"reports/sequence.go", "reports/reconcile.go", "reports/crashpoints.go", "reports/coverage.go", "reports/branches.go", "reports/cost.go",
-		"reports/inputs.go", "scenarios/catalogue*.go", "checker/invariant.go", "system/canary/canary.go", "reports/explored.jsonl"}},
+		"reports/inputs.go", "scenarios/catalogue/*.go", "checker/invariant.go", "system/canary/canary.go", "reports/explored.jsonl"}},
 	"SIMULATION.md":  {Target: "make simulate", Globs: []string{"sim/*.go", "reports/inputs.go"}},
 	"CAPACITY.md":    {Target: "make capacity", Globs: []string{"sim/*.go", "reports/inputs.go"}},
 	"PERFORMANCE.md": {Target: "make bench", Globs: []string{"bench/*.go", "bench/cmd/outboxbench/*.go", "reports/inputs.go"}},
 	"PEERS.md": {Target: "make peers", Globs: []string{"reports/peers.go", "reports/peer_findings.go", "reports/peer_layers.go",
-		"peers/registry.go", "scenarios/catalogue_peers.go", "reports/inputs.go"}},
+		"peers/registry.go", "scenarios/catalogue/peers.go", "scenarios/catalogue/peer_*.go", "reports/inputs.go"}},
 }
 
 // InputsHash hashes page's inputs under root: each file's path and

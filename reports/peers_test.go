@@ -8,6 +8,7 @@ import (
 
 	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/scenarios/catalogue"
 	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 )
 
@@ -15,7 +16,7 @@ import (
 // gives its reproduction and classification, a case that does not apply
 // says n/a, and a saved matrix renders the same after a JSON round trip.
 func TestPeersReport(t *testing.T) {
-	race, _ := scenarios.LookupPeerCase("peer-rescuer-race")
+	race, _ := catalogue.LookupPeerCase("peer-rescuer-race")
 	p := Peers{Cases: []*scenario.Scenario{race}, Command: "make peers",
 		Impls:    []PeerImpl{{Name: "ours"}, {Name: "river047", Settings: []string{"version=v0.47.0\tpinned in go.mod"}}},
 		Findings: map[string]Finding{"river047/peer-rescuer-race": {Class: "bug in the peer", How: "told apart by version", Program: "reports/peers/x/main.go"}}}
@@ -52,7 +53,7 @@ func TestPeersReport(t *testing.T) {
 // shows "?", the summary counts it apart, and its counts are left out.
 func TestPeersReportNotJudged(t *testing.T) {
 	t.Parallel()
-	race, _ := scenarios.LookupPeerCase("peer-rescuer-race")
+	race, _ := catalogue.LookupPeerCase("peer-rescuer-race")
 	p := Peers{Cases: []*scenario.Scenario{race}, Command: "make peers", Impls: []PeerImpl{{Name: "ours"}}}
 	c := NewPeerCell("ours", race.Name, scenarios.Result{Seed: 3, Verdict: checker.Verdict{Intents: 6, Stuck: 6},
 		NotJudged: errors.New("preflight: RabbitMQ unreachable")})
@@ -78,7 +79,7 @@ func TestPeersReportNotJudged(t *testing.T) {
 // on a run without its fault is not taken for one with it.
 func TestPeersReportFiredFaults(t *testing.T) {
 	t.Parallel()
-	random, _ := scenarios.LookupPeerCase("peer-random-outside-1")
+	random, _ := catalogue.LookupPeerCase("peer-random-outside-1")
 	p := Peers{Cases: []*scenario.Scenario{random}, Command: "make peers", Impls: []PeerImpl{{Name: "ours"}}}
 	p.SetCell(NewPeerCell("ours", random.Name, scenarios.Result{Seed: 3, Verdict: checker.Verdict{Intents: 24, DeliveredOnce: 24},
 		Faults: []checker.FaultRecord{{Kind: "kill", Target: "relay-1", Fired: true}, {Kind: "down", Target: "rabbitmq-relay"}}}))

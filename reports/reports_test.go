@@ -10,6 +10,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/scenarios/catalogue"
 	"github.com/outboxchaos/outboxchaos/scenarios/explore"
 )
 
@@ -69,7 +70,7 @@ func TestWriteReliability(t *testing.T) {
 	err := WriteReliability(&b, Reliability{
 		Env:       Environment{Go: "go1.x", Postgres: "15", RabbitMQ: "3.10", Cores: 2, Commit: "abc"},
 		Named:     []scenarios.Result{r},
-		Catalogue: scenarios.Catalogue(),
+		Catalogue: catalogue.Named(),
 		Canaries:  []explore.CanaryResult{{Bug: "retry-unknown"}},
 	})
 	if err != nil {
@@ -144,7 +145,7 @@ func TestNotJudgedIsNoViolation(t *testing.T) {
 	var b strings.Builder
 	err := WriteReliability(&b, Reliability{
 		Named:     []scenarios.Result{ok, errd},
-		Catalogue: scenarios.Catalogue(),
+		Catalogue: catalogue.Named(),
 		Property:  []PropertyRun{{Result: ok}, {Result: errd}},
 		Crash: []CrashRun{{Workload: "one", Points: 50, Bound: 3, Outcomes: []explore.CrashOutcome{
 			{Workload: "one", Target: w1, Result: ok, Fired: true},

@@ -8,6 +8,7 @@ import (
 
 	"github.com/outboxchaos/outboxchaos/audit/audittest"
 	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/scenarios/catalogue"
 	"github.com/outboxchaos/outboxchaos/system/canary"
 	"github.com/outboxchaos/outboxchaos/system/testenv"
 )
@@ -32,7 +33,7 @@ func TestAuditAgreesWithFreshRuns(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name+"/"+c.bug, func(t *testing.T) {
 			t.Parallel()
-			s, ok := scenarios.Lookup(c.name)
+			s, ok := catalogue.Lookup(c.name)
 			if !ok {
 				t.Fatalf("no scenario %s", c.name)
 			}

@@ -1,15 +1,9 @@
-// Package scenarios is the named failure cases and what a user of the
-// harness needs to run them.
-//
-// The catalogue (Catalogue, Lookup) reproduces every row of the failure
-// table (see docs/design.md), and the other loss windows the design
-// names, each written as a value of the scenario language (package
-// scenario: a workload, a list of steps, its row's expectations as
-// checker rules) with the words of words.go; it prints and saves as JSON
-// and replays from it. The random schedules (package explore) are the
-// same values. Run runs one against the real pipeline on real Postgres and
-// RabbitMQ and has the checker judge what actually happened; the engine
-// that does so lives behind the internal boundary (scenarios/internal/run).
-//
-// To add a scenario: add one entry to Catalogue.
+// Package scenarios is what a user of the harness needs to run a
+// scenario: Run runs one (a catalogue entry, a random schedule, a file)
+// against the real pipeline on real Postgres and RabbitMQ and has the
+// checker judge what actually happened; Open builds a run's world for a
+// driver of its own (the simulator); Recheck judges a recorded run again.
+// The named scenarios are data in package catalogue, the random schedules
+// are drawn by package explore, and the engine that carries a run out
+// lives behind the internal boundary (scenarios/internal/run).
 package scenarios

@@ -7,6 +7,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/auditor"
 	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/peers"
+	"github.com/outboxchaos/outboxchaos/scenarios/catalogue"
 	"github.com/outboxchaos/outboxchaos/scenarios/internal/run"
 	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 )
@@ -46,10 +47,10 @@ func DefaultOptions() Options { return run.DefaultOptions() }
 // Run runs scenario s once and returns its result; it always drops its
 // schema and queues and recovers every fault it injected. Against a relay
 // we did not write (o.Impl), a case drawn across the relay's declared
-// deadlines is drawn anew across that relay's own (ForPeer).
+// deadlines is drawn anew across that relay's own (catalogue.ForPeer).
 func Run(ctx context.Context, s *scenario.Scenario, o Options) Result {
 	if p, err := peers.Lookup(o.Impl); o.Impl != "" && err == nil {
-		s = ForPeer(s, p)
+		s = catalogue.ForPeer(s, p)
 	}
 	return run.Run(ctx, s, o)
 }

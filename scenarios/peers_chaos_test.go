@@ -14,6 +14,7 @@ import (
 
 	"github.com/outboxchaos/outboxchaos/peers"
 	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/scenarios/catalogue"
 	"github.com/outboxchaos/outboxchaos/system/testenv"
 )
 
@@ -150,7 +151,7 @@ func TestPeers(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.impl+"/"+c.name, func(t *testing.T) {
 			t.Parallel()
-			s, ok := scenarios.LookupPeerCase(c.name)
+			s, ok := catalogue.LookupPeerCase(c.name)
 			if !ok {
 				t.Fatalf("no peer case %s", c.name)
 			}
@@ -193,11 +194,11 @@ func TestPointlessRelayApplies(t *testing.T) {
 	}
 	for name, want := range map[string]bool{"peer-crash-after-claim": false, "peer-crash-before-mark": false,
 		"peer-kill-after-claim": true, "peer-kill-after-publish": true, "peer-kill-after-confirm": true, "peer-kill-after-mark": true} {
-		s, ok := scenarios.LookupPeerCase(name)
+		s, ok := catalogue.LookupPeerCase(name)
 		if !ok {
 			t.Fatalf("no peer case %s", name)
 		}
-		if got, why := scenarios.PeerCaseApplies(s, p); got != want {
+		if got, why := catalogue.PeerCaseApplies(s, p); got != want {
 			t.Errorf("%s applies to the relay without kill-points: %v (%s), want %v", name, got, why, want)
 		}
 	}
@@ -218,11 +219,11 @@ func TestConfirmLessRelayApplies(t *testing.T) {
 	}
 	for name, want := range map[string]bool{"peer-confirm-late": false, "peer-stale": false, "peer-happy": true, "peer-queue-full": true, "peer-publish-lost": true,
 		"peer-kill-after-claim": true, "peer-kill-after-publish": false} {
-		s, ok := scenarios.LookupPeerCase(name)
+		s, ok := catalogue.LookupPeerCase(name)
 		if !ok {
 			t.Fatalf("no peer case %s", name)
 		}
-		if got, why := scenarios.PeerCaseApplies(s, p); got != want {
+		if got, why := catalogue.PeerCaseApplies(s, p); got != want {
 			t.Errorf("%s applies to the confirm-less relay: %v (%s), want %v", name, got, why, want)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/scenarios/catalogue"
 	"github.com/outboxchaos/outboxchaos/scenarios/explore"
 	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 	"github.com/outboxchaos/outboxchaos/system/canary"
@@ -101,7 +102,7 @@ func suiteOptions() scenarios.Options {
 func TestScenario(t *testing.T) {
 	testenv.Require(t)
 	t.Parallel() // beside the suite's other tests: -parallel bounds them all
-	for i, s := range scenarios.Catalogue() {
+	for i, s := range catalogue.Named() {
 		if !shard.Has(i) {
 			continue
 		}
@@ -169,7 +170,7 @@ func TestCanaries(t *testing.T) {
 func TestReplayFromJSON(t *testing.T) {
 	testenv.Require(t)
 	t.Parallel()
-	s, _ := scenarios.Lookup("worker-crash-after-claim")
+	s, _ := catalogue.Lookup("worker-crash-after-claim")
 	o := scenarios.DefaultOptions()
 	o.PGURL, o.AMQPURL, o.Bin, o.Artifacts, o.Bug = testenv.PGURL(), testenv.AMQPURL(), bin, t.TempDir(), canary.CheckThenAct
 	first := scenarios.Run(context.Background(), s, o)

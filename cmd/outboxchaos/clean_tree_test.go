@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/scenarios/catalogue"
 	"github.com/outboxchaos/outboxchaos/system/testenv"
 )
 
@@ -51,7 +51,7 @@ func TestCommandsLeaveTheTreeClean(t *testing.T) {
 	if st := gitStatus(t, clone); st != "" {
 		t.Fatalf("the fresh clone is not clean:\n%s", st)
 	}
-	peerCase := scenarios.PeerCases()[0].Name
+	peerCase := catalogue.PeerCases()[0].Name
 	env := append(os.Environ(), "OUTBOXCHAOS_PG_URL="+testenv.PGURL(), "OUTBOXCHAOS_AMQP_URL="+testenv.AMQPURL())
 	t.Run("commands", func(t *testing.T) {
 		for _, c := range []struct {

@@ -17,6 +17,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/peers"
 	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/scenarios/catalogue"
 	"github.com/outboxchaos/outboxchaos/scenarios/explore"
 	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 	"github.com/outboxchaos/outboxchaos/system/testenv"
@@ -176,8 +177,8 @@ func TestSelectScenarios(t *testing.T) {
 		}
 	}
 	all, _ := selectScenarios([]string{"all"}, "")
-	if len(all) != len(scenarios.Catalogue()) {
-		t.Errorf("all: %d scenarios, catalogue has %d", len(all), len(scenarios.Catalogue()))
+	if len(all) != len(catalogue.Named()) {
+		t.Errorf("all: %d scenarios, catalogue has %d", len(all), len(catalogue.Named()))
 	}
 }
 
@@ -291,8 +292,8 @@ func TestVacuousRequests_Exit2(t *testing.T) {
 		{[]string{"crashpoints", "--parallel", "0"}, "--parallel"},
 	}
 	for _, p := range peers.All() {
-		for _, s := range scenarios.PeerCases() {
-			if ok, _ := scenarios.PeerCaseApplies(s, p); !ok {
+		for _, s := range catalogue.PeerCases() {
+			if ok, _ := catalogue.PeerCaseApplies(s, p); !ok {
 				cases = append(cases, struct {
 					args []string
 					want string
@@ -340,7 +341,7 @@ func TestUnknownScenario_ReasonBeforeNames(t *testing.T) {
 	} {
 		code, _, stderr := runCLI(t, c.args...)
 		first, _, _ := strings.Cut(stderr, "\n")
-		if code != 2 || !strings.Contains(first, c.want) || !strings.Contains(stderr, "valid scenario names:\n  "+scenarios.Names()[0]) {
+		if code != 2 || !strings.Contains(first, c.want) || !strings.Contains(stderr, "valid scenario names:\n  "+catalogue.Names()[0]) {
 			t.Errorf("%q: exit %d, stderr:\n%s\nwant its first line to say %q, the names after", c.args, code, stderr, c.want)
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/peers"
 	"github.com/outboxchaos/outboxchaos/reports"
 	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/scenarios/catalogue"
 	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 	"github.com/outboxchaos/outboxchaos/system/config"
 )
@@ -138,7 +139,7 @@ func runPeers(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				break
 			}
 			c := reports.PeerCell{Impl: impl, Case: s.Name}
-			if ok, why := scenarios.PeerCaseApplies(s, p); !ok {
+			if ok, why := catalogue.PeerCaseApplies(s, p); !ok {
 				c.NA = why
 				rep.SetCell(c)
 				// Saved as a run is: under --into, a cell that no longer
@@ -219,7 +220,7 @@ func someCellApplies(impls []string, cases []*scenario.Scenario) error {
 			return usageError{err}
 		}
 		for _, s := range cases {
-			if ok, _ := scenarios.PeerCaseApplies(s, p); ok {
+			if ok, _ := catalogue.PeerCaseApplies(s, p); ok {
 				return nil
 			}
 		}
@@ -248,7 +249,7 @@ func mergeCases(have, add []*scenario.Scenario) []*scenario.Scenario {
 		want[s.Name] = true
 	}
 	var out []*scenario.Scenario
-	for _, s := range scenarios.PeerCases() {
+	for _, s := range catalogue.PeerCases() {
 		if want[s.Name] {
 			out = append(out, s)
 		}
@@ -300,13 +301,13 @@ func pickImpls(s string) ([]string, error) {
 }
 
 func pickCases(s string) ([]*scenario.Scenario, error) {
-	all := scenarios.PeerCases()
+	all := catalogue.PeerCases()
 	if s == "" || s == "all" {
 		return all, nil
 	}
 	var out []*scenario.Scenario
 	for _, p := range strings.Split(s, ",") {
-		c, ok := scenarios.LookupPeerCase(p)
+		c, ok := catalogue.LookupPeerCase(p)
 		if !ok {
 			return nil, usagef("unknown peer case %q", p)
 		}

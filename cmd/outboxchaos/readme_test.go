@@ -10,7 +10,7 @@ import (
 	"testing"
 	"unicode"
 
-	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/scenarios/catalogue"
 	"github.com/outboxchaos/outboxchaos/system/canary"
 )
 
@@ -89,7 +89,7 @@ func TestReadmeScenarioDocTablesMatchTheRegistries(t *testing.T) {
 		tables[n] = true
 	}
 	registered := map[string]bool{}
-	for _, s := range append(scenarios.Catalogue(), scenarios.InfraCatalogue()...) {
+	for _, s := range append(catalogue.Named(), catalogue.Infra()...) {
 		registered[s.Name] = true
 		if !tables[s.Name] {
 			t.Errorf("scenario %s has no row in the tables of %s", s.Name, scenariosDoc)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/outboxchaos/outboxchaos/reports"
 	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/scenarios/catalogue"
 	"github.com/outboxchaos/outboxchaos/scenarios/explore"
 	"github.com/outboxchaos/outboxchaos/system/broker"
 )
@@ -40,7 +41,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if fs.NArg() > 0 || *checks < 0 {
 		return usagef("usage: outboxchaos report [--checks N] [--seed S] [--run REGEX] [--out FILE]")
 	}
-	named := scenarios.Catalogue()
+	named := catalogue.Named()
 	if *pattern != "" {
 		var err error
 		if named, err = selectScenarios(nil, *pattern); err != nil {

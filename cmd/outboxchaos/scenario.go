@@ -15,6 +15,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/peers"
 	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/scenarios/catalogue"
 	"github.com/outboxchaos/outboxchaos/scenarios/explore"
 	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 	"github.com/outboxchaos/outboxchaos/system/canary"
@@ -56,7 +57,7 @@ func runScenario(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		}
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "NAME\tROW\tDESCRIPTION")
-		for _, s := range scenarios.Catalogue() {
+		for _, s := range catalogue.Named() {
 			fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Name, s.Row, s.Description)
 		}
 		return tw.Flush()
@@ -263,14 +264,14 @@ func selectScenarios(names []string, pattern string) ([]*scenario.Scenario, erro
 	}
 	for _, n := range names {
 		if n == "all" {
-			for _, s := range scenarios.Catalogue() {
+			for _, s := range catalogue.Named() {
 				add(s)
 			}
 			continue
 		}
-		s, ok := scenarios.Lookup(n)
+		s, ok := catalogue.Lookup(n)
 		if !ok {
-			s, ok = scenarios.LookupPeerCase(n)
+			s, ok = catalogue.LookupPeerCase(n)
 		}
 		if !ok {
 			return nil, usagef("unknown scenario %q\n%s", n, validNames())
@@ -288,7 +289,7 @@ func selectScenarios(names []string, pattern string) ([]*scenario.Scenario, erro
 func validNames() string {
 	var b strings.Builder
 	b.WriteString("valid scenario names:")
-	for _, n := range append(scenarios.Names(), "all") {
+	for _, n := range append(catalogue.Names(), "all") {
 		b.WriteString("\n  " + n)
 	}
 	return b.String()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/scenarios/catalogue"
 	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 )
 
@@ -27,9 +28,9 @@ func scenarioShow(args []string, stdout, stderr io.Writer) error {
 		return usagef("usage: outboxchaos scenario show NAME\n%s", validNames())
 	}
 	name := fs.Arg(0)
-	s, ok := scenarios.Lookup(name)
+	s, ok := catalogue.Lookup(name)
 	if !ok {
-		s, ok = scenarios.LookupPeerCase(name)
+		s, ok = catalogue.LookupPeerCase(name)
 	}
 	if !ok {
 		return usagef("unknown scenario %q\n%s", name, validNames())

@@ -18,7 +18,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/scenarios/catalogue"
 	"github.com/outboxchaos/outboxchaos/system/broker"
 	"github.com/outboxchaos/outboxchaos/system/sandbox"
 	"github.com/outboxchaos/outboxchaos/system/testenv"
@@ -234,7 +234,7 @@ func waitForPod(t *testing.T, schema string, within time.Duration) {
 func TestSignalMidLongCommand_InterruptedAndCleanedUp(t *testing.T) {
 	testenv.Require(t)
 	bin := binary(t)
-	firstPeerCase := scenarios.PeerCases()[0].Name
+	firstPeerCase := catalogue.PeerCases()[0].Name
 	short, err := filepath.Abs("../../sim/days/short.json")
 	if err != nil {
 		t.Fatal(err)

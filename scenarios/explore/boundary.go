@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/outboxchaos/outboxchaos/peers"
-	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/scenarios/catalogue"
 	"github.com/outboxchaos/outboxchaos/scenarios/internal/run"
 	"github.com/outboxchaos/outboxchaos/system/config"
 )
@@ -136,7 +136,7 @@ func Boundaries() []Boundary {
 func drawable() []Boundary {
 	var out []Boundary
 	for _, b := range Boundaries() {
-		if b.Scope != "peer" && b.D <= scenarios.MaxDrawn {
+		if b.Scope != "peer" && b.D <= catalogue.MaxDrawn {
 			out = append(out, b)
 		}
 	}

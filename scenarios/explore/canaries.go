@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/scenarios/catalogue"
 	"github.com/outboxchaos/outboxchaos/system/canary"
 )
 
@@ -104,7 +105,7 @@ func Catch(ctx context.Context, o scenarios.Options, bug string) CanaryResult {
 func sweep(ctx context.Context, o scenarios.Options, bug string, first bool, progress func(CanaryResult, scenarios.Result)) CanaryResult {
 	cr := CanaryResult{Bug: bug}
 	for _, name := range Catchers[bug] {
-		s, ok := scenarios.Lookup(name)
+		s, ok := catalogue.Lookup(name)
 		if !ok {
 			continue
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/fakevendor"
 	"github.com/outboxchaos/outboxchaos/faults"
 	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/scenarios/catalogue"
 	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 	"github.com/outboxchaos/outboxchaos/system/crashpoint"
 	"github.com/outboxchaos/outboxchaos/system/killpoint"
@@ -72,30 +73,30 @@ func (w CrashWorkload) roles() []string {
 // lost on purpose, a publish the broker returns, a relay that first runs
 // after its date; and a relay draining a small backlog batch after batch.
 var CrashWorkloads = []CrashWorkload{
-	{Name: "one", Desc: "one notification", Kinds: scenarios.GradeRenewalOnly, PerKind: 1, Migrate: true},
+	{Name: "one", Desc: "one notification", Kinds: catalogue.GradeRenewalOnly, PerKind: 1, Migrate: true},
 	{Name: "each-kind", Desc: "one notification of each kind", PerKind: 1},
-	{Name: "unknown", Desc: "one notification; the vendor answers 5xx (an unknown outcome: ERROR + alert)", Kinds: scenarios.GradeRenewalOnly, PerKind: 1,
+	{Name: "unknown", Desc: "one notification; the vendor answers 5xx (an unknown outcome: ERROR + alert)", Kinds: catalogue.GradeRenewalOnly, PerKind: 1,
 		Inject: []faults.Spec{{Kind: faults.KindVendor, Mode: string(fakevendor.Fail5xx), Msg: 1}}},
-	{Name: "rejected", Desc: "one notification; the vendor answers 401 every time (retried, then parked + alert)", Kinds: scenarios.GradeRenewalOnly, PerKind: 1,
+	{Name: "rejected", Desc: "one notification; the vendor answers 401 every time (retried, then parked + alert)", Kinds: catalogue.GradeRenewalOnly, PerKind: 1,
 		Inject: []faults.Spec{{Kind: faults.KindVendor, Mode: string(fakevendor.Status401), Msg: 1}}},
-	{Name: "stuck", Desc: "one notification; the first worker's result write fails (alert; cleanup → ERROR + alert)", Kinds: scenarios.GradeRenewalOnly, PerKind: 1,
+	{Name: "stuck", Desc: "one notification; the first worker's result write fails (alert; cleanup → ERROR + alert)", Kinds: catalogue.GradeRenewalOnly, PerKind: 1,
 		Arm: map[string][]faults.Spec{"worker": {{Kind: faults.KindFailpoint, Point: killpoint.FailResultUpdate}}}},
-	{Name: "reconcile", Desc: "one notification; the vendor answers 5xx once; a re-sending reconciler settles it (re-sent once)", Kinds: scenarios.GradeRenewalOnly, PerKind: 1,
+	{Name: "reconcile", Desc: "one notification; the vendor answers 5xx once; a re-sending reconciler settles it (re-sent once)", Kinds: catalogue.GradeRenewalOnly, PerKind: 1,
 		Inject: []faults.Spec{{Kind: faults.KindVendor, Mode: string(fakevendor.Fail5xx), Msg: 1, Times: 1}},
 		Config: map[string]string{"reconcile-resend": "true"}, Reconciler: true},
-	{Name: "release-lost", Desc: "one notification; the vendor answers 429 once, and the worker's DELETE of its claim commits but its answer is lost (requeued + alert)", Kinds: scenarios.GradeRenewalOnly, PerKind: 1,
+	{Name: "release-lost", Desc: "one notification; the vendor answers 429 once, and the worker's DELETE of its claim commits but its answer is lost (requeued + alert)", Kinds: catalogue.GradeRenewalOnly, PerKind: 1,
 		Inject: []faults.Spec{{Kind: faults.KindVendor, Mode: string(fakevendor.Status429), Msg: 1, Times: 1}},
 		Arm:    map[string][]faults.Spec{"worker": {{Kind: faults.KindFailpoint, Point: killpoint.FailReleaseResponse}}}},
-	{Name: "settled", Desc: "one notification; the vendor records it and answers 500 once (ERROR + alert); a re-sending reconciler finds it received and settles it SENT (alert)", Kinds: scenarios.GradeRenewalOnly, PerKind: 1,
+	{Name: "settled", Desc: "one notification; the vendor records it and answers 500 once (ERROR + alert); a re-sending reconciler finds it received and settles it SENT (alert)", Kinds: catalogue.GradeRenewalOnly, PerKind: 1,
 		Inject: []faults.Spec{{Kind: faults.KindVendor, Mode: string(fakevendor.Accept5xx), Msg: 1, Times: 1}},
 		Config: map[string]string{"reconcile-resend": "true"}, Reconciler: true},
-	{Name: "resend-unknown", Desc: "one notification; the vendor answers 503 to the send and to the reconciler's re-send (ERROR + alert, twice), then takes the second re-send", Kinds: scenarios.GradeRenewalOnly, PerKind: 1,
+	{Name: "resend-unknown", Desc: "one notification; the vendor answers 503 to the send and to the reconciler's re-send (ERROR + alert, twice), then takes the second re-send", Kinds: catalogue.GradeRenewalOnly, PerKind: 1,
 		Inject: []faults.Spec{{Kind: faults.KindVendor, Mode: string(fakevendor.Fail5xx), Msg: 1, Times: 2}},
 		Config: map[string]string{"reconcile-resend": "true"}, Reconciler: true},
-	{Name: "gives-up", Desc: "one notification; the vendor never answers it and its report answers 503 to every lookup: the reconciler stops after its tries (alert)", Kinds: scenarios.GradeRenewalOnly, PerKind: 1,
+	{Name: "gives-up", Desc: "one notification; the vendor never answers it and its report answers 503 to every lookup: the reconciler stops after its tries (alert)", Kinds: catalogue.GradeRenewalOnly, PerKind: 1,
 		Inject: []faults.Spec{{Kind: faults.KindVendor, Mode: string(fakevendor.Hang), Msg: 1, Times: 1}, {Kind: faults.KindVendor, Mode: string(fakevendor.Lookup5xx), Msg: 1}},
 		Config: map[string]string{"reconcile-resend": "true"}, Reconciler: true},
-	{Name: "attempts", Desc: "one notification; the relay's first publish goes to a key nothing is bound to (returned: a failed attempt, alerted at the first)", Kinds: scenarios.GradeRenewalOnly, PerKind: 1,
+	{Name: "attempts", Desc: "one notification; the relay's first publish goes to a key nothing is bound to (returned: a failed attempt, alerted at the first)", Kinds: catalogue.GradeRenewalOnly, PerKind: 1,
 		Arm:    map[string][]faults.Spec{"relay": {{Kind: faults.KindFailpoint, Point: killpoint.FailMisroute}}},
 		Config: map[string]string{"alert-attempt": "1"}},
 	{Name: "anniversary-lost", Desc: "two anniversaries; the outbox insert of the first fails after its coupon was issued (lost on purpose + alert)",
@@ -103,7 +104,7 @@ var CrashWorkloads = []CrashWorkload{
 		Arm: map[string][]faults.Spec{"job": {{Kind: faults.KindFailpoint, Point: killpoint.FailAnniversaryOutbox}}}},
 	{Name: "drain", Desc: "two notifications of each kind; the relay drains the backlog in batches of 2, claiming the next while the last awaits its confirms", PerKind: 2,
 		Config: map[string]string{"relay-drain": "true", "batch-size": "2"}},
-	{Name: "expired", Desc: "one notification; the relay first runs the next day (EXPIRED + alert)", Kinds: scenarios.GradeRenewalOnly, PerKind: 1,
+	{Name: "expired", Desc: "one notification; the relay first runs the next day (EXPIRED + alert)", Kinds: catalogue.GradeRenewalOnly, PerKind: 1,
 		Arm: map[string][]faults.Spec{"relay": {{Kind: faults.KindClock, At: "+1d 10:00"}}}},
 }
 

@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/outboxchaos/outboxchaos/faults"
-	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/scenarios/catalogue"
 )
 
 // The ways Mutate changes a schedule.
@@ -59,8 +59,8 @@ func mutate(parent Schedule, d Draw) (Schedule, string) {
 		scale := []float64{0.5, 0.8, 1.25, 2}
 		// Bounded as the generator bounds them (4 × the longest deadline
 		// drawn around), so a run still ends inside its awaits.
-		f.After = faults.Duration(min(time.Duration(float64(f.After)*scale[d.Int("mutate after", 0, len(scale)-1)]), 2*scenarios.MaxDrawn))
-		f.For = faults.Duration(min(max(time.Duration(float64(f.For)*scale[d.Int("mutate for", 0, len(scale)-1)]), 10*time.Millisecond), 4*scenarios.MaxDrawn))
+		f.After = faults.Duration(min(time.Duration(float64(f.After)*scale[d.Int("mutate after", 0, len(scale)-1)]), 2*catalogue.MaxDrawn))
+		f.For = faults.Duration(min(max(time.Duration(float64(f.For)*scale[d.Int("mutate for", 0, len(scale)-1)]), 10*time.Millisecond), 4*catalogue.MaxDrawn))
 		f.Boundary, f.Band = "", "" // drawn around a deadline no more
 		child.Faults[i] = f
 	case MutateAdd:

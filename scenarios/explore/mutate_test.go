@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/scenarios/catalogue"
 )
 
 // A mutation touches only windows, keeps them inside the generator's
@@ -40,7 +40,7 @@ func TestMutate(t *testing.T) {
 		for _, f := range child.Faults {
 			if f.When == WhenWindow {
 				windows++
-				if time.Duration(f.For) > 4*scenarios.MaxDrawn || time.Duration(f.After) > 4*scenarios.MaxDrawn {
+				if time.Duration(f.For) > 4*catalogue.MaxDrawn || time.Duration(f.After) > 4*catalogue.MaxDrawn {
 					t.Fatalf("schedule %d, %s: window out of bounds: %s", i, op, f)
 				}
 			}

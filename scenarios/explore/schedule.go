@@ -12,7 +12,7 @@ import (
 	"github.com/outboxchaos/outboxchaos/faults"
 	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/rig"
-	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/scenarios/catalogue"
 	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 	"github.com/outboxchaos/outboxchaos/system/killpoint"
 	"github.com/outboxchaos/outboxchaos/system/notification"
@@ -288,10 +288,10 @@ func Generate(d Draw) Schedule {
 		}
 	}
 	if d.Int("relay clock past the scheduled date", 0, 5) == 0 {
-		s.Faults = append(s.Faults, Timed{Spec: scenarios.ClockAt("+1d 10:00"), When: WhenArmedEvery, Role: "relay"})
+		s.Faults = append(s.Faults, Timed{Spec: catalogue.ClockAt("+1d 10:00"), When: WhenArmedEvery, Role: "relay"})
 	}
 	if d.Int("job crash", 0, 3) == 0 {
-		s.Faults = append(s.Faults, Timed{Spec: scenarios.Kill(killpoint.JobBeforeCommit), When: WhenArmed, Role: "job"})
+		s.Faults = append(s.Faults, Timed{Spec: catalogue.Kill(killpoint.JobBeforeCommit), When: WhenArmed, Role: "job"})
 	}
 	// Newer choices, drawn last.
 	if d.Int("start elsewhere", 0, 3) == 0 {
@@ -409,17 +409,17 @@ func (s Schedule) Scenario(name string) *scenario.Scenario {
 		}
 	}
 	if first := at[WhenFirst]; len(first) > 0 {
-		sc.Steps = append(sc.Steps, scenarios.Inject(first...))
+		sc.Steps = append(sc.Steps, catalogue.Inject(first...))
 	}
 	for i := 0; i < s.JobRuns; i++ {
 		if i == 0 && len(armed["job"]) > 0 {
-			sc.Steps = append(sc.Steps, scenarios.StartWith("job", armed["job"]...), scenarios.Await(scenario.Cond{Exited: "job-1"}))
+			sc.Steps = append(sc.Steps, catalogue.StartWith("job", armed["job"]...), catalogue.Await(scenario.Cond{Exited: "job-1"}))
 		}
 		if i == 0 && s.JobCut != nil && s.JobCut.Round == 0 {
-			sc.Steps = append(sc.Steps, cutEnqueue(scenarios.Enqueue(), s.JobCut))
+			sc.Steps = append(sc.Steps, cutEnqueue(catalogue.Enqueue(), s.JobCut))
 			continue
 		}
-		sc.Steps = append(sc.Steps, scenarios.Enqueue())
+		sc.Steps = append(sc.Steps, catalogue.Enqueue())
 	}
 	pods := func(role string, n int) {
 		for i := 0; i < n; i++ {
@@ -449,11 +449,11 @@ func (s Schedule) Scenario(name string) *scenario.Scenario {
 	if business := at[WhenRunning]; len(business) > 0 {
 		// While the pods start: the relay, the worker or no one skips,
 		// as the race goes; the members table judges either way.
-		sc.Steps = append(sc.Steps, scenarios.Inject(business...))
+		sc.Steps = append(sc.Steps, catalogue.Inject(business...))
 	}
 	if poisons := at[WhenConsuming]; len(poisons) > 0 {
 		// Published once a worker consumes (the topology exists then).
-		sc.Steps = append(sc.Steps, scenarios.Await(scenarios.PodEvent(history.ConsumeStart, "worker-", 1)), scenarios.Inject(poisons...))
+		sc.Steps = append(sc.Steps, catalogue.Await(catalogue.PodEvent(history.ConsumeStart, "worker-", 1)), catalogue.Inject(poisons...))
 	}
 	windows = append(windows, s.feedSteps()...)
 	if len(windows) > 0 {
@@ -463,7 +463,7 @@ func (s Schedule) Scenario(name string) *scenario.Scenario {
 	if end := at[WhenEnd]; len(end) > 0 {
 		// After every window: a frozen worker holds its delivery until
 		// continued, and the run cannot settle while it does.
-		sc.Steps = append(sc.Steps, scenarios.Inject(end...))
+		sc.Steps = append(sc.Steps, catalogue.Inject(end...))
 	}
 	return sc
 }

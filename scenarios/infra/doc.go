@@ -1,4 +1,4 @@
-// Package infra runs the infrastructure scenarios (scenarios.InfraCatalogue),
+// Package infra runs the infrastructure scenarios (catalogue.Infra),
 // their canaries and random schedules with infrastructure faults, each on
 // containers of its own (package infra at the module root), never on the
 // shared services. Its tests need the containers build tag and a Docker

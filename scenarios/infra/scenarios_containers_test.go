@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/outboxchaos/outboxchaos/infra"
-	"github.com/outboxchaos/outboxchaos/scenarios"
+	"github.com/outboxchaos/outboxchaos/scenarios/catalogue"
 )
 
 // TestInfraScenario runs every infrastructure scenario on its own
@@ -14,7 +14,7 @@ import (
 // nothing lost silently).
 func TestInfraScenario(t *testing.T) {
 	infra.Require(t)
-	for _, s := range scenarios.InfraCatalogue() {
+	for _, s := range catalogue.Infra() {
 		t.Run(s.Name, func(t *testing.T) {
 			t.Parallel()
 			res := run(t, s, "")
@@ -33,12 +33,12 @@ func TestInfraScenario(t *testing.T) {
 // at least one of its catchers must go red, or they could not have failed.
 func TestInfraCanaries(t *testing.T) {
 	infra.Require(t)
-	for bug, catchers := range scenarios.InfraCatchers {
+	for bug, catchers := range catalogue.InfraCatchers {
 		t.Run(bug, func(t *testing.T) {
 			t.Parallel()
 			var red []string
 			for _, name := range catchers {
-				s, ok := scenarios.LookupInfra(name)
+				s, ok := catalogue.LookupInfra(name)
 				if !ok {
 					t.Fatalf("canary %s: no infrastructure scenario %q", bug, name)
 				}

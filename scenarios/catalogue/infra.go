@@ -1,4 +1,4 @@
-package scenarios
+package catalogue
 
 import (
 	"time"
@@ -11,12 +11,12 @@ import (
 	"github.com/outboxchaos/outboxchaos/system/canary"
 )
 
-// InfraCatalogue returns the infrastructure scenarios: real process death
+// Infra returns the infrastructure scenarios: real process death
 // and freezes of the broker and the database, and a three-node quorum
 // cluster losing its queue leader. Each runs on containers of its own
 // (Scenario.Infra; scenarios/infra starts them), never on the shared
-// services, so it is not part of Catalogue.
-func InfraCatalogue() []*scenario.Scenario {
+// services, so it is not part of Named.
+func Infra() []*scenario.Scenario {
 	return []*scenario.Scenario{
 		{
 			Name: "broker-crash-mid-publish", Row: "infra", Infra: "single",
@@ -212,7 +212,7 @@ var InfraCatchers = map[string][]string{
 
 // LookupInfra returns the infrastructure scenario named name.
 func LookupInfra(name string) (*scenario.Scenario, bool) {
-	for _, s := range InfraCatalogue() {
+	for _, s := range Infra() {
 		if s.Name == name {
 			return s, true
 		}

@@ -1,4 +1,4 @@
-package scenarios
+package catalogue
 
 import (
 	"github.com/outboxchaos/outboxchaos/checker"
@@ -10,10 +10,10 @@ import (
 	"github.com/outboxchaos/outboxchaos/system/notification"
 )
 
-// auditCatalogue holds the scenarios that force the windows the auditor's
+// auditCases holds the scenarios that force the windows the auditor's
 // invariants judge: what a message's status and alerts say against what
 // reached a phone, and when.
-func auditCatalogue() []*scenario.Scenario {
+func auditCases() []*scenario.Scenario {
 	ads := []notification.Kind{notification.MissionReminder, notification.GradeLockIn}
 	return []*scenario.Scenario{
 		{

@@ -1,4 +1,4 @@
-package scenarios
+package catalogue
 
 import (
 	"os"
@@ -16,7 +16,7 @@ import (
 // prints as JSON and parses back to the same value.
 func TestCatalogueRoundTripsJSON(t *testing.T) {
 	t.Parallel()
-	for _, s := range Catalogue() {
+	for _, s := range Named() {
 		back, rec, err := scenario.Parse(s.JSON())
 		if err != nil {
 			t.Errorf("%s: %v", s.Name, err)
@@ -35,7 +35,7 @@ func TestCatalogueRoundTripsJSON(t *testing.T) {
 // verb, condition, fault kind and rule the code knows is documented there.
 func TestHarnessDocNamesEverything(t *testing.T) {
 	t.Parallel()
-	raw, err := os.ReadFile(filepath.Join("..", "docs", "harness.md"))
+	raw, err := os.ReadFile(filepath.Join("..", "..", "docs", "harness.md"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package scenarios
+package catalogue
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package scenarios
+package catalogue
 
 import (
 	"fmt"
@@ -15,14 +15,14 @@ import (
 	"github.com/outboxchaos/outboxchaos/system/sms"
 )
 
-// Catalogue returns every named scenario, in the failure table's order,
-// then the reconciler's (catalogue_reconcile.go).
-func Catalogue() []*scenario.Scenario {
-	return append(append(append(tableCatalogue(), reconcileCatalogue()...), defectCatalogue()...), auditCatalogue()...)
+// Named returns every named scenario, in the failure table's order,
+// then the reconciler's (reconcile.go).
+func Named() []*scenario.Scenario {
+	return append(append(append(tableCases(), reconcileCases()...), defectCases()...), auditCases()...)
 }
 
-// tableCatalogue is the failure table's part of the catalogue.
-func tableCatalogue() []*scenario.Scenario {
+// tableCases is the failure table's part of the catalogue.
+func tableCases() []*scenario.Scenario {
 	return []*scenario.Scenario{
 		{
 			Name: "job-crash-before-commit", Row: "1", PerKind: 2,
@@ -536,7 +536,7 @@ func failWorker(point, event string) []scenario.Step {
 
 // Lookup returns the scenario named name.
 func Lookup(name string) (*scenario.Scenario, bool) {
-	for _, s := range Catalogue() {
+	for _, s := range Named() {
 		if s.Name == name {
 			return s, true
 		}
@@ -547,7 +547,7 @@ func Lookup(name string) (*scenario.Scenario, bool) {
 // Names lists every scenario name in catalogue order.
 func Names() []string {
 	var out []string
-	for _, s := range Catalogue() {
+	for _, s := range Named() {
 		out = append(out, s.Name)
 	}
 	return out

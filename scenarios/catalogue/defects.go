@@ -1,4 +1,4 @@
-package scenarios
+package catalogue
 
 import (
 	"time"
@@ -13,13 +13,13 @@ import (
 	"github.com/outboxchaos/outboxchaos/system/notification"
 )
 
-// defectCatalogue holds the scenarios of the wider fault vocabulary:
+// defectCases holds the scenarios of the wider fault vocabulary:
 // configuration at its boundaries, outages longer than the limits, the
 // business side changing its mind, dates and times of day, a full queue,
 // two copies past the peek at once. Three found real defects in system/
 // (each failed before its fix; the saved failing run is a checker fixture
 // under checker/testdata/runs/).
-func defectCatalogue() []*scenario.Scenario {
+func defectCases() []*scenario.Scenario {
 	one := []notification.Kind{notification.GradeRenewal}
 	return []*scenario.Scenario{
 		{

@@ -1,4 +1,4 @@
-package scenarios
+package catalogue
 
 import (
 	"github.com/outboxchaos/outboxchaos/checker"
@@ -8,11 +8,11 @@ import (
 	kp "github.com/outboxchaos/outboxchaos/system/killpoint"
 )
 
-// reconcileCatalogue is the reconciler's part of the catalogue
+// reconcileCases is the reconciler's part of the catalogue
 // (docs/reconcile.md): the unknown-outcome rows with reconciliation on,
 // the late-landing window, reports that lie or fail, the reconciler
 // crashed at each of its steps, two reconcilers at once.
-func reconcileCatalogue() []*scenario.Scenario {
+func reconcileCases() []*scenario.Scenario {
 	return []*scenario.Scenario{
 		{
 			Name: "reconcile-worker-crash-after-claim", Row: "8+R", Config: resendOn,
