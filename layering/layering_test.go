@@ -52,7 +52,7 @@ var rules = []rule{
 	// What a user of the harness needs of a run.
 	{pkg: "scenarios", may: []string{"auditor", "checker", "peers", "scenarios/catalogue", "scenarios/internal/run", "scenarios/scenario"}},
 	{pkg: "scenarios/explore", may: []string{"checker", "fakevendor", "faults", "history", "peers", "scenarios", "scenarios/catalogue", "scenarios/internal/run", "scenarios/scenario", "system/...", "rig"}},
-	{pkg: "reports", may: []string{"branches", "checker", "history", "peers", "scenarios", "scenarios/explore", "scenarios/scenario", "rig"}},
+	{pkg: "reports", may: []string{"branches", "checker", "faults", "history", "peers", "scenarios", "scenarios/explore", "scenarios/scenario", "rig"}},
 	{pkg: "sim", may: []string{"auditor", "checker", "fakevendor", "faults", "history", "reports", "scenarios", "system/...", "rig"}},
 	{pkg: "bench", may: []string{"bench/baseline", "fakevendor", "history", "reports", "system/...", "rig"}},
 	{pkg: "bench/baseline", may: []string{"system/..."}},

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/outboxchaos/outboxchaos/faults"
 	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/scenarios"
 )
@@ -141,7 +142,7 @@ func Sequence(r scenarios.Result) string {
 	// faults are notes at the moment they fired.
 	for _, f := range r.Faults {
 		switch {
-		case f.Kind == "kill-point":
+		case f.Kind == faults.KindKillPoint:
 			steps = append(steps, step{f.At, fmt.Sprintf("Note over %s: SIGKILL at %s", actorOf(f.Target), f.Detail)})
 		case f.Start > 0:
 			steps = append(steps,
