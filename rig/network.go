@@ -126,21 +126,28 @@ func (n *Network) Proxy(name, upstream string) (*Proxy, error) {
 		upstream: upstream,
 		tp:       toxiproxy.NewProxy(n.server, name, "127.0.0.1:0", upstream),
 		counters: map[Direction]*flowCounter{Upstream: {}, Downstream: {}},
+		gates:    map[Direction]*gate{Upstream: newGate(), Downstream: newGate()},
 		active:   make(map[*Toxic]struct{}),
 	}
 	// The counting toxics go in before any connection exists, so they sit
-	// first in both chains and see every connection (see countToxic).
+	// first in both chains and see every connection (see countToxic); the
+	// gates follow them, and no toxic is added or removed after (see gate).
 	for _, dir := range []Direction{Upstream, Downstream} {
 		id := fmt.Sprintf("%s/%s/%s", n.id, name, dir)
 		counters.Store(id, p.counters[dir])
-		p.counterIDs = append(p.counterIDs, id)
+		gates.Store(id, p.gates[dir])
+		p.ids = append(p.ids, id)
 		if _, err := p.addToxic(countToxicType+"_"+string(dir), countToxicType, dir, countToxic{Counter: id}); err != nil {
-			p.forgetCounters()
+			p.unregister()
 			return nil, fmt.Errorf("network proxy %s: add byte counter: %w", name, err)
+		}
+		if _, err := p.addToxic(gateToxicType+"_"+string(dir), gateToxicType, dir, gateToxic{Gate: id}); err != nil {
+			p.unregister()
+			return nil, fmt.Errorf("network proxy %s: add fault gate: %w", name, err)
 		}
 	}
 	if err := p.tp.Start(); err != nil {
-		p.forgetCounters()
+		p.unregister()
 		return nil, fmt.Errorf("network proxy %s: listen on 127.0.0.1: %w", name, err)
 	}
 	// Start recorded the bound address; later Starts rebind the same one.
@@ -172,18 +179,18 @@ func (n *Network) Close() {
 
 // Proxy is one listening port of the Network, relaying to one upstream.
 type Proxy struct {
-	net        *Network
-	name       string
-	upstream   string
-	addr       string
-	tp         *toxiproxy.Proxy
-	counters   map[Direction]*flowCounter // read-only after creation
-	counterIDs []string
+	net      *Network
+	name     string
+	upstream string
+	addr     string
+	tp       *toxiproxy.Proxy
+	counters map[Direction]*flowCounter // read-only after creation
+	gates    map[Direction]*gate        // read-only after creation
+	ids      []string                   // the counters' and gates' ids
 
 	mu       sync.Mutex
 	running  bool
 	closed   bool
-	seq      int
 	downedBy *Toxic
 	active   map[*Toxic]struct{}
 	// release frees the port a down proxy holds (holdPort), or is nil.
@@ -232,40 +239,18 @@ func (p *Proxy) Latency(ctx context.Context, stream Direction, latency, jitter t
 	jms := jitter.Milliseconds()
 	eff := max(ms+p.net.jitterMillis(jms), 0)
 	detail := fmt.Sprintf("stream=%s latency=%dms jitter=%dms effective=%dms", stream, ms, jms, eff)
-	return p.inject(ctx, "latency", stream, toxics.LatencyToxic{Latency: eff}, detail)
+	return p.inject(ctx, "latency", stream, &gateFault{latency: time.Duration(eff) * time.Millisecond}, detail)
 }
 
 // Timeout stalls stream: data is dropped, nothing is delivered, and the
 // connection is closed after `after` (0: never). Removing the fault closes
-// the connections it stalled (Toxiproxy's timeout toxic does so on cleanup).
+// the connections it stalled, as Toxiproxy's timeout toxic does.
 func (p *Proxy) Timeout(ctx context.Context, stream Direction, after time.Duration) (*Toxic, error) {
 	if after < 0 {
 		return nil, fmt.Errorf("timeout on %s: after must not be negative", p.name)
 	}
 	detail := fmt.Sprintf("stream=%s close_after=%s", stream, closeAfter(after))
-	return p.inject(ctx, "timeout", stream, toxics.TimeoutToxic{Timeout: after.Milliseconds()}, detail)
-}
-
-// ResetPeer closes the connection `after` the first data arrives on stream
-// (0: at once). On connections opened after the fault was injected the close
-// is a TCP reset (linger 0), so the peer reads ECONNRESET; connections that
-// were already open see an ordinary close.
-func (p *Proxy) ResetPeer(ctx context.Context, stream Direction, after time.Duration) (*Toxic, error) {
-	if after < 0 {
-		return nil, fmt.Errorf("reset_peer on %s: after must not be negative", p.name)
-	}
-	detail := fmt.Sprintf("stream=%s after=%s", stream, after)
-	return p.inject(ctx, "reset_peer", stream, toxics.ResetToxic{Timeout: after.Milliseconds()}, detail)
-}
-
-// LimitData closes each connection once n bytes have passed on stream (counted
-// per connection from the moment the fault is injected).
-func (p *Proxy) LimitData(ctx context.Context, stream Direction, n int64) (*Toxic, error) {
-	if n < 0 {
-		return nil, fmt.Errorf("limit_data on %s: bytes must not be negative", p.name)
-	}
-	detail := fmt.Sprintf("stream=%s bytes=%d", stream, n)
-	return p.inject(ctx, "limit_data", stream, toxics.LimitDataToxic{Bytes: n}, detail)
+	return p.inject(ctx, "timeout", stream, &gateFault{stall: true, closeAfter: after.Truncate(time.Millisecond)}, detail)
 }
 
 // Down stops the proxy: its port refuses connections and every open
@@ -337,7 +322,7 @@ func (p *Proxy) Up() error {
 	return nil
 }
 
-// Heal removes every toxic (ending its fault) and brings the proxy Up. The
+// Heal ends every fault on the proxy and brings it Up. The
 // internal byte counters stay.
 func (p *Proxy) Heal() error {
 	p.mu.Lock()
@@ -354,13 +339,6 @@ func (p *Proxy) Heal() error {
 			errs = append(errs, err)
 		}
 	}
-	for _, t := range p.tp.Toxics.GetToxicArray() {
-		if w, ok := t.(*toxics.ToxicWrapper); ok && w.Type != countToxicType {
-			if err := p.removeToxic(w.Name); err != nil {
-				errs = append(errs, err)
-			}
-		}
-	}
 	if err := p.Up(); err != nil {
 		errs = append(errs, err)
 	}
@@ -370,8 +348,8 @@ func (p *Proxy) Heal() error {
 	return nil
 }
 
-// inject adds a fault toxic on stream and returns its Toxic.
-func (p *Proxy) inject(ctx context.Context, kind string, stream Direction, attrs any, detail string) (*Toxic, error) {
+// inject puts a fault on stream's gate and returns its Toxic.
+func (p *Proxy) inject(ctx context.Context, kind string, stream Direction, gf *gateFault, detail string) (*Toxic, error) {
 	if err := stream.Validate(); err != nil {
 		return nil, fmt.Errorf("%s on %s: %w", kind, p.name, err)
 	}
@@ -383,19 +361,17 @@ func (p *Proxy) inject(ctx context.Context, kind string, stream Direction, attrs
 		p.mu.Unlock()
 		return nil, fmt.Errorf("%s on %s: network is closed", kind, p.name)
 	}
-	p.seq++
-	name := fmt.Sprintf("%s_%s_%d", kind, stream, p.seq)
-	counter := p.counters[stream]
-	if _, err := p.addToxic(name, kind, stream, attrs); err != nil {
-		p.mu.Unlock()
-		return nil, fmt.Errorf("%s on %s: %w", kind, p.name, err)
-	}
-	// Baseline after the toxic is in every link: bytes counted from now on
-	// reached it.
+	counter, g := p.counters[stream], p.gates[stream]
+	// Baseline before the gate changes: bytes counted from now on reached
+	// it, or were on their way through it.
 	base := counter.bytes.Load()
+	g.add(gf)
 	f := p.newFault(kind, detail)
 	f.firedNow = func() bool { return counter.bytes.Load() > base }
-	f.remove = func() error { return p.removeToxic(name) }
+	f.remove = func() error {
+		g.remove(gf)
+		return nil
+	}
 	p.active[f] = struct{}{}
 	p.mu.Unlock()
 	f.announce()
@@ -422,14 +398,6 @@ func (p *Proxy) addToxic(name, typ string, stream Direction, attrs any) (*toxics
 	return w, nil
 }
 
-func (p *Proxy) removeToxic(name string) error {
-	err := p.tp.Toxics.RemoveToxic(context.Background(), name)
-	if err != nil && !errors.Is(err, toxiproxy.ErrToxicNotFound) {
-		return fmt.Errorf("remove toxic %s from %s: %w", name, p.name, err)
-	}
-	return nil
-}
-
 func (p *Proxy) newFault(kind, detail string) *Toxic {
 	return &Toxic{Kind: kind, Target: p.name, Detail: detail, Start: time.Now(), proxy: p}
 }
@@ -440,9 +408,15 @@ func (p *Proxy) forget(f *Toxic) {
 	delete(p.active, f)
 }
 
-func (p *Proxy) forgetCounters() {
-	for _, id := range p.counterIDs {
+// unregister drops the proxy's counters and gates from the registries, and
+// closes the gates, so that no connection waits on one.
+func (p *Proxy) unregister() {
+	for _, id := range p.ids {
 		counters.Delete(id)
+		gates.Delete(id)
+	}
+	for _, g := range p.gates {
+		g.close()
 	}
 }
 
@@ -465,7 +439,7 @@ func (p *Proxy) close() {
 	for _, f := range faults {
 		f.finish()
 	}
-	p.forgetCounters()
+	p.unregister()
 }
 
 func closeAfter(d time.Duration) string {

@@ -7,10 +7,10 @@ import (
 	"time"
 )
 
-// Toxic is one injected network fault. Kind is the toxic type ("latency",
-// "timeout", "reset_peer", "limit_data") or "down"; Target is the proxy name;
-// Detail holds its parameters. End is zero while the fault is active; read it
-// after Remove returns, or use Report.
+// Toxic is one injected network fault. Kind is "latency", "timeout" (a
+// stall) or "down"; Target is the proxy name; Detail holds its parameters.
+// End is zero while the fault is active; read it after Remove returns, or
+// use Report.
 type Toxic struct {
 	Kind   string
 	Target string
@@ -27,8 +27,9 @@ type Toxic struct {
 	fired bool
 }
 
-// Remove ends the fault: it removes the toxic (or brings the proxy Up) and
-// records End and whether the fault fired. Removing twice is a no-op.
+// Remove ends the fault: it takes it off the proxy's gate (or brings the
+// proxy Up) and records End and whether the fault fired. Removing twice
+// is a no-op.
 func (f *Toxic) Remove() error {
 	f.mu.Lock()
 	ended := f.ended
