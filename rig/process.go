@@ -377,6 +377,21 @@ func (p *Pod) Events() []history.Event {
 	return append([]history.Event(nil), p.events...)
 }
 
+// LastOf returns the name of the pod's latest event named one of names,
+// or "" if it logged none. It reads back from the newest event and copies
+// nothing, so a look that asks it of every pod costs little however long
+// they have run.
+func (p *Pod) LastOf(names ...string) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i := len(p.events) - 1; i >= 0; i-- {
+		if slices.Contains(names, p.events[i].Name) {
+			return p.events[i].Name
+		}
+	}
+	return ""
+}
+
 // Output returns every output line so far, newline-terminated.
 func (p *Pod) Output() string {
 	p.mu.Lock()

@@ -353,3 +353,22 @@ func TestParseLine(t *testing.T) {
 		t.Error("parseKillpoint accepted a line that is not a kill-point report")
 	}
 }
+
+func TestPodLastOf(t *testing.T) {
+	t.Parallel()
+	p := &Pod{events: []history.Event{{Name: "worker.delivery"}, {Name: "worker.sent"}, {Name: "worker.ack"}, {Name: "worker.delivery"}, {Name: "worker.sent"}}}
+	for _, c := range []struct {
+		names []string
+		want  string
+	}{
+		{[]string{"worker.delivery", "worker.ack"}, "worker.delivery"},
+		{[]string{"worker.ack"}, "worker.ack"},
+		{[]string{"worker.sent", "worker.delivery"}, "worker.sent"},
+		{[]string{"relay.published"}, ""},
+		{nil, ""},
+	} {
+		if got := p.LastOf(c.names...); got != c.want {
+			t.Errorf("LastOf(%v) = %q, want %q", c.names, got, c.want)
+		}
+	}
+}

@@ -200,7 +200,7 @@ func (e *Env) maybeJumpInStep(ctx context.Context, c *scenario.Cond) error {
 	if err != nil {
 		return nil // queues not declared yet: no worker ran, nothing to jump to
 	}
-	return e.maybeJump(ctx, checker.State{Queues: d, VendorHeld: e.vendor.Held(), WorkerHeld: e.workerHeld()})
+	return e.maybeJump(ctx, checker.State{Queues: d, VendorHeld: e.vendor.Held(), WorkerHeld: e.WorkerHeld()})
 }
 
 // waitsForAbsence reports whether c, or a condition inside it, is a

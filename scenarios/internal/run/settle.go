@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -131,7 +132,7 @@ func (e *Env) settleLook(ctx context.Context) (checker.State, error) {
 	if err != nil {
 		return s, fmt.Errorf("read inbox statuses: %w", err)
 	}
-	s.VendorHeld, s.WorkerSkips, s.WorkerHeld = e.vendor.Held(), e.workerSkips(), e.workerHeld()
+	s.VendorHeld, s.WorkerSkips, s.WorkerHeld = e.vendor.Held(), e.workerSkips(), e.WorkerHeld()
 	switch d, derr := e.depths(); {
 	case derr == nil:
 		s.Queues = d
@@ -162,36 +163,38 @@ func (e *Env) workerSkips() []string {
 	return out
 }
 
-// workerHeld counts the deliveries the running workers hold: a worker
+// WorkerHeld counts the deliveries the running workers hold: a worker
 // whose last delivery is not yet followed by its ack, its requeue, or the
 // failure of either (every way a worker lets go of a delivery logs one of
 // these). A frozen worker holds its delivery until it is continued and is
 // not counted, as the settle never waited on a frozen pod; an exited
-// one's delivery is back in the queue, where the depths count it.
-func (e *Env) workerHeld() int {
+// one's delivery is back in the queue, where the depths count it. The
+// broker counts a held delivery as unacked, which no look at the queues'
+// ready counts sees.
+func (e *Env) WorkerHeld() int {
 	n := 0
 	for _, p := range e.Pods() {
 		if e.roleOf(p.Name()) != "worker" || exited(p) || p.Frozen() {
 			continue
 		}
-		if holdsDelivery(p.Events()) {
+		if p.LastOf(deliveryMarks...) == history.Delivery {
 			n++
 		}
 	}
 	return n
 }
 
+// deliveryMarks are the events that take or let go of a delivery.
+var deliveryMarks = []string{history.Delivery, history.Ack, history.AckFailed, history.Requeue, history.NackFailed}
+
 // holdsDelivery reports whether one worker process's events end holding
-// a delivery: a worker handles one delivery at a time.
+// a delivery (a worker handles one delivery at a time): whether the last
+// of its delivery marks is a delivery.
 func holdsDelivery(evs []history.Event) bool {
-	held := false
-	for _, ev := range evs {
-		switch ev.Name {
-		case history.Delivery:
-			held = true
-		case history.Ack, history.AckFailed, history.Requeue, history.NackFailed:
-			held = false
+	for i := len(evs) - 1; i >= 0; i-- {
+		if slices.Contains(deliveryMarks, evs[i].Name) {
+			return evs[i].Name == history.Delivery
 		}
 	}
-	return held
+	return false
 }
