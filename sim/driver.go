@@ -222,11 +222,12 @@ func (r *runner) quiet() bool {
 	return r.oneShot == 0 && len(r.timers) == 0
 }
 
-// idle reports whether nothing is in flight: no message queued or being
-// sent, no row being published, and no vendor call since the last look.
-// Two looks in a row must agree, so a message between its delivery and
-// its claim (ready count 0, no SENDING row yet) is seen by the second one
-// as a new vendor call or a SENDING row.
+// idle reports whether nothing is in flight: no message queued, held by a
+// worker or being sent, no row being published, and no vendor call since
+// the last look. Two looks in a row must agree, so a message the broker
+// has handed a worker that has not logged it yet (ready count 0, no
+// delivery event) is seen by the second one as a held delivery, a vendor
+// call or a SENDING row.
 func (r *runner) idle(ctx context.Context) (bool, error) {
 	sig, busy, err := r.sampler.activity(ctx, r.ctl.Now())
 	if err != nil {

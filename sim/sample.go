@@ -133,13 +133,14 @@ func (s *sampler) take(ctx context.Context, at time.Time) (Sample, error) {
 
 // activity is a signature of everything that moves (two equal signatures
 // a loop apart mean nothing moved) and whether work is visibly in flight:
-// a message queued, a request held at the vendor, or a send claimed in the
-// last virtual minute. (A send claimed earlier belongs to a worker that
-// died: cleanup settles it on the virtual clock. PUBLISHING rows with no
-// relay run alive wait for their lease, likewise.)
+// a message queued, a delivery a worker holds (the broker counts it
+// unacked, not queued), a request held at the vendor, or a send claimed
+// in the last virtual minute. (A send claimed earlier belongs to a worker
+// that died: cleanup settles it on the virtual clock. PUBLISHING rows with
+// no relay run alive wait for their lease, likewise.)
 func (s *sampler) activity(ctx context.Context, now time.Time) (string, bool, error) {
 	m, r, _ := s.depths()
-	if m > 0 || r > 0 || s.env.Vendor().Held() > 0 {
+	if m > 0 || r > 0 || s.env.Vendor().Held() > 0 || s.env.WorkerHeld() > 0 {
 		return "", true, nil
 	}
 	ob, err := s.counts(ctx, "notification_outbox")
