@@ -179,3 +179,14 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 	}
 	return nil
 }
+
+// LastOf returns the name of the latest event in evs named one of names,
+// or "" if there is none. It reads back from the newest event.
+func LastOf(evs []Event, names ...string) string {
+	for i := len(evs) - 1; i >= 0; i-- {
+		if slices.Contains(names, evs[i].Name) {
+			return evs[i].Name
+		}
+	}
+	return ""
+}

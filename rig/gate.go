@@ -22,9 +22,9 @@ var gates sync.Map // string → *gate
 // gate, never the chain: Toxiproxy's own add and remove of a toxic take
 // its collection's lock and wait for the toxic to let go of a chunk, and a
 // latency toxic holding one for a connection whose client is gone waits for
-// a writer that itself waits for that lock (Toxiproxy issue 558). Nothing
-// here takes that lock, so injecting or ending a fault never waits on a
-// connection.
+// a writer that itself waits for that lock, and the proxy never answers
+// again. Nothing here takes that lock, so injecting or ending a fault never
+// waits on a connection.
 type gate struct {
 	done  chan struct{}             // closed when the proxy closes
 	state atomic.Pointer[gateState] // replaced, never changed, at each change

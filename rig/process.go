@@ -384,12 +384,7 @@ func (p *Pod) Events() []history.Event {
 func (p *Pod) LastOf(names ...string) string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for i := len(p.events) - 1; i >= 0; i-- {
-		if slices.Contains(names, p.events[i].Name) {
-			return p.events[i].Name
-		}
-	}
-	return ""
+	return history.LastOf(p.events, names...)
 }
 
 // Output returns every output line so far, newline-terminated.

@@ -3,7 +3,6 @@ package run
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -191,10 +190,5 @@ var deliveryMarks = []string{history.Delivery, history.Ack, history.AckFailed, h
 // a delivery (a worker handles one delivery at a time): whether the last
 // of its delivery marks is a delivery.
 func holdsDelivery(evs []history.Event) bool {
-	for i := len(evs) - 1; i >= 0; i-- {
-		if slices.Contains(deliveryMarks, evs[i].Name) {
-			return evs[i].Name == history.Delivery
-		}
-	}
-	return false
+	return history.LastOf(evs, deliveryMarks...) == history.Delivery
 }
