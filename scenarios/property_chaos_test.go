@@ -103,6 +103,9 @@ func checkProperty(t *testing.T, lane int, started ...func()) {
 		o := suiteOptions()
 		res := scenarios.Run(context.Background(), s.Scenario(fmt.Sprintf("property-%d-%d", lane, n)), o)
 		t.Logf("check %d seed=%d: %s\n  %.1fs: %s", n, res.Seed, s, res.Duration.Seconds(), res.Verdict)
+		if res.NotJudged != nil {
+			rt.Fatalf("not judged, no verdict (the harness or its infrastructure failed): %v\n--- timeline\n%s", res.NotJudged, res.Timeline)
+		}
 		if res.Err != nil {
 			rt.Fatalf("run failed: %v\n--- timeline\n%s", res.Err, res.Timeline)
 		}
@@ -138,6 +141,9 @@ func TestPropertyFailfiles(t *testing.T) {
 		o := suiteOptions()
 		res := scenarios.Run(context.Background(), s.Scenario(fmt.Sprintf("failfile-%d", i)), o)
 		t.Logf("%s seed=%d: %s\n  %.1fs: %s", filepath.Base(f), res.Seed, s, res.Duration.Seconds(), res.Verdict)
+		if res.NotJudged != nil {
+			t.Fatalf("%s: not judged, no verdict (the harness or its infrastructure failed): %v\n--- timeline\n%s", f, res.NotJudged, res.Timeline)
+		}
 		if res.Err != nil {
 			t.Fatalf("%s: run failed: %v\n--- timeline\n%s", f, res.Err, res.Timeline)
 		}

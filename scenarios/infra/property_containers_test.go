@@ -39,6 +39,9 @@ func TestInfraProperty(t *testing.T) {
 			return
 		}
 		replay := saveSchedule(t, s, sc.Name)
+		if res.NotJudged != nil {
+			rt.Fatalf("not judged, no verdict (the harness or its infrastructure failed): %v\n%s--- timeline\n%s", res.NotJudged, replay, res.Timeline)
+		}
 		if res.Err != nil {
 			rt.Fatalf("run failed: %v\n%s--- timeline\n%s", res.Err, replay, res.Timeline)
 		}
@@ -95,6 +98,9 @@ func TestInfraReplay(t *testing.T) {
 			t.Parallel()
 			res := runOnce(t, s.Scenario(fmt.Sprintf("infra-replay-%d", i)))
 			t.Logf("replay %d of %d seed=%d: %s\n  %.1fs: %s", i, n, res.Seed, s, res.Duration.Seconds(), res.Verdict)
+			if res.NotJudged != nil {
+				t.Fatalf("not judged, no verdict (the harness or its infrastructure failed): %v\n--- timeline\n%s", res.NotJudged, res.Timeline)
+			}
 			if res.Err != nil {
 				t.Fatalf("run failed: %v\n--- timeline\n%s", res.Err, res.Timeline)
 			}

@@ -191,6 +191,12 @@ func Run(ctx context.Context, s *scenario.Scenario, o Options) (res Result) {
 		if err := e.WaitSettled(ctx, s.SettleWithin()); err != nil {
 			settled = false
 			e.Logf("harness", "not settled: %v", err)
+			var ue *UnreadError
+			if errors.As(err, &ue) {
+				// What is still in flight cannot be told from what the
+				// harness could not read: no verdict.
+				res.NotJudged = fmt.Errorf("settle: %w", err)
+			}
 		}
 	}
 	res.Cost.Settle = m.lap()

@@ -2,6 +2,7 @@ package run
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/history"
+	"github.com/outboxchaos/outboxchaos/rig"
 	"github.com/outboxchaos/outboxchaos/system/broker"
 )
 
@@ -76,19 +78,56 @@ func (e *Env) relayNows(now time.Time) []time.Time {
 // WaitSettled waits for quiescence (checker.Quiescent), jumping the
 // run's clock to the next due timer when nothing is in flight (jump.go).
 // Each look reads only what Quiescent judges (settleLook); the verdict's
-// snapshot is read once, after.
+// snapshot is read once, after. When the bound passes while the latest
+// look could not read the state (a broker or database that does not
+// answer), the error is an UnreadError: the run is not judged.
 func (e *Env) WaitSettled(ctx context.Context, timeout time.Duration) error {
-	return e.WaitFor(ctx, timeout, "quiescence", func(ctx context.Context) (bool, error) {
-		s, err := e.settleLook(ctx)
+	return waitQuiescent(ctx, timeout, e.settleLook, e.maybeJump, rig.WaitFor)
+}
+
+// waitFunc polls cond until it holds or the timeout passes (rig.WaitFor).
+type waitFunc func(ctx context.Context, timeout time.Duration, what string, cond func(ctx context.Context) (bool, error)) error
+
+// waitQuiescent polls look through wait until its state is quiescent,
+// calling jump on each state that is not. A look the wait's own deadline
+// cut short says nothing about the run and leaves the latest look's
+// outcome as it was.
+func waitQuiescent(ctx context.Context, timeout time.Duration, look func(context.Context) (checker.State, error),
+	jump func(context.Context, checker.State) error, wait waitFunc) error {
+	var unread error
+	err := wait(ctx, timeout, "quiescence", func(wctx context.Context) (bool, error) {
+		s, err := look(wctx)
 		if err != nil {
+			if wctx.Err() == nil {
+				unread = err
+			}
 			return false, err
 		}
+		unread = nil
 		if checker.Quiescent(s) {
 			return true, nil
 		}
-		return false, e.maybeJump(ctx, s)
+		return false, jump(wctx, s)
 	})
+	if err != nil && unread != nil && ctx.Err() == nil && errors.Is(err, rig.ErrTimeout) {
+		return &UnreadError{Bound: timeout, Err: unread}
+	}
+	return err
 }
+
+// UnreadError: the settle bound passed while the harness could not read
+// the run's state. Whether the pipeline settled is unknown, so its rows
+// in flight are not judged stuck: the run is not judged.
+type UnreadError struct {
+	Bound time.Duration
+	Err   error
+}
+
+func (u *UnreadError) Error() string {
+	return fmt.Sprintf("the state could not be read when the settle bound (%s) passed: %v", u.Bound, u.Err)
+}
+
+func (u *UnreadError) Unwrap() error { return u.Err }
 
 // settleLook reads the part of the state checker.Quiescent judges, so that
 // Quiescent answers on it as it would on a whole Snapshot: the outbox's

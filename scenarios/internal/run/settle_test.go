@@ -1,6 +1,8 @@
 package run
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/history"
+	"github.com/outboxchaos/outboxchaos/rig"
 	"github.com/outboxchaos/outboxchaos/system/clock"
 )
 
@@ -147,5 +150,81 @@ func TestHoldsDelivery(t *testing.T) {
 		if got := holdsDelivery(c.events); got != c.held {
 			t.Errorf("after %v: holds %v, want %v", c.events, got, c.held)
 		}
+	}
+}
+
+// A settle whose bound passes while its latest look could not read the
+// state is not judged (UnreadError); one whose latest look read a busy
+// state timed out as before, and one that settles returns nil. A look cut
+// short by the wait's own deadline leaves the latest outcome as it was.
+// The wait is a stand-in that makes exactly the listed looks, then says
+// its bound passed.
+func TestSettleUnreadIsNotJudged(t *testing.T) {
+	t.Parallel()
+	busy := checker.State{Outbox: []checker.OutboxRow{{ID: 1, Status: history.OutboxPublishing}}}
+	noJump := func(context.Context, checker.State) error { return nil }
+	refused := errors.New("broker: connection refused")
+	const read, cut = "read", "cut" // a busy state read; a look the bound cut short
+	cases := []struct {
+		name  string
+		looks []any // read, cut, a settled state, or an error
+		want  string
+	}{
+		{name: "unread to the end", looks: []any{read, refused}, want: "unread"},
+		{name: "read again before the end", looks: []any{refused, read}, want: "timeout"},
+		{name: "cut by the bound after a read", looks: []any{read, cut}, want: "timeout"},
+		{name: "cut by the bound after an unread look", looks: []any{refused, cut}, want: "unread"},
+		{name: "settles", looks: []any{refused, checker.State{}}, want: "settled"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			n := 0
+			look := func(ctx context.Context) (checker.State, error) {
+				l := c.looks[n]
+				n++
+				switch l := l.(type) {
+				case checker.State:
+					return l, nil
+				case error:
+					return busy, l
+				}
+				if l == cut {
+					return busy, ctx.Err()
+				}
+				return busy, nil
+			}
+			wait := func(ctx context.Context, _ time.Duration, what string, cond func(context.Context) (bool, error)) error {
+				for range c.looks {
+					lctx := ctx
+					if c.looks[n] == cut {
+						cctx, cancel := context.WithDeadline(ctx, time.Now())
+						cancel()
+						lctx = cctx
+					}
+					if ok, _ := cond(lctx); ok {
+						return nil
+					}
+				}
+				return fmt.Errorf("%w waiting for %s", rig.ErrTimeout, what)
+			}
+			err := waitQuiescent(context.Background(), time.Minute, look, noJump, wait)
+			var ue *UnreadError
+			got := "timeout"
+			switch {
+			case err == nil:
+				got = "settled"
+			case errors.As(err, &ue):
+				got = "unread"
+				if !errors.Is(err, refused) {
+					t.Errorf("%v does not carry the look's error", err)
+				}
+			case !errors.Is(err, rig.ErrTimeout):
+				t.Fatalf("unexpected error %v", err)
+			}
+			if got != c.want {
+				t.Errorf("got %s (%v), want %s", got, err, c.want)
+			}
+		})
 	}
 }
