@@ -377,6 +377,13 @@ func (p *Pod) Events() []history.Event {
 	return append([]history.Event(nil), p.events...)
 }
 
+// EventCount is how many events the pod has logged, copying none.
+func (p *Pod) EventCount() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.events)
+}
+
 // LastOf returns the name of the pod's latest event named one of names,
 // or "" if it logged none. It reads back from the newest event and copies
 // nothing, so a look that asks it of every pod costs little however long

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/outboxchaos/outboxchaos/auditor"
+	"github.com/outboxchaos/outboxchaos/checker"
 	"github.com/outboxchaos/outboxchaos/faults"
 	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/rig"
@@ -45,9 +46,8 @@ type runner struct {
 	// virtual time.
 	eng *faults.Engine
 
-	mu      sync.Mutex
-	oneShot int // one-shot pods running
-	timers  []timer
+	mu     sync.Mutex
+	timers []timer
 
 	relayKill   faults.PodFault // the kill-point armed in the next relay runs
 	relayEnv    []string        // its setting
@@ -214,29 +214,29 @@ func (r *runner) jump(now, next time.Time) error {
 // successor, and no timer (a fault's end: a link back, a worker's
 // replacement due) is pending.
 func (r *runner) quiet() bool {
-	if r.env.Restarting() > 0 {
+	if r.env.Restarting() > 0 || r.env.OneShots() > 0 {
 		return false
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.oneShot == 0 && len(r.timers) == 0
+	return len(r.timers) == 0
 }
 
-// idle reports whether nothing is in flight: no message queued, held by a
-// worker or being sent, no row being published, and no vendor call since
-// the last look. Two looks in a row must agree, so a message the broker
-// has handed a worker that has not logged it yet (ready count 0, no
-// delivery event) is seen by the second one as a held delivery, a vendor
-// call or a SENDING row.
+// idle reports whether nothing is in flight, by the rule a settling run
+// jumps its clock on (Env.InFlight): no message queued or held by a
+// worker, no row being published or sent by a pod alive, no fault in
+// place but the vendor's weather and armed kill-points, no request held
+// at the vendor; and the signature of everything that moves (rows,
+// events, vendor calls, alerts) the same as on the look before.
 func (r *runner) idle(ctx context.Context) (bool, error) {
-	sig, busy, err := r.sampler.activity(ctx, r.ctl.Now())
+	m, rt, _ := r.sampler.depths()
+	busy, sig, err := r.env.InFlight(ctx, r.eng, checker.QueueDepths{Main: m, Retry: rt})
 	if err != nil {
 		return false, err
 	}
 	same := sig == r.lastIdleSig
 	r.lastIdleSig = sig
-
-	return !busy && same, nil
+	return busy == "" && same, nil
 }
 
 // outboxLeft counts the rows the relay has yet to settle.
@@ -293,31 +293,9 @@ func (r *runner) tick(ctx context.Context, at time.Time) {
 // oneShotPod starts a pod that does one run and exits; done runs after it
 // exited. A pod that does not exit in time is killed.
 func (r *runner) oneShotPod(ctx context.Context, role string, env, args []string, done func(*rig.Pod)) {
-	p, err := r.env.StartRole(ctx, role, env, args)
-	if err != nil {
+	if err := r.env.StartOnce(ctx, role, env, args, podRunTimeout, done); err != nil {
 		r.env.Logf("sim", "start %s: %v", role, err)
-		return
 	}
-	r.mu.Lock()
-	r.oneShot++
-	r.mu.Unlock()
-	go func() {
-		defer func() {
-			r.mu.Lock()
-			r.oneShot--
-			r.mu.Unlock()
-		}()
-		select {
-		case <-p.Done():
-		case <-time.After(podRunTimeout):
-			r.env.Logf("sim", "%s still running after %s: killed", p.Name(), podRunTimeout)
-			_ = p.Kill()
-			<-p.Done()
-		}
-		if done != nil {
-			done(p)
-		}
-	}()
 }
 
 func (r *runner) note(f Fired) {

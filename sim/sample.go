@@ -3,13 +3,10 @@ package sim
 import (
 	"context"
 	"fmt"
-	"sort"
-	"strings"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/outboxchaos/outboxchaos/history"
 	"github.com/outboxchaos/outboxchaos/scenarios"
 	"github.com/outboxchaos/outboxchaos/system/broker"
 )
@@ -129,46 +126,4 @@ func (s *sampler) take(ctx context.Context, at time.Time) (Sample, error) {
 		out.Alerts++
 	}
 	return out, nil
-}
-
-// activity is a signature of everything that moves (two equal signatures
-// a loop apart mean nothing moved) and whether work is visibly in flight:
-// a message queued, a delivery a worker holds (the broker counts it
-// unacked, not queued), a request held at the vendor, or a send claimed
-// in the last virtual minute. (A send claimed earlier belongs to a worker
-// that died: cleanup settles it on the virtual clock. PUBLISHING rows with
-// no relay run alive wait for their lease, likewise.)
-func (s *sampler) activity(ctx context.Context, now time.Time) (string, bool, error) {
-	m, r, _ := s.depths()
-	if m > 0 || r > 0 || s.env.Vendor().Held() > 0 || s.env.WorkerHeld() > 0 {
-		return "", true, nil
-	}
-	ob, err := s.counts(ctx, "notification_outbox")
-	if err != nil {
-		return "", false, err
-	}
-	ib, err := s.counts(ctx, "notification_histories")
-	if err != nil {
-		return "", false, err
-	}
-	var sending int
-	if err := s.env.DB().QueryRow(ctx, `SELECT count(*) FROM notification_histories
-		WHERE status = ANY($1) AND created_at > $2`, []string{history.InboxSending, history.InboxResending}, now.Add(-time.Minute)).Scan(&sending); err != nil {
-		return "", false, fmt.Errorf("count sends in flight: %w", err)
-	}
-	sig := fmt.Sprintf("calls=%d alerts=%d outbox=%s inbox=%s", s.env.Vendor().Calls(), len(s.env.Sink.Alerts()), flat(ob), flat(ib))
-	return sig, sending > 0, nil
-}
-
-func flat(m map[string]int) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	for _, k := range keys {
-		fmt.Fprintf(&b, "%s:%d,", k, m[k])
-	}
-	return b.String()
 }

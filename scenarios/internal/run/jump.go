@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -135,7 +136,7 @@ func (e *Env) maybeJump(ctx context.Context, s checker.State) error {
 	if j == nil {
 		return nil
 	}
-	l, err := e.look(ctx, s)
+	l, err := e.look(ctx, e.jumpEngine, s)
 	if err != nil {
 		j.lastSig = ""
 		return err
@@ -270,22 +271,22 @@ func (l *look) earliest(t time.Time, what string) {
 	}
 }
 
-// look reads the run: the queues and held requests (in s), the open faults, the
-// pods, the outbox and inbox rows and the scheduler locks.
-func (e *Env) look(ctx context.Context, s checker.State) (look, error) {
+// look reads the run: the queues and held requests (in s), the faults
+// open in eng, the pods, the outbox and inbox rows and the scheduler locks.
+func (e *Env) look(ctx context.Context, eng *faults.Engine, s checker.State) (look, error) {
 	switch {
-	case e.jumpEngine == nil:
+	case eng == nil:
 		return look{busy: "no fault engine"}, nil
 	case s.Queues.Main > 0 || s.Queues.Retry > 0:
 		return look{busy: "messages queued"}, nil
 	case s.WorkerHeld > 0:
 		return look{busy: "a worker holds a delivery"}, nil
 	}
-	for _, f := range e.jumpEngine.Open() {
-		if _, vendor := f.(*faults.VendorRule); vendor {
-			// A vendor rule acts on the requests that meet it, whenever
-			// they come; a request it holds or hangs is in flight, which
-			// the rows and locks below show.
+	for _, f := range eng.Open() {
+		if vendorOnly(f) {
+			// A vendor rule or weather acts on the requests that meet
+			// it, whenever they come; a request it holds or hangs is in
+			// flight, which the rows and locks below show.
 			continue
 		}
 		if _, once := f.(faults.Momentary); once {
@@ -302,7 +303,7 @@ func (e *Env) look(ctx context.Context, s checker.State) (look, error) {
 	live := map[string]*rig.Pod{} // by instance name: the pods running now
 	events := 0
 	for _, p := range e.Pods() {
-		events += len(p.Events())
+		events += p.EventCount()
 		if exited(p) {
 			continue
 		}
@@ -317,7 +318,7 @@ func (e *Env) look(ctx context.Context, s checker.State) (look, error) {
 		}
 		live[p.Name()] = p
 	}
-	claims := e.claimants()
+	claims := &lazyClaimants{e: e}
 	var b strings.Builder
 	fmt.Fprintf(&b, "events=%d", events)
 	l := look{}
@@ -344,7 +345,7 @@ func (e *Env) look(ctx context.Context, s checker.State) (look, error) {
 
 // lookOutbox: a PENDING row waits for its next attempt, a PUBLISHING row
 // for its lease, if the relay life that claimed it has exited.
-func (e *Env) lookOutbox(ctx context.Context, now time.Time, claims claimants, l *look, b *strings.Builder) error {
+func (e *Env) lookOutbox(ctx context.Context, now time.Time, claims *lazyClaimants, l *look, b *strings.Builder) error {
 	rows, err := e.Pool.Query(ctx, `SELECT id, status, next_attempt_at, coalesce(claimed_until, 'epoch')
 		FROM notification_outbox WHERE status IN ('PENDING', 'PUBLISHING') ORDER BY id`)
 	if err != nil {
@@ -363,7 +364,7 @@ func (e *Env) lookOutbox(ctx context.Context, now time.Time, claims claimants, l
 		case status == "PENDING" && e.worksAt(next, now).Sub(now) < deferredHorizon:
 			l.earliest(e.worksAt(next, now), fmt.Sprintf("outbox row %d's next attempt (in the relay's window)", id))
 		case status == "PUBLISHING":
-			if p := claims.rows[id]; p == nil || !exited(p) {
+			if p := claims.get().rows[id]; p == nil || !exited(p) {
 				l.busy = fmt.Sprintf("outbox row %d is being published", id)
 				return nil
 			}
@@ -379,7 +380,7 @@ func (e *Env) lookOutbox(ctx context.Context, now time.Time, claims claimants, l
 // lookInbox: a SENDING row waits for its timeout once its worker exited or
 // acked the message, an unsettled ERROR row for its next lookup; a
 // RESENDING row is a re-send in flight.
-func (e *Env) lookInbox(ctx context.Context, claims claimants, l *look, b *strings.Builder) error {
+func (e *Env) lookInbox(ctx context.Context, claims *lazyClaimants, l *look, b *strings.Builder) error {
 	final := reconcile.FinalAfter(e.Cfg)
 	rows, err := e.Pool.Query(ctx, `SELECT message_id, status, created_at, reconcile_next_at, reconcile_tries
 		FROM notification_histories
@@ -403,7 +404,7 @@ func (e *Env) lookInbox(ctx context.Context, claims claimants, l *look, b *strin
 			l.busy = mid + " is being re-sent"
 			return nil
 		case history.InboxSending:
-			if c := claims.sends[mid]; c.pod == nil || !exited(c.pod) && !c.acked {
+			if c := claims.get().sends[mid]; c.pod == nil || !exited(c.pod) && !c.acked {
 				l.busy = mid + " is being sent"
 				return nil
 			}
@@ -454,6 +455,26 @@ func (e *Env) lookLocks(ctx context.Context, now time.Time, live map[string]*rig
 		return fmt.Errorf("read scheduler locks for a clock jump: %w", err)
 	}
 	return nil
+}
+
+// vendorOnly reports whether f acts on the vendor alone, by its reach.
+func vendorOnly(f faults.Fault) bool {
+	return slices.Equal(faults.ReachOf(f).Components, []string{faults.ComponentVendor})
+}
+
+// lazyClaimants reads the claimants at the first row that asks: a look
+// that finds no row in flight reads no pod's events.
+type lazyClaimants struct {
+	e    *Env
+	read bool
+	c    claimants
+}
+
+func (l *lazyClaimants) get() claimants {
+	if !l.read {
+		l.c, l.read = l.e.claimants(), true
+	}
+	return l.c
 }
 
 // claimants are the pod lives that last claimed each outbox row (a relay's

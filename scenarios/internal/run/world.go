@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -78,6 +79,8 @@ type Env struct {
 	// whose open faults forbid a jump.
 	jump       *jumper
 	jumpEngine *faults.Engine
+	// oneShots counts the one-shot pods running (StartOnce).
+	oneShots atomic.Int32
 	// waits is the wall time steps spent awaiting conditions or
 	// windows' durations (Cost.Waiting): parallel waits count once.
 	waits waitClock
