@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/outboxchaos/outboxchaos/faults"
+	"github.com/outboxchaos/outboxchaos/scenarios/internal/run"
 	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 )
 
@@ -68,4 +69,26 @@ func (s Schedule) feedSteps() []scenario.Step {
 			Note:  fmt.Sprintf("sustained load: job run %d of %d while the pipeline runs", k, s.Feed.Rounds)})
 	}
 	return out
+}
+
+// feedSettle is the settle bound of sc, a schedule's scenario with
+// sustained load: the usual bound, plus twice the time one relay takes to
+// publish every row the rounds seed, a batch a run at the configured
+// interval (the other relays may be the ones a fault stops). A feed that
+// seeds more rows than one relay publishes within the usual bound would
+// otherwise be judged stuck by the harness's own deadline, not by
+// anything the pipeline did: 5 rounds of 5 more members of 5 kinds are
+// 140 rows, 35 s of relay runs at 2 rows every 500 ms.
+func (s Schedule) feedSettle(sc *scenario.Scenario) time.Duration {
+	c := run.Compressed()
+	if err := scenario.ApplyConfig(&c, sc.Config); err != nil || c.BatchSize < 1 || c.RelayInterval <= 0 {
+		return sc.SettleWithin()
+	}
+	batch := c.BatchSize
+	if s.Drain {
+		batch = drainBatch // the relay pods' own setting
+	}
+	rows := len(s.Kinds) * (s.PerKind + s.Feed.Rounds*s.Feed.Step)
+	runs := (rows + batch - 1) / batch
+	return sc.SettleWithin() + 2*time.Duration(runs)*c.RelayInterval
 }

@@ -1,15 +1,20 @@
 package explore
 
 import (
+	"strconv"
 	"testing"
+	"time"
 
+	"github.com/outboxchaos/outboxchaos/scenarios/internal/run"
 	"github.com/outboxchaos/outboxchaos/scenarios/scenario"
 )
 
 // TestFeedSchedules: about one schedule in four keeps enqueuing while the
 // pipeline runs; its scenario has one later step per round inside the
 // parallel step, each seeding more members per kind than the last, with a
-// small batch unless the schedule chose one.
+// small batch unless the schedule chose one. Its settle outlasts the time
+// one relay takes to publish every row the rounds seed, or the harness's
+// own deadline would judge a backlog it chose stuck.
 func TestFeedSchedules(t *testing.T) {
 	t.Parallel()
 	fed := 0
@@ -49,6 +54,22 @@ func TestFeedSchedules(t *testing.T) {
 				t.Fatalf("seed %d: round seeds %d members per kind after %d (per_kind %d)", seed, n, last, s.PerKind)
 			}
 			last = n
+		}
+		batch, err := strconv.Atoi(s.Config["batch-size"])
+		if s.Drain {
+			batch, err = drainBatch, nil
+		}
+		interval := run.Compressed().RelayInterval
+		if v := s.Config["relay-interval"]; v != "" {
+			interval, err = time.ParseDuration(v)
+		}
+		if err != nil || batch < 1 {
+			t.Fatalf("seed %d: batch %q, relay interval %q: %v", seed, s.Config["batch-size"], s.Config["relay-interval"], err)
+		}
+		rows := len(s.Kinds) * last
+		if need := scenario.DefaultSettle + time.Duration((rows+batch-1)/batch)*interval; sc.SettleWithin() < need {
+			t.Fatalf("seed %d: %s: settle %s, but one relay publishes its %d rows in %s after the usual %s",
+				seed, s, sc.SettleWithin(), rows, need-scenario.DefaultSettle, scenario.DefaultSettle)
 		}
 	}
 	if fed < 150 || fed > 350 {

@@ -456,6 +456,9 @@ func (s Schedule) Scenario(name string) *scenario.Scenario {
 		sc.Steps = append(sc.Steps, catalogue.Await(catalogue.PodEvent(history.ConsumeStart, "worker-", 1)), catalogue.Inject(poisons...))
 	}
 	windows = append(windows, s.feedSteps()...)
+	if s.Feed != nil {
+		sc.Settle = faults.Duration(s.feedSettle(sc))
+	}
 	if len(windows) > 0 {
 		sort.SliceStable(windows, func(i, j int) bool { return windows[i].After < windows[j].After })
 		sc.Steps = append(sc.Steps, scenario.Step{Do: "parallel", Steps: windows})
