@@ -5,18 +5,24 @@ import (
 	"strings"
 )
 
-// exhaustion is what a service says when it has no room left for a
-// connection: PostgreSQL's too_many_connections (SQLSTATE 53300, "sorry,
-// too many clients already"). No fault the harness injects does that;
-// the shared service's own limit does, when too many runs go at once.
-var exhaustion = []struct{ mark, service string }{
-	{"SQLSTATE 53300", "PostgreSQL refused a connection: too many clients (max_connections)"},
+// exhaustion is what a service says when it fails on its own, not
+// through any fault the harness injects: PostgreSQL with no room left for
+// a connection (too_many_connections, SQLSTATE 53300, "sorry, too many
+// clients already"), which the shared service's own limit does when too
+// many runs go at once; RabbitMQ answering a method with an internal
+// error (AMQP 541 INTERNAL_ERROR), which RabbitMQ 3.10 does to every
+// quorum queue declared after the supervisor of its dead-letter workers
+// gave up (it restarts them on a deleted queue until it reaches its
+// restart limit, and stays down until the broker's application restarts).
+var exhaustion = []struct{ mark, service, cause string }{
+	{"SQLSTATE 53300", "PostgreSQL refused a connection: too many clients (max_connections)", "the machine's limit"},
+	{"Exception (541)", "RabbitMQ failed internally (AMQP 541 INTERNAL_ERROR)", "the broker's own failure (rabbitmqctl stop_app; rabbitmqctl start_app)"},
 }
 
 // podOutput is one pod life's name and output.
 type podOutput struct{ pod, out string }
 
-// exhaustedIn says which shared service ran out of connections, from the
+// exhaustedIn says which shared service failed on its own, from the
 // pods' output, or nil; the first pod to name it, in start order, names
 // it here too, so a replay says the same. A run where that happened is
 // not the run it meant to be (an outage nobody injected stopped a pod),
@@ -26,7 +32,7 @@ func exhaustedIn(outputs []podOutput) error {
 	for _, x := range exhaustion {
 		for _, o := range outputs {
 			if strings.Contains(o.out, x.mark) {
-				return fmt.Errorf("%s, seen by %s: the machine's limit, not a fault of the run", x.service, o.pod)
+				return fmt.Errorf("%s, seen by %s: %s, not a fault of the run", x.service, o.pod, x.cause)
 			}
 		}
 	}

@@ -16,4 +16,16 @@ func TestExhaustedIn(t *testing.T) {
 	if err := exhaustedIn([]podOutput{{"job-1", cut}}); err != nil {
 		t.Errorf("a cut link: %v, want nil", err)
 	}
+	// RabbitMQ failing internally, as 3.10 does once its dead-letter
+	// workers' supervisor gave up: not judged either.
+	internal := `outboxchaos relay: declare queue oc_x.notifications.retry: Exception (541) Reason: "INTERNAL_ERROR"` + "\n"
+	if err := exhaustedIn([]podOutput{{"worker-1", cut}, {"relay-1", internal}}); err == nil || !strings.Contains(err.Error(), "RabbitMQ failed internally") || !strings.Contains(err.Error(), "seen by relay-1:") {
+		t.Errorf("an internal error of the broker: %v, want an error naming RabbitMQ and relay-1", err)
+	}
+	// A refused publish the pipeline must handle (a full queue) is no
+	// failure of the broker's.
+	full := `publish: Exception (406) Reason: "PRECONDITION_FAILED"` + "\n"
+	if err := exhaustedIn([]podOutput{{"relay-1", full}}); err != nil {
+		t.Errorf("a full queue: %v, want nil", err)
+	}
 }
