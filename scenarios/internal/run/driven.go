@@ -24,14 +24,13 @@ import (
 // driver's timers know nothing of its landing), and so is a one-shot pod
 // that has not exited.
 func (e *Env) InFlight(ctx context.Context, eng *faults.Engine, q checker.QueueDepths) (busy, sig string, err error) {
-	s := checker.State{Queues: q, VendorHeld: e.vendor.Held(), WorkerHeld: e.WorkerHeld()}
 	switch {
 	case e.OneShots() > 0:
 		return "a one-shot pod runs", "", nil
-	case s.VendorHeld > 0:
+	case e.vendor.Held() > 0:
 		return "the vendor holds a request", "", nil
 	}
-	l, err := e.look(ctx, eng, s)
+	l, err := e.look(ctx, eng, checker.State{Queues: q, WorkerHeld: e.WorkerHeld()})
 	if err != nil {
 		return "", "", err
 	}

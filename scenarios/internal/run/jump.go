@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -318,7 +319,9 @@ func (e *Env) look(ctx context.Context, eng *faults.Engine, s checker.State) (lo
 		}
 		live[p.Name()] = p
 	}
-	claims := &lazyClaimants{e: e}
+	// Read at the first row that asks: a look that finds no row in
+	// flight reads no pod's events.
+	claims := sync.OnceValue(e.claimants)
 	var b strings.Builder
 	fmt.Fprintf(&b, "events=%d", events)
 	l := look{}
@@ -345,7 +348,7 @@ func (e *Env) look(ctx context.Context, eng *faults.Engine, s checker.State) (lo
 
 // lookOutbox: a PENDING row waits for its next attempt, a PUBLISHING row
 // for its lease, if the relay life that claimed it has exited.
-func (e *Env) lookOutbox(ctx context.Context, now time.Time, claims *lazyClaimants, l *look, b *strings.Builder) error {
+func (e *Env) lookOutbox(ctx context.Context, now time.Time, claims func() claimants, l *look, b *strings.Builder) error {
 	rows, err := e.Pool.Query(ctx, `SELECT id, status, next_attempt_at, coalesce(claimed_until, 'epoch')
 		FROM notification_outbox WHERE status IN ('PENDING', 'PUBLISHING') ORDER BY id`)
 	if err != nil {
@@ -364,7 +367,7 @@ func (e *Env) lookOutbox(ctx context.Context, now time.Time, claims *lazyClaiman
 		case status == "PENDING" && e.worksAt(next, now).Sub(now) < deferredHorizon:
 			l.earliest(e.worksAt(next, now), fmt.Sprintf("outbox row %d's next attempt (in the relay's window)", id))
 		case status == "PUBLISHING":
-			if p := claims.get().rows[id]; p == nil || !exited(p) {
+			if p := claims().rows[id]; p == nil || !exited(p) {
 				l.busy = fmt.Sprintf("outbox row %d is being published", id)
 				return nil
 			}
@@ -380,7 +383,7 @@ func (e *Env) lookOutbox(ctx context.Context, now time.Time, claims *lazyClaiman
 // lookInbox: a SENDING row waits for its timeout once its worker exited or
 // acked the message, an unsettled ERROR row for its next lookup; a
 // RESENDING row is a re-send in flight.
-func (e *Env) lookInbox(ctx context.Context, claims *lazyClaimants, l *look, b *strings.Builder) error {
+func (e *Env) lookInbox(ctx context.Context, claims func() claimants, l *look, b *strings.Builder) error {
 	final := reconcile.FinalAfter(e.Cfg)
 	rows, err := e.Pool.Query(ctx, `SELECT message_id, status, created_at, reconcile_next_at, reconcile_tries
 		FROM notification_histories
@@ -404,7 +407,7 @@ func (e *Env) lookInbox(ctx context.Context, claims *lazyClaimants, l *look, b *
 			l.busy = mid + " is being re-sent"
 			return nil
 		case history.InboxSending:
-			if c := claims.get().sends[mid]; c.pod == nil || !exited(c.pod) && !c.acked {
+			if c := claims().sends[mid]; c.pod == nil || !exited(c.pod) && !c.acked {
 				l.busy = mid + " is being sent"
 				return nil
 			}
@@ -460,21 +463,6 @@ func (e *Env) lookLocks(ctx context.Context, now time.Time, live map[string]*rig
 // vendorOnly reports whether f acts on the vendor alone, by its reach.
 func vendorOnly(f faults.Fault) bool {
 	return slices.Equal(faults.ReachOf(f).Components, []string{faults.ComponentVendor})
-}
-
-// lazyClaimants reads the claimants at the first row that asks: a look
-// that finds no row in flight reads no pod's events.
-type lazyClaimants struct {
-	e    *Env
-	read bool
-	c    claimants
-}
-
-func (l *lazyClaimants) get() claimants {
-	if !l.read {
-		l.c, l.read = l.e.claimants(), true
-	}
-	return l.c
 }
 
 // claimants are the pod lives that last claimed each outbox row (a relay's
