@@ -222,7 +222,7 @@ func Run(ctx context.Context, s *scenario.Scenario, o Options) (res Result) {
 			herr = res.NotJudged
 		}
 	}
-	if xerr := e.exhausted(); xerr != nil && res.NotJudged == nil {
+	if xerr := e.ownFailure(); xerr != nil && res.NotJudged == nil {
 		res.NotJudged = xerr
 	}
 	// A fault the harness could not put in place (its own write refused,
